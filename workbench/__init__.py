@@ -1,0 +1,126 @@
+"""The compaction workbench: evaluate and tune LLM conversation compaction.
+
+Layers, smallest first (each depends only on the ones above it):
+
+- `workbench.messages`, `workbench.tokens`: Goose's message model and token estimation.
+- `workbench.compaction`: the faithful port of ``goose-context-management`` (format, templates,
+  structured summary, summarize, compact, provider).
+- `workbench.context_mgmt`: Goose's ``context_mgmt`` (threshold, compact_messages, visibility).
+- `workbench.strategies`: other ways to fit a window, beside the port.
+- `workbench.models`: `CompactionModel` implementations and wrappers (litellm, local, extractive,
+  window cap, response cache); `workbench.testing` holds scripted fakes.
+- `workbench.sessions`: importers for recorded sessions and the planted-fact generator.
+- `workbench.harness`: experiments, runner, results store, metrics, tables; `workbench.cli`.
+
+Public names are imported lazily so ``import workbench`` stays fast (litellm and pandas load
+only when used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # messages and tokens
+    "Message": "workbench.messages",
+    "MessageMetadata": "workbench.messages",
+    "TokenEstimator": "workbench.tokens",
+    "TiktokenEstimator": "workbench.tokens",
+    # errors
+    "WorkbenchError": "workbench.errors",
+    "ContextLengthExceeded": "workbench.errors",
+    "SessionFormatError": "workbench.errors",
+    "TemplateError": "workbench.errors",
+    "ConfigError": "workbench.errors",
+    "ModelCallError": "workbench.errors",
+    "CompactionError": "workbench.errors",
+    "CacheMiss": "workbench.errors",
+    # the compaction port
+    "Usage": "workbench.compaction",
+    "CompactionModel": "workbench.compaction",
+    "Templates": "workbench.compaction",
+    "code_fence": "workbench.compaction",
+    "StructuredSummary": "workbench.compaction",
+    "FileActivity": "workbench.compaction",
+    "format_message_for_compacting": "workbench.compaction",
+    "filter_tool_responses": "workbench.compaction",
+    "REMOVAL_PERCENTAGES": "workbench.compaction",
+    "summarize": "workbench.compaction",
+    "Summary": "workbench.compaction",
+    "compact": "workbench.compaction",
+    "CompactionInput": "workbench.compaction",
+    "CompactionOutput": "workbench.compaction",
+    "CompactingProvider": "workbench.compaction",
+    "DEFAULT_COMPACTION_THRESHOLD": "workbench.compaction",
+    "auto_compact_enabled": "workbench.compaction",
+    # goose context_mgmt
+    "compact_messages": "workbench.context_mgmt",
+    "check_if_compaction_needed": "workbench.context_mgmt",
+    "CompactionResult": "workbench.context_mgmt",
+    # sessions
+    "Session": "workbench.sessions",
+    "load_session": "workbench.sessions",
+    "load_sessions": "workbench.sessions",
+    # models
+    "load_model": "workbench.models",
+    # harness
+    "Experiment": "workbench.harness",
+    "run_experiment": "workbench.harness",
+    "Results": "workbench.harness",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from workbench.compaction import (
+        DEFAULT_COMPACTION_THRESHOLD,
+        REMOVAL_PERCENTAGES,
+        CompactingProvider,
+        CompactionInput,
+        CompactionModel,
+        CompactionOutput,
+        FileActivity,
+        StructuredSummary,
+        Summary,
+        Templates,
+        Usage,
+        auto_compact_enabled,
+        code_fence,
+        compact,
+        filter_tool_responses,
+        format_message_for_compacting,
+        summarize,
+    )
+    from workbench.context_mgmt import CompactionResult, check_if_compaction_needed, compact_messages
+    from workbench.errors import (
+        CacheMiss,
+        CompactionError,
+        ConfigError,
+        ContextLengthExceeded,
+        ModelCallError,
+        SessionFormatError,
+        TemplateError,
+        WorkbenchError,
+    )
+    from workbench.harness import Experiment, Results, run_experiment
+    from workbench.messages import Message, MessageMetadata
+    from workbench.models import load_model
+    from workbench.sessions import Session, load_session, load_sessions
+    from workbench.tokens import TiktokenEstimator, TokenEstimator

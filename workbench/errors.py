@@ -1,0 +1,125 @@
+"""One exception tree for the whole workbench.
+
+```
+WorkbenchError
+├── ConfigError                  bad experiment file, model string, option or environment
+├── TemplateError                a template failed to load, compile or render (names the template)
+├── SessionFormatError           a recording could not be read (names file, line or record, and what was expected)
+├── CompactionError              summarize/compact gave up; carries the billed usage of every attempt
+└── ModelCallError               a model call failed (names the model)
+    ├── ContextLengthExceeded    the prompt does not fit the model's window: drives the removal ladder
+    ├── RateLimited              429 after retries were exhausted
+    ├── ModelTimeout             the call timed out after retries were exhausted
+    ├── AuthenticationError      missing or rejected credentials (never retried)
+    └── CacheMiss                replay-only cache had no recorded answer for this prompt
+```
+
+Control flow branches on these classes, never on message text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AuthenticationError",
+    "CacheMiss",
+    "CompactionError",
+    "ConfigError",
+    "ContextLengthExceeded",
+    "ModelCallError",
+    "ModelTimeout",
+    "RateLimited",
+    "SessionFormatError",
+    "TemplateError",
+    "WorkbenchError",
+]
+
+
+class WorkbenchError(Exception):
+    """Root of every error the workbench raises on purpose."""
+
+
+class ConfigError(WorkbenchError):
+    """A configuration value (experiment file, model string, option) is invalid."""
+
+
+class TemplateError(WorkbenchError):
+    """A template could not be compiled or rendered.
+
+    Attributes:
+        template: The template's name (file name or variant/file).
+    """
+
+    def __init__(self, template: str, message: str) -> None:
+        self.template = template
+        super().__init__(f"template {template!r}: {message}")
+
+
+class SessionFormatError(WorkbenchError):
+    """A recorded session could not be read.
+
+    Attributes:
+        file: The file being read.
+        line: 1-based line (JSONL/markdown) or record index, or None for whole-file problems.
+        expected: What the reader expected to find there.
+    """
+
+    def __init__(
+        self, file: str, line: int | str | None, message: str, expected: str | None = None
+    ) -> None:
+        self.file = str(file)
+        self.line = line
+        self.expected = expected
+        where = self.file if line is None else f"{self.file}:{line}"
+        text = f"{where}: {message}"
+        if expected:
+            text += f" (expected {expected})"
+        super().__init__(text)
+
+
+class CompactionError(WorkbenchError):
+    """Summarization failed for good.
+
+    Attributes:
+        billed_usage: Usage of every model attempt that was billed before giving up.
+        attempts: The attempt records (see `workbench.compaction.Attempt`).
+    """
+
+    def __init__(self, message: str, billed_usage: list[Any] | None = None,
+                 attempts: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.billed_usage = list(billed_usage or [])
+        self.attempts = list(attempts or [])
+
+
+class ModelCallError(WorkbenchError):
+    """A model call failed.
+
+    Attributes:
+        model: The model id the call was for ("" when unknown).
+    """
+
+    def __init__(self, message: str, model: str = "") -> None:
+        super().__init__(message)
+        self.model = model
+
+
+class ContextLengthExceeded(ModelCallError):
+    """The prompt is larger than the model's (possibly simulated) context window."""
+
+
+class RateLimited(ModelCallError):
+    """The provider kept answering 429 after the retry budget was spent."""
+
+
+class ModelTimeout(ModelCallError):
+    """The provider did not answer in time after the retry budget was spent."""
+
+
+class AuthenticationError(ModelCallError):
+    """Credentials are missing or were rejected; never retried."""
+
+
+class CacheMiss(ModelCallError):
+    """A replay-only response cache has no recording for this request."""

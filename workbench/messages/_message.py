@@ -1,0 +1,251 @@
+"""The Goose-compatible `Message`: role, creation time, content items and visibility metadata."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from workbench.messages._content import (
+    Annotations,
+    CallToolResult,
+    Content,
+    McpBlock,
+    TextContent,
+    ToolCall,
+    ToolCallResult,
+    ToolRequest,
+    ToolResponse,
+    ToolResponseResult,
+    UnknownContent,
+    content_from_goose,
+)
+
+Role = Literal["user", "assistant"]
+
+
+class MessageMetadata(BaseModel):
+    """Goose's ``MessageMetadata``: visibility flags plus optional extras kept as read.
+
+    ``userVisible`` and ``agentVisible`` default to true when missing; unknown keys
+    (``inference``, ``usage``, ``operations``...) are kept and written back.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    user_visible: bool = Field(default=True, alias="userVisible")
+    agent_visible: bool = Field(default=True, alias="agentVisible")
+    turn_context: bool | None = Field(default=None, alias="turnContext")
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.update({"user_visible", "agent_visible"})
+
+    @classmethod
+    def agent_only(cls) -> MessageMetadata:
+        """Seen by the agent, hidden from the user (summaries, continuations, replays)."""
+        return cls(user_visible=False, agent_visible=True)
+
+    @classmethod
+    def user_only(cls) -> MessageMetadata:
+        """Shown to the user, hidden from the agent (archived history)."""
+        return cls(user_visible=True, agent_visible=False)
+
+    def to_goose(self) -> dict[str, Any]:
+        """Dump as Goose JSON (camelCase, only keys read or set)."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+class Message(BaseModel):
+    """One conversation message in Goose's message model.
+
+    `from_goose` / `to_goose` read and write Goose's JSON (legacy JSONL lines, session export,
+    SQLite ``content_json``/``metadata_json`` columns) without losing unknown keys or items.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
+
+    role: Role
+    content: list[Content] = Field(default_factory=list)
+    created: int = Field(default_factory=lambda: int(time.time()))
+    id: str | None = None
+    metadata: MessageMetadata = Field(default_factory=MessageMetadata)
+    extra: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """Top-level keys of the recorded JSON the model does not know; written back by `to_goose`."""
+    _shape: dict[str, bool] = PrivateAttr(default_factory=dict)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _parse_content(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            out = []
+            for item in value:
+                if isinstance(item, dict):
+                    parsed = content_from_goose(item)
+                    if parsed is not None:
+                        out.append(parsed)
+                else:
+                    out.append(item)
+            return out
+        return value
+
+    # ---- constructors ------------------------------------------------------------------
+
+    @classmethod
+    def user(cls, text: str | None = None, **kw: Any) -> Message:
+        """A user message, with one text item when `text` is given."""
+        return cls(role="user", content=[TextContent(text=text)] if text is not None else [], **kw)
+
+    @classmethod
+    def assistant(cls, text: str | None = None, **kw: Any) -> Message:
+        """An assistant message, with one text item when `text` is given."""
+        return cls(role="assistant",
+                   content=[TextContent(text=text)] if text is not None else [], **kw)
+
+    def with_text(self, text: str, audience: list[str] | None = None) -> Message:
+        """Append a text item (optionally for one audience) and return self."""
+        ann = Annotations(audience=audience) if audience is not None else None
+        item = TextContent(text=text, annotations=ann) if ann else TextContent(text=text)
+        self.content.append(item)
+        return self
+
+    def with_tool_request(self, id: str, name: str, arguments: dict[str, Any] | None = None,
+                          error: str | None = None) -> Message:
+        """Append a tool request (an invalid call when `error` is given) and return self."""
+        if error is not None:
+            call = ToolCallResult(status="error", error=error)
+        else:
+            call = ToolCallResult(status="success", value=ToolCall(name=name, arguments=arguments))
+        self.content.append(ToolRequest(id=id, tool_call=call))
+        return self
+
+    def with_tool_response(self, id: str, text: str | None = None, *, is_error: bool = False,
+                           error: str | None = None) -> Message:
+        """Append a tool response: text output (flagged `is_error`) or a failed call (`error`)."""
+        if error is not None:
+            result = ToolResponseResult(status="error", error=error)
+        else:
+            blocks = [McpBlock(type="text", text=text)] if text is not None else []
+            value = CallToolResult(content=blocks, is_error=is_error)
+            result = ToolResponseResult(status="success", value=value)
+        self.content.append(ToolResponse(id=id, tool_result=result))
+        return self
+
+    # ---- Goose JSON ----------------------------------------------------------------------
+
+    @classmethod
+    def from_goose(cls, d: dict[str, Any]) -> Message:
+        """Read a Goose message dict (``{id, role, created, content, metadata}``)."""
+        known = {"id", "role", "created", "content", "metadata"}
+        kwargs: dict[str, Any] = {
+            "role": d["role"],
+            "content": d.get("content") or [],
+            "extra": {k: v for k, v in d.items() if k not in known},
+        }
+        if "created" in d:
+            kwargs["created"] = d["created"]
+        if "id" in d:
+            kwargs["id"] = d["id"]
+        msg = cls(**kwargs)
+        meta = d.get("metadata")
+        if isinstance(meta, dict):
+            msg.metadata = MessageMetadata.model_validate(meta)
+            # Remember which visibility flags were recorded so they round-trip exactly.
+            msg.metadata.__pydantic_fields_set__ = set(
+                f for f, info in MessageMetadata.model_fields.items()
+                if (info.alias or f) in meta
+            ) | {k for k in meta if k not in {"userVisible", "agentVisible", "turnContext"}}
+        msg._shape = {k: (k in d) for k in ("id", "created", "metadata")}
+        return msg
+
+    def to_goose(self) -> dict[str, Any]:
+        """Write as a Goose message dict; a message read by `from_goose` comes back unchanged."""
+        shape = self._shape or {"id": True, "created": True, "metadata": True}
+        out: dict[str, Any] = {}
+        if shape.get("id"):
+            out["id"] = self.id
+        out["role"] = self.role
+        if shape.get("created"):
+            out["created"] = self.created
+        out["content"] = [c.to_goose() for c in self.content]
+        if shape.get("metadata"):
+            out["metadata"] = self.metadata.to_goose()
+        out.update(self.extra)
+        return out
+
+    # ---- views -----------------------------------------------------------------------------
+
+    def concat_text(self) -> str:
+        """Join only the text items with newlines (Goose's ``as_concat_text``)."""
+        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    @property
+    def is_agent_visible(self) -> bool:
+        """True when the agent sees this message."""
+        return self.metadata.agent_visible
+
+    @property
+    def is_user_visible(self) -> bool:
+        """True when the user sees this message."""
+        return self.metadata.user_visible
+
+    @property
+    def is_turn_context(self) -> bool:
+        """True for a per-turn ``<turn-context>`` event."""
+        return bool(self.metadata.turn_context)
+
+    def tool_requests(self) -> list[ToolRequest]:
+        """The tool request items of this message."""
+        return [c for c in self.content if isinstance(c, ToolRequest)]
+
+    def tool_responses(self) -> list[ToolResponse]:
+        """The tool response items of this message."""
+        return [c for c in self.content if isinstance(c, ToolResponse)]
+
+    def has_tool_response(self) -> bool:
+        """True when any item is a tool response."""
+        return any(isinstance(c, ToolResponse) for c in self.content)
+
+    def unknown_items(self) -> list[UnknownContent]:
+        """Items kept as unknown content."""
+        return [c for c in self.content if isinstance(c, UnknownContent)]
+
+    def agent_projection(self) -> Message:
+        """A copy holding only what the assistant audience sees.
+
+        Text and tool-result blocks annotated for an audience that excludes ``assistant`` are
+        removed (Goose projects content for the agent before summarizing).
+        """
+        def visible(ann: Annotations | None) -> bool:
+            return ann is None or ann.audience is None or "assistant" in ann.audience
+
+        items: list[Content] = []
+        for c in self.content:
+            if isinstance(c, TextContent):
+                if visible(c.annotations):
+                    items.append(c)
+            elif isinstance(c, ToolResponse) and c.tool_result.ok and c.tool_result.value is not None:
+                blocks = c.tool_result.blocks()
+                kept = [b for b in blocks if visible(b.annotations)]
+                if len(kept) == len(blocks):
+                    items.append(c)
+                else:
+                    value = c.tool_result.value
+                    new_value: Any = (kept if isinstance(value, list)
+                                      else value.model_copy(update={"content": kept}))
+                    result = c.tool_result.model_copy(update={"value": new_value})
+                    items.append(c.model_copy(update={"tool_result": result}))
+            else:
+                items.append(c)
+        return self.model_copy(update={"content": items})
+
+    def copy_with(self, **update: Any) -> Message:
+        """A shallow copy with fields replaced (keeps the recorded JSON shape)."""
+        new = self.model_copy(update=update)
+        new._shape = dict(self._shape)
+        return new
+
+
+def messages_from_goose(items: Iterable[dict[str, Any]]) -> list[Message]:
+    """Read a list of Goose message dicts."""
+    return [Message.from_goose(d) for d in items]

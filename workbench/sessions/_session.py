@@ -1,0 +1,54 @@
+"""`Session`: one recorded conversation as Goose messages, plus what the recording knows."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.messages import Message
+
+
+@dataclass
+class Session:
+    """A recorded session, imported into Goose's message model.
+
+    Attributes:
+        id: A stable id (file stem, session id, or ``file#index`` for multi-session files).
+        format: The importer's name (``claude-code``, ``goose-db``, ``aider``...).
+        path: The file it came from.
+        messages: The conversation, tool requests and responses paired by id.
+        meta: What the recording knows: ``models``, ``usage`` (recorded tokens and cost),
+            ``compactions`` (where the original agent compacted: message index, trigger,
+            pre-tokens), ``reference_summaries`` (summaries the original agent wrote),
+            ``planted_facts`` (generated sessions), ``warnings`` (skipped records), and any
+            format-specific keys.
+    """
+
+    id: str
+    format: str
+    path: str
+    messages: list[Message]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"Session(id={self.id!r}, format={self.format!r}, "
+                f"messages={len(self.messages)}, path={self.path!r})")
+
+    def to_goose_json(self) -> dict[str, Any]:
+        """Goose's session-export shape: ``{id, ..., conversation: [messages]}`` plus our meta."""
+        return {
+            "id": self.id,
+            "format": self.format,
+            "path": self.path,
+            "meta": self.meta,
+            "conversation": [m.to_goose() for m in self.messages],
+        }
+
+    def write_goose_json(self, path: str | Path) -> Path:
+        """Write `to_goose_json` to `path` (UTF-8, indented) and return the path."""
+        out = Path(path)
+        out.write_text(json.dumps(self.to_goose_json(), ensure_ascii=False, indent=1),
+                       encoding="utf-8")
+        return out

@@ -1,0 +1,1 @@
+"""Built-in importers; importing this package registers each of them."""
