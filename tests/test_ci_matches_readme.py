@@ -1,0 +1,21 @@
+"""`.ci/run` runs exactly the test command written in README.md."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT
+
+
+def _readme_test_command() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- test-command -->\s*```bash\n(.+?)\n```", text, re.S)
+    assert match, "README.md must mark its test command with <!-- test-command -->"
+    return match.group(1).strip()
+
+
+def test_ci_script_runs_the_readme_test_command() -> None:
+    command = _readme_test_command()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith("#")]
+    assert command in lines, f"{command!r} not run by .ci/run"

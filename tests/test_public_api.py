@@ -1,0 +1,57 @@
+"""The names the issues promise are importable from `workbench` and listed in `__all__`."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import workbench
+
+PROMISED = [
+    # issue 2: the compaction core
+    "Message", "Usage", "ContextLengthExceeded", "CompactionModel", "TokenEstimator",
+    "TiktokenEstimator", "Templates", "code_fence", "StructuredSummary", "FileActivity",
+    "format_message_for_compacting", "filter_tool_responses", "REMOVAL_PERCENTAGES", "summarize",
+    "Summary", "compact", "CompactingProvider", "DEFAULT_COMPACTION_THRESHOLD",
+    "auto_compact_enabled",
+    # issue 3: sessions
+    "load_session", "load_sessions", "Session", "SessionFormatError",
+    # issue 4: models
+    "load_model",
+    # issue 5: harness
+    "Experiment", "run_experiment", "Results",
+]
+
+
+@pytest.mark.parametrize("name", PROMISED)
+def test_every_promised_name_is_exported_and_importable(name: str) -> None:
+    assert name in workbench.__all__, f"{name} missing from workbench.__all__"
+    assert getattr(workbench, name) is not None
+
+
+def test_every_name_in_all_resolves() -> None:
+    for name in workbench.__all__:
+        assert hasattr(workbench, name), name
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        workbench.nope  # noqa: B018
+
+
+def test_importing_workbench_does_not_import_litellm_or_pandas() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, workbench; "
+            "print(int('litellm' in sys.modules), int('pandas' in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "0"]
+
+
+def test_each_subpackage_lists_its_public_names() -> None:
+    for pkg in ["workbench.messages", "workbench.tokens", "workbench.sessions"]:
+        mod = importlib.import_module(pkg)
+        for name in mod.__all__:
+            assert hasattr(mod, name), f"{pkg}.{name}"

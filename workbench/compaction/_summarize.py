@@ -1,0 +1,367 @@
+"""Turn a conversation into one summary message (the crate's ``summarize.rs``).
+
+The whole conversation is rendered into the compaction template and sent as the **system
+prompt**, with one short user request. When the model says the prompt is too long, whole
+messages holding tool responses are dropped "middle outwards" at 0, 10, 20, 50 and 100 % and the
+call is retried; a conversation without tool responses fails at once. The reply becomes a
+user-role message, its missing token counts are estimated, and when its JSON parses it is
+rewritten into the rendered structured summary (otherwise the raw reply is kept).
+
+Faithful by default; ``order="centred"`` (V-prefix selection order) and ``removal="elide"``
+(replace the response text instead of dropping the message) are options beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from workbench.compaction._format import TranscriptStyle, format_transcript
+from workbench.compaction._model import CompactionModel, Usage
+from workbench.compaction._structured import StructuredSummary
+from workbench.compaction._templates import COMPACTION_TEMPLATE, Templates, render
+from workbench.compaction._usage_estimate import ensure_usage_tokens
+from workbench.errors import CompactionError, ContextLengthExceeded, TemplateError
+from workbench.messages import (
+    CallToolResult,
+    McpBlock,
+    Message,
+    TextContent,
+    ToolResponse,
+    ToolResponseResult,
+)
+
+__all__ = [
+    "ELIDED_TOOL_RESPONSE_TEXT",
+    "EXHAUSTED_REMOVAL_ERROR",
+    "NO_TOOL_RESPONSES_ERROR",
+    "REMOVAL_PERCENTAGES",
+    "SUMMARY_REQUEST",
+    "Attempt",
+    "CompactionCallFailed",
+    "CompactionContextExceeded",
+    "Summary",
+    "apply_structured_summary",
+    "elide_tool_responses",
+    "filter_tool_responses",
+    "removal_positions",
+    "summarize",
+]
+
+log = logging.getLogger(__name__)
+
+REMOVAL_PERCENTAGES = (0, 10, 20, 50, 100)
+"""Share of tool-response messages removed on each attempt, always counted from the original list."""
+
+SUMMARY_REQUEST = "Please write a summary of the conversation history given in the system prompt."
+"""The only message sent to the summarizer; the conversation itself is in the system prompt."""
+
+NO_TOOL_RESPONSES_ERROR = (
+    "Failed to compact: the base prompt (system prompt, tool schemas and conversation) is larger "
+    "than the model's effective context window, and there are no tool responses to remove. "
+    "Switch to a model or configuration with a larger usable context, disable some extensions "
+    "to shrink the tool-schema payload, or start a new session."
+)
+"""Fail-fast text when the prompt overflows and nothing can be removed (one model call)."""
+
+EXHAUSTED_REMOVAL_ERROR = (
+    "Failed to compact: context limit exceeded even after removing all tool responses"
+)
+"""Goose's exact text when every step of the removal ladder overflowed."""
+
+UNEXPECTED_EXHAUSTION_ERROR = "Unexpected: exhausted all attempts without returning"
+
+ELIDED_TOOL_RESPONSE_TEXT = (
+    "[tool response elided: the conversation exceeded the summarizer's context window]"
+)
+"""What an elided tool response says instead of its output (``removal="elide"``)."""
+
+
+RemovalOrder = Literal["goose", "centred"]
+Removal = Literal["drop", "elide"]
+
+
+class CompactionContextExceeded(CompactionError, ContextLengthExceeded):
+    """Summarization gave up because the prompt never fit the model's window.
+
+    Both a `CompactionError` (carries ``billed_usage`` and ``attempts``) and a
+    `ContextLengthExceeded`, like Goose's context-limit failure.
+    """
+
+    def __init__(self, message: str, billed_usage: list[Any] | None = None,
+                 attempts: list[Any] | None = None, model: str = "") -> None:
+        CompactionError.__init__(self, message, billed_usage, attempts)
+        self.model = model
+
+
+class CompactionCallFailed(CompactionError):
+    """A summarizer call failed with an error that is not retried.
+
+    ``str(err)`` is the original error's text and ``err.__cause__`` the original error, so
+    callers can still branch on its class (rate limit, authentication...).
+    """
+
+
+@dataclass
+class Attempt:
+    """One summarizer model call.
+
+    Attributes:
+        number: 1-based attempt number.
+        removal_percent: The ladder step (share of tool-response messages removed).
+        messages_removed: Whole messages dropped from the transcript.
+        tool_responses_removed: Tool-response items dropped or elided.
+        outcome: ``"ok"``, ``"context_length_exceeded"`` or ``"error"``.
+        usage: Usage of the call when it returned one (after estimation for ``"ok"``).
+        error: The error text of a failed call.
+        latency_ms: Wall time of the call.
+    """
+
+    number: int
+    removal_percent: int
+    messages_removed: int
+    tool_responses_removed: int
+    outcome: Literal["ok", "context_length_exceeded", "error"]
+    usage: Usage | None = None
+    error: str | None = None
+    latency_ms: float = 0.0
+
+
+@dataclass
+class Summary:
+    """The result of `summarize`.
+
+    Attributes:
+        message: The summary, role user (rendered structured summary, or the raw reply).
+        usage: Billable usage of the successful call (raw output, estimated where missing).
+        attempts: How many model calls were made.
+        structured: True when the reply was rewritten into the rendered structured summary.
+        attempt_records: One `Attempt` per model call.
+        parse_outcome: ``"structured"`` or why the raw reply was kept: ``"no_candidate"``,
+            ``"invalid_json"``, ``"empty"``, ``"render_error"``, ``"render_empty"``.
+        transcript_chars: Length of the transcript sent on the successful attempt.
+    """
+
+    message: Message
+    usage: Usage
+    attempts: int
+    structured: bool
+    attempt_records: list[Attempt] = field(default_factory=list)
+    parse_outcome: str = "no_candidate"
+    transcript_chars: int = 0
+
+
+# ---- tool-response removal --------------------------------------------------------------------
+
+
+def removal_positions(n: int, pct: int, order: RemovalOrder = "goose") -> list[int]:
+    """Positions (indexes into the tool-response messages) removed at `pct`, in removal order.
+
+    ``"goose"`` reproduces the baseline "middle outwards" walk with its quirks: it starts at
+    ``n // 2 - 1`` (left bias), never reaches the last position when `n` is odd, and removes
+    nothing at all when ``n == 1``. ``"centred"`` (V-prefix) sorts positions by their distance to
+    ``(n - 1) / 2``, lower position first on ties, and reaches every position.
+
+    Args:
+        n: Number of messages holding tool responses.
+        pct: Percentage to remove; 0 removes nothing, otherwise at least one is attempted.
+        order: ``"goose"`` or ``"centred"``.
+
+    Returns:
+        Distinct positions in the order they are chosen.
+    """
+    if pct == 0 or n == 0:
+        return []
+    count = max(1, n * pct // 100)
+    if order == "centred":
+        # Twice the distance keeps the arithmetic exact for half-integer centres.
+        ranked = sorted(range(n), key=lambda p: (abs(2 * p - (n - 1)), p))
+        return ranked[:count]
+    middle = n // 2
+    chosen: list[int] = []
+    for i in range(count):
+        offset = i // 2
+        if i % 2 == 0:
+            if middle > offset:
+                chosen.append(middle - offset - 1)
+        elif middle + offset < n:
+            chosen.append(middle + offset)
+    return chosen
+
+
+def _removed_indices(messages: Sequence[Message], pct: int, order: RemovalOrder) -> list[int]:
+    tool_indices = [i for i, m in enumerate(messages) if m.has_tool_response()]
+    return [tool_indices[p] for p in removal_positions(len(tool_indices), pct, order)]
+
+
+def filter_tool_responses(messages: Sequence[Message], pct: int,
+                          order: RemovalOrder = "goose") -> list[Message]:
+    """Drop whole messages that hold tool responses, middle outwards (Goose's removal step).
+
+    A dropped message loses everything, including text beside the response; the assistant's
+    tool request stays, so the transcript keeps a ``tool_request(...)`` line with no response.
+
+    Args:
+        messages: The original conversation (never the output of an earlier step).
+        pct: Percentage of tool-response messages to drop (see `removal_positions`).
+        order: ``"goose"`` (baseline) or ``"centred"``.
+
+    Returns:
+        The kept messages in their original order.
+    """
+    removed = set(_removed_indices(messages, pct, order))
+    return [m for i, m in enumerate(messages) if i not in removed]
+
+
+def _elided(response: ToolResponse) -> ToolResponse:
+    block = McpBlock(type="text", text=ELIDED_TOOL_RESPONSE_TEXT)
+    result = ToolResponseResult(status="success", value=CallToolResult(content=[block]))
+    return response.model_copy(update={"tool_result": result})
+
+
+def elide_tool_responses(messages: Sequence[Message], pct: int,
+                         order: RemovalOrder = "goose") -> list[Message]:
+    """Like `filter_tool_responses`, but keep the messages and replace each response's output.
+
+    Request/response pairs stay valid and any text beside the response is kept.
+
+    Args:
+        messages: The original conversation.
+        pct: Percentage of tool-response messages to elide.
+        order: ``"goose"`` or ``"centred"``.
+
+    Returns:
+        A new list; chosen messages are copies whose tool responses read
+        `ELIDED_TOOL_RESPONSE_TEXT`.
+    """
+    removed = set(_removed_indices(messages, pct, order))
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        if i in removed:
+            content = [_elided(c) if isinstance(c, ToolResponse) else c for c in m.content]
+            m = m.copy_with(content=content)
+        out.append(m)
+    return out
+
+
+def _apply_removal(messages: Sequence[Message], pct: int, order: RemovalOrder,
+                   removal: Removal) -> tuple[list[Message], int, int]:
+    """The attempt's messages, how many messages were dropped and how many responses removed."""
+    removed = _removed_indices(messages, pct, order)
+    responses = sum(len(messages[i].tool_responses()) for i in removed)
+    if removal == "elide":
+        return elide_tool_responses(messages, pct, order), 0, responses
+    return filter_tool_responses(messages, pct, order), len(removed), responses
+
+
+# ---- structured rewrite -----------------------------------------------------------------------
+
+
+def apply_structured_summary(response: Message, summary_template: str | None) -> str:
+    """Rewrite `response` into the rendered structured summary when its JSON parses.
+
+    Only text items are parsed (thinking is ignored). When parsing or rendering fails, the
+    response is left untouched, thinking included (the lossless raw fallback).
+
+    Args:
+        response: The summary message; its content is replaced in place on success.
+        summary_template: The summary template source (None: the built-in one).
+
+    Returns:
+        ``"structured"``, or the reason the raw reply was kept: ``"no_candidate"``,
+        ``"invalid_json"``, ``"empty"``, ``"render_error"`` or ``"render_empty"``.
+    """
+    outcome = StructuredSummary.parse_detailed(response.concat_text())
+    if outcome.summary is None:
+        return outcome.reason
+    try:
+        rendered = outcome.summary.render(summary_template)
+    except TemplateError as err:
+        log.warning("Failed to render structured compaction summary, keeping raw output: %s", err)
+        return "render_error"
+    if not rendered.strip():
+        log.warning("Structured compaction summary rendered empty (broken template override?), "
+                    "keeping raw output")
+        return "render_empty"
+    response.content = [TextContent(text=rendered)]
+    return "structured"
+
+
+# ---- the ladder -------------------------------------------------------------------------------
+
+
+async def summarize(
+    model: CompactionModel,
+    estimator: Any,
+    templates: Templates,
+    messages: Sequence[Message],
+    *,
+    transcript_style: TranscriptStyle = "goose",
+    removal: Removal = "drop",
+    order: RemovalOrder = "goose",
+) -> Summary:
+    """Summarize `messages` into one user-role message, retrying with fewer tool responses.
+
+    Args:
+        model: The summarizer.
+        estimator: A `TokenEstimator` to fill in missing usage, or None to keep the provider's
+            usage exactly as reported.
+        templates: The compaction and summary template sources.
+        messages: The conversation to summarize (already projected for the agent).
+        transcript_style: ``"goose"`` (baseline) or ``"jsonl"``.
+        removal: ``"drop"`` whole tool-response messages (baseline) or ``"elide"`` their output.
+        order: Removal order, ``"goose"`` (baseline) or ``"centred"``.
+
+    Returns:
+        The `Summary`.
+
+    Raises:
+        TemplateError: the compaction template failed to render (no model call is made).
+        CompactionContextExceeded: the prompt overflowed and there were no tool responses to
+            remove (after 1 call), or it still overflowed with all of them removed (5 calls).
+        CompactionCallFailed: any other model error, raised at once without retry.
+    """
+    request = [Message.user(SUMMARY_REQUEST)]
+    variant = getattr(templates, "name", "")
+    template_name = f"{variant}/{COMPACTION_TEMPLATE}" if variant else COMPACTION_TEMPLATE
+    has_tool_responses = any(m.has_tool_response() for m in messages)
+    records: list[Attempt] = []
+    last = len(REMOVAL_PERCENTAGES) - 1
+    for index, pct in enumerate(REMOVAL_PERCENTAGES):
+        kept, dropped, responses_removed = _apply_removal(messages, pct, order, removal)
+        transcript = format_transcript(kept, transcript_style)
+        system_prompt = render(templates.compaction, {"messages": transcript}, template_name)
+        record = Attempt(number=index + 1, removal_percent=pct, messages_removed=dropped,
+                         tool_responses_removed=responses_removed, outcome="ok")
+        records.append(record)
+        started = time.perf_counter()
+        try:
+            reply, usage = await model.complete(system_prompt, request)
+        except ContextLengthExceeded as err:
+            record.latency_ms = (time.perf_counter() - started) * 1000
+            record.outcome, record.error = "context_length_exceeded", str(err)
+            if not has_tool_responses:
+                raise CompactionContextExceeded(NO_TOOL_RESPONSES_ERROR, [], records,
+                                                err.model) from err
+            if index < last:
+                continue
+            raise CompactionContextExceeded(EXHAUSTED_REMOVAL_ERROR, [], records,
+                                            err.model) from err
+        except Exception as err:
+            record.latency_ms = (time.perf_counter() - started) * 1000
+            record.outcome, record.error = "error", str(err)
+            raise CompactionCallFailed(str(err), [], records) from err
+        record.latency_ms = (time.perf_counter() - started) * 1000
+        response = reply.model_copy(deep=True)
+        response.role = "user"
+        if estimator is not None:
+            usage = ensure_usage_tokens(usage, estimator, system_prompt, request, response)
+        record.usage = usage
+        outcome = apply_structured_summary(response, templates.summary)
+        return Summary(message=response, usage=usage, attempts=len(records),
+                       structured=outcome == "structured", attempt_records=records,
+                       parse_outcome=outcome, transcript_chars=len(transcript))
+    raise CompactionError(UNEXPECTED_EXHAUSTION_ERROR, [], records)  # pragma: no cover

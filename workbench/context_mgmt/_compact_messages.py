@@ -1,0 +1,197 @@
+"""Goose's session-level compaction (``context_mgmt/mod.rs``: ``compact_messages``).
+
+The originals are archived (hidden from the agent, still shown to the user), then come the
+summary and a continuation note (both agent-only), the latest text-only user prompt replayed as
+an agent-only copy, and the newest turn-context event of that turn, carried so it stays last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.compaction._model import CompactionModel, Usage
+from workbench.compaction._summarize import Summary, summarize
+from workbench.compaction._templates import Templates
+from workbench.messages import Message, MessageMetadata, TextContent, ToolRequest, ToolResponse
+
+__all__ = [
+    "CONVERSATION_CONTINUATION_TEXT",
+    "MANUAL_COMPACT_CONTINUATION_TEXT",
+    "TOOL_LOOP_CONTINUATION_TEXT",
+    "CompactionResult",
+    "compact_messages",
+    "summarizer_input",
+]
+
+CONVERSATION_CONTINUATION_TEXT = (
+    "Your context was compacted: the message before this one is a summary of the conversation "
+    "so far. Do not bring up the compaction or the summary; just carry on with the "
+    "conversation naturally."
+)
+"""Continuation after automatic compaction, right after the user spoke."""
+
+TOOL_LOOP_CONTINUATION_TEXT = (
+    "Your context was compacted: the message before this one is a summary of the conversation "
+    "so far. Do not bring up the compaction; keep calling tools as needed to finish the task."
+)
+"""Continuation after automatic compaction in the middle of a tool loop."""
+
+MANUAL_COMPACT_CONTINUATION_TEXT = (
+    "Your context was compacted because the user asked for it: the message before this one is a "
+    "summary of the conversation so far. Do not bring up the summarization; continue the "
+    "conversation naturally."
+)
+"""Continuation after a manual ``/compact``."""
+
+
+@dataclass
+class CompactionResult:
+    """What `compact_messages` returns.
+
+    Attributes:
+        conversation: The new message list (archived originals, summary, continuation,
+            preserved prompt, carried turn context).
+        usage: Billable usage of the summarization call (raw output, not the rendered summary).
+        retained_context_tokens: Estimated agent-visible context after compaction.
+        summary: The full `Summary` (attempts, parse outcome...); not in Goose.
+    """
+
+    conversation: list[Message]
+    usage: Usage
+    retained_context_tokens: int
+    summary: Summary
+
+
+def _replayable_text(message: Message) -> list[TextContent] | None:
+    """The agent-visible text items of a text-only user prompt, else None."""
+    projected = message.agent_projection()
+    if any(isinstance(c, (ToolRequest, ToolResponse)) for c in projected.content):
+        return None
+    texts = [c for c in projected.content if isinstance(c, TextContent)]
+    return texts or None
+
+
+def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | None:
+    for index in range(len(conversation) - 1, -1, -1):
+        m = conversation[index]
+        if not m.is_agent_visible or m.is_turn_context or m.role != "user":
+            continue
+        texts = _replayable_text(m)
+        if texts is not None:
+            copy = Message(role="user", content=[t.model_copy() for t in texts],
+                           metadata=MessageMetadata.agent_only())
+            return index, copy
+    return None
+
+
+def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
+    """What Goose's ``do_compact`` sends to `summarize`.
+
+    Turn-context events are dropped (stale per-turn state), then agent-visible messages are
+    projected to agent-audience content, and messages left empty are dropped.
+
+    Args:
+        conversation: The session's messages.
+
+    Returns:
+        The projected messages, in order.
+    """
+    out = []
+    for m in conversation:
+        if m.is_turn_context or not m.is_agent_visible:
+            continue
+        projected = m.agent_projection()
+        if projected.content:
+            out.append(projected)
+    return out
+
+
+def _archived(message: Message) -> Message:
+    # A JSON round trip keeps unknown keys and makes sure the new flag is written on export.
+    data = message.to_goose()
+    data["metadata"] = {**message.metadata.to_goose(), "agentVisible": False}
+    return Message.from_goose(data)
+
+
+def _with_metadata(message: Message, metadata: MessageMetadata) -> Message:
+    data = message.to_goose()
+    data["metadata"] = metadata.to_goose()
+    return Message.from_goose(data)
+
+
+def _retained_tokens(messages: Sequence[Message], estimator: Any) -> int:
+    counter = getattr(estimator, "count_context_tokens", None)
+    if callable(counter):
+        return int(counter(messages))
+    return sum(estimator.count_chat_tokens("", [m]) for m in messages if m.is_agent_visible)
+
+
+async def compact_messages(
+    model: CompactionModel,
+    conversation: Sequence[Message],
+    *,
+    manual_compact: bool = False,
+    templates: Templates | None = None,
+    estimator: Any = None,
+    **summarize_options: Any,
+) -> CompactionResult:
+    """Compact a session the way Goose does.
+
+    Args:
+        model: The summarizer (Goose uses the main session model).
+        conversation: The session's messages.
+        manual_compact: True for a user-requested ``/compact``: no prompt is preserved and the
+            manual continuation text is used.
+        templates: Compaction templates (default: what Goose would use on this machine, i.e.
+            overrides under ``<goose config>/prompts/`` else the built-ins).
+        estimator: `TokenEstimator` for usage estimation and retained tokens (default: tiktoken).
+        **summarize_options: Passed on to `summarize` (transcript style, removal, order).
+
+    Returns:
+        The `CompactionResult`.
+
+    Raises:
+        CompactionError: summarization failed (see `summarize`).
+        TemplateError: the compaction template failed to render.
+    """
+    if estimator is None:
+        from workbench.tokens import default_estimator
+
+        estimator = default_estimator()
+    if templates is None:
+        templates = Templates.goose_overrides()
+
+    found = None if manual_compact else _find_preserved(conversation)
+    is_most_recent = found is not None and all(
+        m.is_turn_context for m in conversation[found[0] + 1:])
+
+    summary = await summarize(model, estimator, templates, summarizer_input(conversation),
+                              **summarize_options)
+
+    new: list[Message] = [_archived(m) for m in conversation]
+    new.append(_with_metadata(summary.message, MessageMetadata.agent_only()))
+    if manual_compact:
+        text = MANUAL_COMPACT_CONTINUATION_TEXT
+    elif is_most_recent:
+        text = CONVERSATION_CONTINUATION_TEXT
+    else:
+        text = TOOL_LOOP_CONTINUATION_TEXT
+    continuation = Message.assistant(text, metadata=MessageMetadata.agent_only())
+    new.append(continuation)
+
+    if found is not None:
+        index, preserved = found
+        preserved.created = continuation.created
+        new.append(preserved)
+        carried = next((m for m in reversed(conversation[index + 1:])
+                        if m.is_turn_context and m.is_agent_visible), None)
+        if carried is not None:
+            # Reloads order by (created, id): a created no older than anything else keeps it last.
+            latest = max(m.created for m in new)
+            new.append(carried.copy_with(id=None, created=max(carried.created, latest)))
+
+    retained = _retained_tokens(new, estimator)
+    return CompactionResult(conversation=new, usage=summary.usage,
+                            retained_context_tokens=retained, summary=summary)
