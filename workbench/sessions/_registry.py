@@ -57,6 +57,8 @@ def read_head(path: Path) -> str:
 
 def detect_format(path: Path) -> str:
     """Name the importer for `path`, or raise `SessionFormatError` listing the known formats."""
+    import workbench.sessions.importers  # noqa: F401  (registers the built-ins)
+
     head = read_head(path)
     for imp in IMPORTERS.values():
         if imp.detect is not None and imp.detect(path, head):
