@@ -72,7 +72,7 @@ class Message(BaseModel):
     metadata: MessageMetadata = Field(default_factory=MessageMetadata)
     extra: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """Top-level keys of the recorded JSON the model does not know; written back by `to_goose`."""
-    _shape: dict[str, bool] = PrivateAttr(default_factory=dict)
+    _shape: dict[str, bool] | None = PrivateAttr(default=None)
 
     @field_validator("content", mode="before")
     @classmethod
@@ -242,7 +242,7 @@ class Message(BaseModel):
     def copy_with(self, **update: Any) -> Message:
         """A shallow copy with fields replaced (keeps the recorded JSON shape)."""
         new = self.model_copy(update=update)
-        new._shape = dict(self._shape)
+        new._shape = dict(self._shape) if self._shape else None
         return new
 
 

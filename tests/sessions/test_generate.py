@@ -1,0 +1,114 @@
+"""Generated sessions: determinism, size, planted facts, the shipped datasets and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from workbench.cli._sessions_generate import command
+from workbench.messages import Message
+from workbench.sessions._generate import (
+    SHIPPED,
+    dataset_name,
+    generate_dataset,
+    generate_session,
+    message_text,
+)
+from workbench.tokens import default_estimator
+
+DATASETS = Path(__file__).resolve().parents[2] / "datasets"
+
+
+def test_the_same_seed_gives_the_same_bytes(tmp_path: Path) -> None:
+    a, _ = generate_session(11, 8000)
+    b, _ = generate_session(11, 8000)
+    pa, pb = a.write_goose_json(tmp_path / "a.json"), b.write_goose_json(tmp_path / "b.json")
+    assert pa.read_bytes() == pb.read_bytes()
+    c, _ = generate_session(12, 8000)
+    assert c.write_goose_json(tmp_path / "c.json").read_bytes() != pa.read_bytes()
+
+
+@pytest.mark.parametrize("target", [5_000, 12_000, 30_000])
+def test_sizes_land_within_15_percent_of_the_target(target: int) -> None:
+    session, _ = generate_session(3, target)
+    tokens = default_estimator().count_context_tokens(session.messages)
+    assert abs(tokens - target) <= 0.15 * target, tokens
+
+
+def test_every_planted_fact_is_in_its_message_and_the_stale_one_comes_first() -> None:
+    session, facts = generate_session(5, 20_000)
+    assert session.meta["planted_facts"] == [f.to_dict() for f in facts]
+    assert session.meta["generator"] == {"seed": 5, "target_tokens": 20_000, "version": 1}
+    assert {f.kind for f in facts} == {"path", "error", "identifier", "constraint", "value"}
+    for fact in facts:
+        assert fact.text in message_text(session.messages[fact.message_index]), fact
+        earlier = "\n".join(message_text(m) for m in session.messages[:fact.message_index])
+        assert fact.text not in earlier, fact
+    [stale] = [f for f in facts if f.stale]
+    update = next(f for f in facts if f.id == stale.superseded_by)
+    assert stale.kind == update.kind == "value"
+    assert stale.message_index < update.message_index
+    assert stale.text != update.text
+    errors = [f for f in facts if f.kind == "error"]
+    for fact in errors:  # quoted in a failing tool result
+        [result] = session.messages[fact.message_index].tool_responses()
+        assert result.tool_result.is_error and fact.text in result.text()
+
+
+def test_every_tool_call_has_its_result_in_the_next_message() -> None:
+    session, _ = generate_session(2, 12_000)
+    for i, msg in enumerate(session.messages):
+        for request in msg.tool_requests():
+            assert [r.id for r in session.messages[i + 1].tool_responses()] == [request.id]
+    assert {r.name for m in session.messages for r in m.tool_requests()} == {
+        "search", "read_file", "write_file", "shell"}
+
+
+def test_the_shipped_manifest_matches_the_files() -> None:
+    manifest = json.loads((DATASETS / "manifest.json").read_text())
+    entries = manifest["sessions"]
+    assert [(e["seed"], e["target_tokens"]) for e in entries] == SHIPPED
+    est = default_estimator()
+    total = 0
+    for entry in entries:
+        path = DATASETS / entry["file"]
+        total += path.stat().st_size
+        data = json.loads(path.read_text())
+        messages = [Message.from_goose(d) for d in data["conversation"]]
+        assert entry["file"] == f"{dataset_name(entry['seed'], entry['target_tokens'])}.json"
+        assert entry["format"] == "goose-json"
+        assert entry["tokens"] == est.count_context_tokens(messages), entry["file"]
+        assert abs(entry["tokens"] - entry["target_tokens"]) <= 0.15 * entry["target_tokens"]
+        assert entry["messages"] == len(messages)
+        assert entry["tool_calls"] == sum(len(m.tool_requests()) for m in messages)
+        assert entry["planted_facts"] == len(data["meta"]["planted_facts"])
+        assert data["meta"]["generator"]["seed"] == entry["seed"]
+    assert total < 4_000_000
+
+
+def test_the_shipped_files_are_what_the_generator_writes_today(tmp_path: Path) -> None:
+    generate_dataset(tmp_path, SHIPPED[:3])
+    for seed, target in SHIPPED[:3]:
+        name = f"{dataset_name(seed, target)}.json"
+        assert (tmp_path / name).read_bytes() == (DATASETS / name).read_bytes(), name
+
+
+def test_the_cli_generates_one_seed_per_size_and_updates_the_manifest(tmp_path: Path) -> None:
+    result = CliRunner().invoke(command, ["--seed", "7", "--tokens", "5k,6000",
+                                          "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "gen-005k-s7.json", "gen-006k-s7.json", "manifest.json"]
+    first = result.output.splitlines()[0]
+    assert first.startswith(f"{tmp_path / 'gen-005k-s7.json'}: ") and "planted facts" in first
+    CliRunner().invoke(command, ["--seed", "8", "--tokens", "5000", "--out", str(tmp_path)])
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert [e["file"] for e in manifest["sessions"]] == [
+        "gen-005k-s7.json", "gen-005k-s8.json", "gen-006k-s7.json"]
+    bad = CliRunner().invoke(command, ["--seed", "1", "--seed", "2", "--tokens", "5k,6k,7k",
+                                       "--out", str(tmp_path)])
+    assert bad.exit_code == 2
+    assert "2 seeds for 3 sizes: give one seed, or one per size" in bad.output

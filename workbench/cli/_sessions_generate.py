@@ -1,0 +1,60 @@
+"""``workbench sessions generate``: write generated sessions with planted facts (attached by ``_sessions``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from workbench.sessions._generate import SHIPPED
+
+
+def _sizes(values: tuple[str, ...]) -> list[int]:
+    sizes: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip().lower()
+            if not part:
+                continue
+            scale = 1000 if part.endswith("k") else 1
+            try:
+                sizes.append(int(float(part.rstrip("k")) * scale))
+            except ValueError as exc:
+                raise click.BadParameter(f"{part!r} is not a token count (e.g. 5000 or 5k)",
+                                         param_hint="--tokens") from exc
+    return sizes
+
+
+@click.command("generate")
+@click.option("--seed", "seeds", type=int, multiple=True,
+              help="Seed (repeatable); with --tokens, seeds pair with sizes in order.")
+@click.option("--tokens", "tokens", multiple=True,
+              help="Target size in o200k tokens; repeatable or comma-separated (5k,12k).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("datasets"), show_default=True, help="Folder for the JSON files.")
+def command(seeds: tuple[int, ...], tokens: tuple[str, ...], out_dir: Path) -> None:
+    """Generate coding-agent sessions with planted facts (Goose export JSON + manifest).
+
+    Without options it regenerates the shipped set (seeds 1-6 at 5k-150k tokens).
+    """
+    from workbench.sessions._generate import generate_dataset
+
+    sizes = _sizes(tokens)
+    if not seeds and not sizes:
+        specs = list(SHIPPED)
+    elif not sizes:
+        raise click.BadParameter("give at least one size", param_hint="--tokens")
+    else:
+        chosen = list(seeds) or list(range(1, len(sizes) + 1))
+        if len(chosen) == 1:
+            chosen = chosen * len(sizes)
+        if len(chosen) != len(sizes):
+            raise click.BadParameter(f"{len(chosen)} seeds for {len(sizes)} sizes: give one "
+                                     "seed, or one per size", param_hint="--seed")
+        specs = list(zip(chosen, sizes, strict=True))
+    manifest = generate_dataset(out_dir, specs)
+    written = {f"gen-{round(t / 1000):03d}k-s{s}.json" for s, t in specs}
+    for entry in manifest["sessions"]:
+        if entry["file"] in written:
+            click.echo(f"{out_dir / entry['file']}: {entry['tokens']} tokens, "
+                       f"{entry['messages']} messages, {entry['planted_facts']} planted facts")
