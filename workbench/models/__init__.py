@@ -1,0 +1,62 @@
+"""`CompactionModel` implementations and the wrappers that compose around them.
+
+Layers, smallest first: `_identity` (labels and secret-free identities), `_extractive` (the
+no-LLM baseline), `_cap` (`WindowCap`, a simulated context window), `_cache` (`ResponseCache`
+and `CachedModel`, record/replay), `_spec` (model strings and `load_model`). The litellm gateway
+(`LiteLLMModel`, `RetryPolicy`) and the embedded llama.cpp model (`LocalModel`) import heavy
+dependencies, so they load on first access.
+
+Wrappers compose: ``CachedModel(WindowCap(LiteLLMModel(...), 8192), cache)`` is still a
+`CompactionModel`; ``load_model("cached:openai/gpt-4o-mini@8k")`` builds exactly that.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from workbench.models._cache import CACHE_MISS_MESSAGE, CachedModel, ResponseCache, cache_key
+from workbench.models._cap import OVER_WINDOW_MESSAGE, WindowCap
+from workbench.models._extractive import ExtractiveModel
+from workbench.models._spec import ModelSpec, load_model, parse_model_spec
+
+_LAZY = {
+    "LiteLLMModel": "workbench.models._litellm",
+    "RetryPolicy": "workbench.models._retry",
+    "LocalModel": "workbench.models._local",
+}
+
+__all__ = [
+    "CACHE_MISS_MESSAGE",
+    "CachedModel",
+    "ExtractiveModel",
+    "LiteLLMModel",
+    "LocalModel",
+    "ModelSpec",
+    "OVER_WINDOW_MESSAGE",
+    "ResponseCache",
+    "RetryPolicy",
+    "WindowCap",
+    "cache_key",
+    "load_model",
+    "parse_model_spec",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from workbench.models._litellm import LiteLLMModel
+    from workbench.models._local import LocalModel
+    from workbench.models._retry import RetryPolicy

@@ -1,0 +1,368 @@
+"""Record and replay model responses: `ResponseCache` (a SQLite file) and `CachedModel`.
+
+The cache key is a sha256 over canonical JSON of everything that changes the answer: the model
+identity (``cache_identity()``: model id, base URL, generation parameters), the system prompt,
+the request messages (Goose JSON without the volatile ``created`` and ``id``) and `KEY_VERSION`.
+It never holds an API key, a timeout or a retry setting; those are stripped from identities
+even if a model reports them.
+
+A hit returns the recorded `Message` and the recorded `Usage` (the billed figures of the original
+call, so a replay reproduces cost) with ``usage.extra["cache_hit"] = True``.
+
+Storage: one SQLite file in WAL mode (``synchronous=NORMAL``, a busy timeout), each write its own
+short ``INSERT OR IGNORE`` transaction, so concurrent writers and a killed process leave a
+readable file. Schema changes are named, append-only migrations recorded in
+``_workbench_migrations``. Recordings are meant to be committed: `ResponseCache.export` writes a
+standalone compacted copy, `ResponseCache.vacuum` folds the WAL into the main file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench._paths import cache_path as default_cache_path
+from workbench.compaction._model import CompactionModel, Usage
+from workbench.errors import CacheMiss, ConfigError
+from workbench.messages import Message
+from workbench.models._identity import model_identity, model_label, model_name
+
+KEY_VERSION = 1
+"""Bump when the key recipe changes; old recordings then simply miss."""
+
+BUSY_TIMEOUT_MS = 30_000
+VOLATILE_MESSAGE_KEYS = ("created", "id")
+
+CACHE_MISS_MESSAGE = (
+    "replay-only cache has no recording for model {model} (prompt sha256:{prompt12}); "
+    "record it with mode='rw' or pass --cache rw"
+)
+"""Text of the `CacheMiss` a replay-only `CachedModel` raises (``prompt12``: first 12 hex
+digits of the prompt hash, which is stored in the ``prompt_hash`` column of recordings)."""
+
+CacheMode = Literal["rw", "replay", "off"]
+CACHE_MODES: tuple[str, ...] = ("rw", "replay", "off")
+
+
+# ---- keys ---------------------------------------------------------------------------------
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no spaces, non-ASCII kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+def _message_for_key(message: Message) -> dict[str, Any]:
+    data = message.to_goose()
+    for key in VOLATILE_MESSAGE_KEYS:
+        data.pop(key, None)
+    return data
+
+
+def prompt_hash(system: str, messages: Sequence[Message]) -> str:
+    """sha256 hex of the prompt alone (system + messages), whatever the model."""
+    body = {"system": system, "messages": [_message_for_key(m) for m in messages]}
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def cache_key(identity: Any, system: str, messages: Sequence[Message]) -> str:
+    """sha256 hex of the model identity, the prompt and `KEY_VERSION`.
+
+    Args:
+        identity: The model identity, already stripped of secrets (see `model_identity`).
+        system: The system prompt.
+        messages: The request messages.
+    """
+    body = {
+        "key_version": KEY_VERSION,
+        "model": identity,
+        "system": system,
+        "messages": [_message_for_key(m) for m in messages],
+    }
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+# ---- migrations -----------------------------------------------------------------------------
+
+def m001_responses(conn: sqlite3.Connection) -> None:
+    """The responses table."""
+    conn.execute(
+        """CREATE TABLE responses (
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            prompt_hash TEXT NOT NULL,
+            text TEXT NOT NULL,
+            message_json TEXT NOT NULL,
+            usage_json TEXT NOT NULL,
+            cost REAL,
+            latency_ms REAL,
+            model_version TEXT,
+            created_at TEXT NOT NULL,
+            hits INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+
+
+def m002_indexes(conn: sqlite3.Connection) -> None:
+    """Indexes for prune (by age) and for finding a recording by prompt hash."""
+    conn.execute("CREATE INDEX responses_created_at ON responses(created_at)")
+    conn.execute("CREATE INDEX responses_prompt_hash ON responses(prompt_hash)")
+
+
+# Append only: shipped migrations are never edited or reordered.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_responses, m002_indexes]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations not yet recorded; return the names applied now."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _workbench_migrations")}
+    if all(fn.__name__ in done for fn in MIGRATIONS):
+        return []
+    applied = []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        done = {row[0] for row in conn.execute("SELECT name FROM _workbench_migrations")}
+        for fn in MIGRATIONS:
+            if fn.__name__ in done:
+                continue
+            fn(conn)
+            conn.execute("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
+                         (fn.__name__, _now()))
+            applied.append(fn.__name__)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return applied
+
+
+# ---- the store --------------------------------------------------------------------------------
+
+class ResponseCache:
+    """A SQLite file of recorded model responses, shared by every `CachedModel` using it.
+
+    One connection per instance, guarded by a lock, so threads may share an instance; other
+    processes may open the same file at the same time.
+
+    Args:
+        path: The SQLite file; the user dir's ``cache/responses.db`` by default. Its folder is
+            created when missing.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.closed = False
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                     timeout=BUSY_TIMEOUT_MS / 1000)
+        self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        with self._lock:
+            migrate(self._conn)
+
+    # -- calls --
+
+    def get(self, key: str, *, count_hit: bool = True) -> tuple[Message, Usage] | None:
+        """The recorded reply and usage for `key`, or None.
+
+        Args:
+            key: A `cache_key`.
+            count_hit: Add one to the row's ``hits`` (a small write; replay mode skips it so a
+                committed recording is never modified).
+        """
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT message_json, usage_json FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                return None
+            if count_hit:
+                self._conn.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
+        message = Message.from_goose(json.loads(row[0]))
+        usage = Usage.from_dict(json.loads(row[1]))
+        return message, usage
+
+    def put(self, key: str, *, model: str, prompt_sha256: str, message: Message, usage: Usage,
+            latency_ms: float | None = None) -> bool:
+        """Store one response; an existing row for `key` is kept. Returns True when inserted."""
+        usage_data = usage.to_dict()
+        usage_data["extra"] = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
+        version = usage_data["extra"].get("model_version") or usage.model or None
+        row = (
+            key, model, prompt_sha256, message.concat_text(),
+            canonical_json(message.to_goose()), canonical_json(usage_data),
+            usage.cost, latency_ms, version, _now(),
+        )
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO responses (key, model, prompt_hash, text, message_json, "
+                "usage_json, cost, latency_ms, model_version, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+        return cur.rowcount == 1
+
+    # -- maintenance (``workbench cache list|clear|prune``) --
+
+    def stats(self) -> dict[str, Any]:
+        """Entries, hits, size, age range and per-model counts."""
+        with self._lock:
+            count, hits, oldest, newest = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(hits), 0), MIN(created_at), MAX(created_at) "
+                "FROM responses"
+            ).fetchone()
+            models = dict(self._conn.execute(
+                "SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model"
+            ).fetchall())
+        size = sum(p.stat().st_size for p in self._files() if p.exists())
+        return {"path": str(self.path), "entries": count, "hits": hits, "bytes": size,
+                "oldest": oldest, "newest": newest, "models": models}
+
+    def clear(self) -> int:
+        """Delete every recording; returns how many were deleted."""
+        with self._lock:
+            return self._conn.execute("DELETE FROM responses").rowcount
+
+    def prune(self, older_than_days: float) -> int:
+        """Delete recordings created more than `older_than_days` days ago; returns the count."""
+        if older_than_days < 0:
+            raise ConfigError(f"older_than_days must be >= 0, got {older_than_days}")
+        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(
+            timespec="seconds")
+        with self._lock:
+            return self._conn.execute(
+                "DELETE FROM responses WHERE created_at < ?", (cutoff,)).rowcount
+
+    def vacuum(self) -> None:
+        """Fold the WAL into the main file and compact it (before committing the file)."""
+        with self._lock:
+            # VACUUM itself goes through the WAL, so checkpoint after it.
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def export(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write a standalone, compacted copy (one file, no WAL) to `path`.
+
+        Raises:
+            ConfigError: `path` exists and `overwrite` is false.
+        """
+        target = Path(path)
+        if target.exists():
+            if not overwrite:
+                raise ConfigError(f"{target} exists; pass overwrite=True to replace it")
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            self._conn.execute("VACUUM INTO ?", (str(target),))
+        # A copy made from a WAL database is itself in WAL mode; switch it back so it is one file.
+        conn = sqlite3.connect(target, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            conn.close()
+        return target
+
+    def close(self) -> None:
+        """Close the connection (the instance is unusable afterwards)."""
+        with self._lock:
+            self._conn.close()
+            self.closed = True
+
+    def _files(self) -> list[Path]:
+        return [self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+
+# ---- the wrapper ------------------------------------------------------------------------------
+
+class CachedModel:
+    """Serve a model's calls from a `ResponseCache`.
+
+    Modes: ``"rw"`` looks up, calls the model on a miss and records the answer; ``"replay"``
+    only looks up and raises `CacheMiss` on a miss (CI); ``"off"`` passes every call through.
+    Failed calls are never recorded.
+
+    Args:
+        inner: The wrapped model.
+        cache: The store.
+        mode: ``"rw"``, ``"replay"`` or ``"off"``.
+
+    Raises:
+        ConfigError: unknown `mode`.
+    """
+
+    def __init__(self, inner: CompactionModel, cache: ResponseCache, mode: CacheMode = "rw") -> None:
+        if mode not in CACHE_MODES:
+            raise ConfigError(f"unknown cache mode {mode!r}; use one of {', '.join(CACHE_MODES)}")
+        self.inner = inner
+        self.cache = cache
+        self.mode = mode
+        self._identity = model_identity(inner)
+
+    @property
+    def model(self) -> str:
+        """The inner model's id."""
+        return model_name(self.inner)
+
+    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
+        """Answer from the recording when there is one, else per `mode`.
+
+        Raises:
+            CacheMiss: replay-only mode and no recording for this prompt.
+        """
+        if self.mode == "off":
+            return await self.inner.complete(system, messages)
+        # SQLite calls run inline: they take tens of microseconds, far less than a thread hop.
+        key = cache_key(self._identity, system, messages)
+        found = self.cache.get(key, count_hit=self.mode == "rw")
+        if found is not None:
+            message, usage = found
+            usage.extra["cache_hit"] = True
+            return message, usage
+        phash = prompt_hash(system, messages)
+        if self.mode == "replay":
+            raise CacheMiss(CACHE_MISS_MESSAGE.format(model=self.model, prompt12=phash[:12]),
+                            model=self.model)
+        started = time.perf_counter()
+        message, usage = await self.inner.complete(system, messages)
+        latency_ms = (time.perf_counter() - started) * 1000
+        self.cache.put(key, model=self.model, prompt_sha256=phash, message=message, usage=usage,
+                       latency_ms=latency_ms)
+        usage.extra["cache_hit"] = False
+        return message, usage
+
+    def cache_identity(self) -> Any:
+        """The inner model's identity (caching does not change answers)."""
+        return self._identity
+
+    def context_window(self) -> int | None:
+        """The inner model's context window, when it reports one."""
+        fn = getattr(self.inner, "context_window", None)
+        return fn() if callable(fn) else None
+
+    def describe(self) -> str:
+        """Label for tables: the inner label, prefixed by the mode (``cached:``/``replay:``)."""
+        prefix = {"rw": "cached:", "replay": "replay:", "off": ""}[self.mode]
+        return prefix + model_label(self.inner)
+
+    def __repr__(self) -> str:
+        return f"CachedModel({self.inner!r}, {self.cache!r}, mode={self.mode!r})"

@@ -1,0 +1,97 @@
+"""`WindowCap`: simulate a smaller context window in front of any model.
+
+Experiments compare windows (8k, 32k, 128k) on the same provider. The cap counts the prompt with
+the workbench's `TokenEstimator` (Goose's count) and raises `ContextLengthExceeded` *before*
+calling the inner model, so the removal ladder behaves as it would against a real small window
+and nothing is billed for an over-long prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.compaction._model import CompactionModel, Usage
+from workbench.errors import ConfigError, ContextLengthExceeded
+from workbench.messages import Message
+from workbench.models._identity import format_window, model_identity, model_label, model_name
+from workbench.tokens import TokenEstimator, default_estimator
+
+OVER_WINDOW_MESSAGE = "prompt of {tokens} tokens exceeds the simulated window of {window} tokens (model {model})"
+"""Text of the `ContextLengthExceeded` the cap raises."""
+
+
+class WindowCap:
+    """Reject prompts larger than `window` tokens; delegate the rest to `inner` unchanged.
+
+    Args:
+        inner: The wrapped model.
+        window: The simulated context window in tokens (a prompt of exactly `window` fits).
+        estimator: Token estimator; the process-wide tiktoken estimator by default.
+
+    Raises:
+        ConfigError: `window` is not a positive integer.
+    """
+
+    def __init__(self, inner: CompactionModel, window: int,
+                 estimator: TokenEstimator | None = None) -> None:
+        if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+            raise ConfigError(f"window must be a positive number of tokens, got {window!r}")
+        self.inner = inner
+        self.window = window
+        self._estimator = estimator
+
+    @property
+    def estimator(self) -> TokenEstimator:
+        """The estimator used to count prompts."""
+        if self._estimator is None:
+            self._estimator = default_estimator()
+        return self._estimator
+
+    @property
+    def model(self) -> str:
+        """The inner model's id."""
+        return model_name(self.inner)
+
+    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
+        """Count the prompt; raise when it exceeds the window, else call the inner model.
+
+        Raises:
+            ContextLengthExceeded: the prompt is larger than the simulated window (the inner
+                model is not called).
+        """
+        tokens = self.estimator.count_chat_tokens(system, messages)
+        if tokens > self.window:
+            raise ContextLengthExceeded(
+                OVER_WINDOW_MESSAGE.format(tokens=tokens, window=self.window, model=self.model),
+                model=self.model,
+            )
+        return await self.inner.complete(system, messages)
+
+    def cache_identity(self) -> Any:
+        """The inner model's identity: a call that fits gets the same answer at any window."""
+        return model_identity(self.inner)
+
+    def context_window(self) -> int:
+        """The simulated window, or the inner model's real one when that is smaller."""
+        inner_window = _inner_window(self.inner)
+        if inner_window is not None and inner_window < self.window:
+            return inner_window
+        return self.window
+
+    def describe(self) -> str:
+        """Label for tables, e.g. ``openai/gpt-4o-mini@8k``."""
+        return f"{model_label(self.inner)}@{format_window(self.window)}"
+
+    def __repr__(self) -> str:
+        return f"WindowCap({self.inner!r}, window={self.window})"
+
+
+def _inner_window(model: Any) -> int | None:
+    fn = getattr(model, "context_window", None)
+    if not callable(fn):
+        return None
+    try:
+        value = fn()
+    except Exception:  # an unknown window is not an error here
+        return None
+    return value if isinstance(value, int) and value > 0 else None

@@ -1,0 +1,214 @@
+"""Model strings: one line names a model, its simulated window and its cache mode.
+
+Grammar::
+
+    [cache-mode:]model[@window]
+
+``cache-mode``
+    ``cached:`` records and replays (read-write cache), ``replay:`` only replays and fails on a
+    miss (CI). No prefix: no cache. The ``cache=`` argument of `load_model` (``"rw"``,
+    ``"replay"``, ``"off"``; the CLI's ``--cache``) overrides the prefix.
+``model``
+    ``extractive``
+        the rule-based, no-LLM baseline (`ExtractiveModel`).
+    ``local`` or ``local/<name-or-path.gguf>``
+        the embedded llama.cpp model (`LocalModel`); ``local`` alone is ``local/gemma3-270m``.
+    ``<provider>/<model>``
+        anything else with a ``/`` goes to litellm (`LiteLLMModel`), e.g. ``openai/gpt-4o-mini``,
+        ``anthropic/claude-3-5-haiku-latest``, ``ollama/llama3.1:8b``.
+    A bare name without ``/`` is an error (litellm needs the provider: ``openai/<name>``);
+    ``scripted/...`` is an error too: scripted fakes are built in code (`workbench.testing`).
+``@window``
+    a simulated context window (`WindowCap`): ``@8k`` (k = 1024 tokens, so 8192) or ``@32000``.
+    Only a trailing ``@`` followed by a number without leading zero, of at most 7 digits or
+    ending in ``k``, is a window. ``@0``, a number followed by other letters (``@8kb``), and any
+    non-window ``@`` after a name without ``/`` are errors; any other ``@`` stays in the model
+    name (Vertex's ``claude-3-5-sonnet@20240620``, ``gemini-1.0-pro@001``), so such a model
+    takes a window as ``vertex_ai/claude-3-5-sonnet@20240620@16k``. The ``window=`` argument
+    of `load_model` overrides the string's window.
+
+Composition: ``cache(window_cap(model))``. The cap sits inside the cache so an over-long prompt
+is rejected before any lookup, and a recording made at 32k serves 8k calls that fit (the cap
+does not change the identity).
+
+Examples: ``extractive@8k``, ``cached:openai/gpt-4o-mini@32k``, ``replay:local/gemma3-270m``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from workbench.compaction._model import CompactionModel
+from workbench.errors import ConfigError
+from workbench.models._identity import format_window
+
+CACHE_PREFIXES: dict[str, Literal["rw", "replay"]] = {"cached:": "rw", "replay:": "replay"}
+EXTRACTIVE = "extractive"
+LOCAL = "local"
+DEFAULT_LOCAL = "gemma3-270m"
+# Generation settings a harness may pass to every model; the extractive model ignores them.
+GENERATION_PARAMS = frozenset({"temperature", "max_tokens", "seed", "top_p"})
+_WINDOW = re.compile(r"^(?:[1-9]\d*k|[1-9]\d{0,6})$", re.IGNORECASE)
+
+
+class ModelSpec(BaseModel):
+    """A parsed model string."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    """The model: ``extractive``, ``local/<name>`` or a litellm ``provider/model``."""
+    cache_mode: Literal["rw", "replay"] | None = None
+    """``"rw"`` for ``cached:``, ``"replay"`` for ``replay:``, None without a prefix."""
+    window: int | None = None
+    """Simulated context window in tokens, None for the model's own."""
+
+    @property
+    def label(self) -> str:
+        """Label for tables: model and window, no cache mode (a replay answers like the live call)."""
+        if self.window is None:
+            return self.model
+        return f"{self.model}@{format_window(self.window)}"
+
+    @property
+    def kind(self) -> Literal["extractive", "local", "litellm"]:
+        """Which adapter builds it."""
+        if self.model == EXTRACTIVE:
+            return "extractive"
+        if self.model == LOCAL or self.model.startswith(LOCAL + "/"):
+            return "local"
+        return "litellm"
+
+    def __str__(self) -> str:
+        prefix = {"rw": "cached:", "replay": "replay:", None: ""}[self.cache_mode]
+        return prefix + self.label
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """Parse ``[cached:|replay:]model[@window]``.
+
+    Raises:
+        ConfigError: naming the part of the string that is wrong.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"empty model string {spec!r}; expected [cached:|replay:]model[@window], "
+                          "e.g. 'openai/gpt-4o-mini@8k'")
+    rest = spec.strip()
+    cache_mode: Literal["rw", "replay"] | None = None
+    for prefix, mode in CACHE_PREFIXES.items():
+        if rest.startswith(prefix):
+            cache_mode, rest = mode, rest[len(prefix):]
+            break
+    window = None
+    head, at, tail = rest.rpartition("@")
+    if at and _WINDOW.match(tail):
+        window = int(tail[:-1]) * 1024 if tail[-1] in "kK" else int(tail)
+        rest = head
+    elif at and (not head or "/" not in head or re.fullmatch(r"0+|\d+[A-Za-z]+", tail)):
+        raise ConfigError(f"model string {spec!r}: bad window '@{tail}'; write @8k (k = 1024 "
+                          "tokens) or a token count of at most 7 digits such as @32000")
+    model = rest
+    if not model:
+        raise ConfigError(f"model string {spec!r}: the model name is missing")
+    if ":" in model.split("/", 1)[0]:
+        prefix = model.split(":", 1)[0]
+        raise ConfigError(f"model string {spec!r}: unknown cache prefix '{prefix}:'; use "
+                          "'cached:' (read-write) or 'replay:' (replay-only)")
+    if any(c.isspace() for c in model):
+        raise ConfigError(f"model string {spec!r}: model {model!r} contains whitespace")
+    if model.split("/", 1)[0] == "scripted":
+        raise ConfigError(f"model string {spec!r}: scripted models are test fakes and have no "
+                          "model string; build workbench.testing.ScriptedModel(replies=[...]) in code")
+    if model != EXTRACTIVE and model != LOCAL and "/" not in model:
+        raise ConfigError(f"model string {spec!r}: {model!r} names no provider; litellm models "
+                          f"are provider/model, e.g. 'openai/{model}' (or use 'extractive' or "
+                          "'local/<name>')")
+    if model.startswith(LOCAL + "/") and not model[len(LOCAL) + 1:]:
+        raise ConfigError(f"model string {spec!r}: 'local/' needs a model name or .gguf path, "
+                          f"e.g. 'local/{DEFAULT_LOCAL}'")
+    if model.endswith("/") or model.startswith("/"):
+        raise ConfigError(f"model string {spec!r}: {model!r} is not provider/model")
+    return ModelSpec(model=model, cache_mode=cache_mode, window=window)
+
+
+_caches: dict[Path, Any] = {}
+_caches_lock = threading.Lock()
+
+
+def _shared_cache(path: str | Path | None) -> Any:
+    # Every model of a run shares one connection per cache file.
+    from workbench._paths import cache_path as default_path
+    from workbench.models._cache import ResponseCache
+
+    resolved = Path(path).expanduser().resolve() if path is not None else default_path().resolve()
+    with _caches_lock:
+        cache = _caches.get(resolved)
+        if cache is None or cache.closed:
+            cache = _caches[resolved] = ResponseCache(resolved)
+        return cache
+
+
+def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
+    if spec.kind == "extractive":
+        from workbench.models._extractive import ExtractiveModel
+
+        unknown = sorted(set(params) - GENERATION_PARAMS)
+        if unknown:
+            raise ConfigError(f"model 'extractive' takes no parameters; got {', '.join(unknown)}")
+        return ExtractiveModel()
+    if spec.kind == "local":
+        from workbench.models._local import LocalModel
+
+        name = DEFAULT_LOCAL if spec.model == LOCAL else spec.model[len(LOCAL) + 1:]
+        try:
+            return LocalModel(name, **params)
+        except TypeError as exc:
+            raise ConfigError(f"model {spec.model!r}: bad parameter ({exc})") from exc
+    from workbench.models._litellm import LiteLLMModel
+
+    try:
+        return LiteLLMModel(spec.model, **params)
+    except TypeError as exc:
+        raise ConfigError(f"model {spec.model!r}: bad parameter ({exc})") from exc
+
+
+def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str | None = None,
+               cache_path: str | Path | None = None, **params: Any) -> CompactionModel:
+    """Build a `CompactionModel` from a model string: ``cache(window_cap(model))``.
+
+    Args:
+        spec: A model string (see the module docstring) or a parsed `ModelSpec`.
+        window: Simulated window in tokens; overrides the string's ``@window``.
+        cache: ``"rw"``, ``"replay"`` or ``"off"``; overrides the string's prefix.
+        cache_path: The response-cache file; the user dir's ``cache/responses.db`` by default.
+        **params: Passed to the provider (``api_base``, ``api_key``, ``temperature``...).
+
+    Returns:
+        The model, wrapped as asked.
+
+    Raises:
+        ConfigError: a bad string, window, cache mode or parameter.
+    """
+    parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    if window is not None:
+        if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+            raise ConfigError(f"window must be a positive number of tokens, got {window!r}")
+        parsed = parsed.model_copy(update={"window": window})
+    mode = cache if cache is not None else (parsed.cache_mode or "off")
+    if mode not in ("rw", "replay", "off"):
+        raise ConfigError(f"unknown cache mode {mode!r}; use rw, replay or off")
+    model = _build_base(parsed, params)
+    if parsed.window is not None:
+        from workbench.models._cap import WindowCap
+
+        model = WindowCap(model, parsed.window)
+    if mode != "off":
+        from workbench.models._cache import CachedModel
+
+        model = CachedModel(model, _shared_cache(cache_path), mode=mode)  # type: ignore[arg-type]
+    return model
