@@ -1,0 +1,210 @@
+"""Retention probes and `compute_metrics` on hand-made sessions, with exact values."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from workbench.harness.metrics import (
+    METRICS,
+    compute_forgotten,
+    compute_metrics,
+    error_line,
+    errors_probe,
+    facts_probe,
+    files_probe,
+    metric,
+    requests_probe,
+    touched_files,
+    unregister_metric,
+    user_requests,
+)
+from workbench.messages import Message, MessageMetadata
+from workbench.sessions import Session
+
+TRACEBACK = """Traceback (most recent call last):
+  File "src/app.py", line 3, in <module>
+    int("x")
+ValueError: invalid literal for int() with base 10: 'x'
+"""
+
+
+def make_session(meta: dict | None = None) -> Session:
+    msgs = [
+        Message.user("Please fix the parser crash in src/app.py and add tests for it"),
+        Message.assistant("Looking.").with_tool_request("t1", "developer__text_editor",
+                                                        {"command": "view", "path": "./src/app.py"}),
+        Message.user().with_tool_response("t1", "def main(): ..."),
+        Message.assistant().with_tool_request("t2", "developer__shell",
+                                              {"command": "python src/app.py 2>&1 | tee /dev/null"}),
+        Message.user().with_tool_response("t2", TRACEBACK),
+        Message.assistant().with_tool_request("t3", "developer__shell",
+                                              {"command": "pytest tests/test_app.py::test_parse -q"}),
+        Message.user().with_tool_response("t3", "E  assert 1 == 2\nFAILED tests/test_app.py::test_parse",
+                                          is_error=True),
+        Message.assistant().with_tool_request("t4", "editor", {"paths": ["docs/notes.md", "setup.cfg"]}),
+        Message.user().with_tool_response("t4", error="permission denied: docs/notes.md"),
+        Message.user("ok thanks"),
+        Message.user("Also update the changelog with the release date please"),
+        Message.user("Summary of earlier work in this session",
+                     metadata=MessageMetadata.agent_only()),
+    ]
+    return Session(id="s1", format="test", path="s1.json", messages=msgs, meta=meta or {})
+
+
+SUMMARY = (
+    "The user wants the parser crash fixed. Edited `src/app.py`; running it raised\n"
+    "ValueError:   invalid literal for int() with base 10: 'x'\n"
+    "The test in test_app.py fails. Permission problems on docs/notes.md."
+)
+
+
+def test_touched_files_come_from_path_arguments_and_shell_tokens_normalised() -> None:
+    assert touched_files(make_session().messages) == [
+        "src/app.py", "tests/test_app.py", "docs/notes.md", "setup.cfg"]
+
+
+def test_files_probe_counts_full_paths_and_basenames_separately() -> None:
+    r = files_probe(make_session().messages, SUMMARY)
+    assert (r.total, r.recalled, r.recall) == (4, 2, 0.5)
+    assert r.missing == ["tests/test_app.py", "setup.cfg"]
+    assert r.extra == {"files_basename_recalled": 1}
+
+
+def test_files_probe_accepts_a_trailing_subpath_but_not_part_of_a_longer_name() -> None:
+    msgs = [Message.assistant().with_tool_request("a", "shell", {"command": "cat /repo/src/app.py"})]
+    assert files_probe(msgs, "see src/app.py").recalled == 1
+    assert files_probe(msgs, "see mysrc/app.py and app.pyc").recalled == 0
+
+
+def test_shell_tokens_without_a_slash_or_extension_are_not_paths() -> None:
+    msgs = [Message.assistant().with_tool_request(
+        "a", "shell", {"command": "git log -n 3 --format=%H && echo done > out.txt; ls *.py; grep ds.Rows pydicom.dataset"})]
+    assert touched_files(msgs) == ["out.txt"]
+
+
+def test_error_line_takes_the_exception_line_of_a_traceback() -> None:
+    assert error_line(TRACEBACK) == "ValueError: invalid literal for int() with base 10: 'x'"
+    assert error_line("collected 2 items\nFAILED t.py::a - x") == "FAILED t.py::a - x"
+    assert error_line("all fine") is None
+    assert error_line("first\nsecond", flagged=True) == "first"
+
+
+def test_errors_probe_needs_a_verbatim_quote_after_whitespace_normalising() -> None:
+    r = errors_probe(make_session().messages, SUMMARY)
+    assert r.total == 3
+    assert r.recalled == 1
+    assert r.missing == ["FAILED tests/test_app.py::test_parse",
+                         "permission denied: docs/notes.md"]
+    # word overlap: traceback 1.0; "failed tests test_app.py test_parse" 1/4;
+    # "permission denied docs notes.md" 3/4
+    assert r.extra["errors_token_overlap"] == pytest.approx((1.0 + 1 / 4 + 3 / 4) / 3)
+
+
+def test_user_requests_skip_acknowledgements_tool_results_and_agent_only_messages() -> None:
+    assert user_requests(make_session().messages) == [
+        "Please fix the parser crash in src/app.py and add tests for it",
+        "Also update the changelog with the release date please",
+    ]
+
+
+def test_a_request_is_covered_when_half_its_content_words_appear() -> None:
+    # request 1 content words: fix, parser, crash, src/app.py, tests -> 4 of 5 in the summary
+    # request 2: update, changelog, release, date -> none
+    r = requests_probe(make_session().messages, SUMMARY)
+    assert (r.total, r.recalled) == (2, 1)
+    assert r.missing == ["Also update the changelog with the release date please"]
+    half = requests_probe(make_session().messages, SUMMARY + " changelog release")
+    assert half.recalled == 2
+
+
+FACTS = [
+    {"id": "f1", "kind": "config", "text": "The database port is 5433.", "message_index": 1,
+     "stale": False, "superseded_by": None},
+    {"id": "f0", "kind": "config", "text": "The database port is 5432.", "message_index": 0,
+     "stale": True, "superseded_by": "f1"},
+    {"id": "f2", "kind": "name", "text": "The feature flag is `fast_path`.", "value": "fast_path",
+     "message_index": 2, "stale": False, "superseded_by": None},
+    {"id": "f3", "kind": "owner", "text": "Alice owns the deploy", "message_index": 3,
+     "stale": True, "superseded_by": None},
+]
+
+
+def test_facts_are_recalled_by_value_and_stale_values_fail_only_without_their_replacement() -> None:
+    session = make_session({"planted_facts": FACTS})
+    cur, old = facts_probe(session, "Port 5433 (was 5432). Alice owns the deploy.")
+    assert (cur.total, cur.recalled, cur.missing) == (2, 1, ["The feature flag is `fast_path`."])
+    assert (old.total, old.recalled) == (2, 1)
+    assert old.extra == {"stale_mentioned": 2, "stale_failures": 1}
+    assert old.missing == ["Alice owns the deploy"]
+    _, only_old = facts_probe(session, "the port is 5432")
+    assert only_old.extra == {"stale_mentioned": 1, "stale_failures": 1}
+
+
+def test_fact_metrics_are_none_without_planted_facts() -> None:
+    m = compute_metrics(make_session(), SUMMARY, None, original_tokens=100, summary_tokens=10)
+    assert m["facts_total"] is None and m["facts_recall"] is None and m["stale_avoided"] is None
+
+
+def test_compute_metrics_gives_the_contract_keys_with_exact_values() -> None:
+    structured = SimpleNamespace(user_intent="fix the crash", technical_concepts=[], files=[
+        SimpleNamespace(path="src/app.py", summary="x", key_code="")], errors_and_fixes=["e"],
+        problem_solving="  ", user_messages=["a"], pending_tasks=[], current_work="w",
+        next_step="")
+    session = make_session({"planted_facts": FACTS})
+    m = compute_metrics(session, SUMMARY + " 5433", structured, original_tokens=1000,
+                        summary_tokens=50)
+    assert m["compression_ratio"] == 0.05
+    assert (m["files_total"], m["files_recalled"], m["files_recall"]) == (4, 2, 0.5)
+    assert (m["errors_total"], m["errors_recalled"]) == (3, 1)
+    assert (m["requests_total"], m["requests_recalled"], m["requests_recall"]) == (2, 1, 0.5)
+    assert (m["facts_total"], m["facts_recalled"], m["facts_recall"]) == (2, 1, 0.5)
+    assert (m["stale_total"], m["stale_mentioned"], m["stale_avoided"]) == (2, 0, 1.0)
+    assert m["fill_rate"] == pytest.approx(5 / 9)
+    assert [m[f"fill_{f}"] for f in ("user_intent", "technical_concepts", "files",
+                                     "problem_solving", "next_step")] == [1, 0, 1, 0, 0]
+    assert m["probe_recall"] == pytest.approx((0.5 + 1 / 3 + 0.5 + 0.5) / 4)
+
+
+def test_fill_metrics_are_none_when_the_summary_did_not_parse() -> None:
+    m = compute_metrics(make_session(), "", None, original_tokens=0, summary_tokens=0)
+    assert m["fill_rate"] is None and m["fill_next_step"] is None
+    assert m["compression_ratio"] is None
+    assert m["files_recall"] == 0.0 and m["probe_recall"] == 0.0
+
+
+def test_a_user_metric_registered_by_decorator_joins_the_output_and_probe_recall() -> None:
+    @metric("always_half")
+    def always_half(inp):
+        """Test metric."""
+        return {"custom_recall": 0.5, "summary_chars": len(inp.summary_text)}
+
+    try:
+        empty = Session(id="e", format="t", path="e", messages=[])
+        m = compute_metrics(empty, "abc", None, original_tokens=1, summary_tokens=1)
+        assert m["summary_chars"] == 3 and m["probe_recall"] == 0.5
+    finally:
+        unregister_metric("always_half")
+    assert "always_half" not in METRICS
+
+
+def test_compute_forgotten_lists_the_missing_items_per_probe() -> None:
+    got = compute_forgotten(make_session({"planted_facts": FACTS}), SUMMARY)
+    assert got == {
+        "files": ["tests/test_app.py", "setup.cfg"],
+        "errors": ["FAILED tests/test_app.py::test_parse", "permission denied: docs/notes.md"],
+        "requests": ["Also update the changelog with the release date please"],
+        "facts": ["The database port is 5433.", "The feature flag is `fast_path`."],
+        "stale": [],
+    }
+
+
+def test_fill_rate_reads_the_real_structured_summary() -> None:
+    compaction = pytest.importorskip("workbench.compaction")
+    s = compaction.StructuredSummary(user_intent=["fix"], files=[compaction.FileActivity(path="a.py")],
+                                     pending_tasks=[" "], current_work="  ", next_step="go")
+    empty = Session(id="e", format="t", path="e", messages=[])
+    m = compute_metrics(empty, "", s, original_tokens=10, summary_tokens=2)
+    assert m["fill_rate"] == pytest.approx(3 / 9)
+    assert (m["fill_files"], m["fill_pending_tasks"], m["fill_current_work"]) == (1, 0, 0)

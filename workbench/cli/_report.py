@@ -1,0 +1,19 @@
+"""``workbench report RUN_DIR``: regenerate a run's report from its results store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("report")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write here instead of RUN_DIR/report/.")
+def command(run_dir: Path, out_dir: Path | None) -> None:
+    """Write report.md, report.html, CSVs and plots for RUN_DIR, and print their paths."""
+    from workbench.harness._report import write_report
+
+    for name, path in write_report(run_dir, out_dir).items():
+        click.echo(f"{name}: {path}")

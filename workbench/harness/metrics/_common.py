@@ -1,0 +1,82 @@
+"""Text helpers and the result shape shared by the retention probes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"[a-z0-9_]+(?:[.'-][a-z0-9_]+)*")
+
+# Common English function words and chat filler; a content word must be none of these.
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing done down during each else even ever every
+few for from further get gets got had has have having he her here hers him his how however i if in
+into is it its itself just let like make many may me might more most much must my need needs no nor
+not now of off on once only or other our ours out over own please really same shall she should so
+some such than that the their theirs them then there these they this those through thus to too
+under until up upon us use used using very via want wants was we well were what when where which
+while who whom why will with within without would yes yet you your yours thanks thank okay sure
+could would should into onto also just still then this that these those there here what which
+""".split())
+
+
+def normalize_ws(text: str) -> str:
+    """Collapse every run of whitespace to one space and strip the ends."""
+    return _WS.sub(" ", text).strip()
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens (letters, digits, ``_``; inner dots, dashes, apostrophes kept)."""
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str, min_len: int = 4) -> list[str]:
+    """Distinct lowercased non-stopwords of at least `min_len` characters, in order."""
+    seen: dict[str, None] = {}
+    for w in words(text):
+        if len(w) >= min_len and w not in STOPWORDS:
+            seen.setdefault(w, None)
+    return list(seen)
+
+
+def word_set(text: str) -> set[str]:
+    """The set of `words` of `text`, plus the parts of dotted or dashed words."""
+    out: set[str] = set()
+    for w in words(text):
+        out.add(w)
+        out.update(p for p in re.split(r"[.'-]", w) if p)
+    return out
+
+
+@dataclass
+class ProbeResult:
+    """What one probe found: how many items the session had and which the summary kept.
+
+    Attributes:
+        total: Items the session had.
+        recalled: Items the summary kept.
+        missing: The items the summary forgot, as short strings.
+        extra: Probe-specific numbers (weaker matches, overlap scores).
+    """
+
+    total: int
+    recalled: int
+    missing: list[str] = field(default_factory=list)
+    extra: dict[str, float | int | None] = field(default_factory=dict)
+
+    @property
+    def recall(self) -> float | None:
+        """`recalled / total`, or None when the session had no items."""
+        return self.recalled / self.total if self.total else None
+
+    def as_metrics(self, prefix: str) -> dict[str, float | int | None]:
+        """``{prefix}_total``, ``{prefix}_recalled``, ``{prefix}_recall`` plus the extras."""
+        out: dict[str, float | int | None] = {
+            f"{prefix}_total": self.total,
+            f"{prefix}_recalled": self.recalled,
+            f"{prefix}_recall": self.recall,
+        }
+        out.update(self.extra)
+        return out
