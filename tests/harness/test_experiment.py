@@ -1,0 +1,111 @@
+"""Experiment spec: TOML reading, exact error texts, round trip, the shipped default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.errors import ConfigError
+from workbench.harness import Experiment
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "experiment.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        Experiment.from_toml(path)
+    return str(info.value)
+
+
+def test_a_minimal_spec_gets_documented_defaults(tmp_path: Path) -> None:
+    exp = Experiment.from_toml(write(tmp_path, 'sessions = ["a.json"]\nmodels = ["extractive"]\n'))
+    assert exp.name == "experiment"
+    assert exp.templates == ["default"]
+    assert exp.strategies == ["goose"]
+    assert exp.windows == [None]
+    assert (exp.repeats, exp.concurrency, exp.seed, exp.manual_compact) == (1, 4, 0, True)
+    assert exp.cache.mode is None
+    assert exp.base_dir == str(tmp_path.resolve())
+    assert exp.resolve_path("a.json") == tmp_path.resolve() / "a.json"
+
+
+def test_an_unknown_key_is_named_with_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, 'sessions = ["a"]\nmodels = ["extractive"]\nmodel = "x"\n')
+    assert error_of(path) == f"{path}: model: Extra inputs are not permitted"
+
+
+def test_a_nested_error_names_the_key_path(tmp_path: Path) -> None:
+    path = write(tmp_path, 'sessions = ["a"]\n'
+                 'models = ["extractive", {model = "openai/gpt-4o-mini", concurrency = 0}]\n')
+    assert error_of(path) == f"{path}: models[1].concurrency: Input should be greater than 0"
+
+
+def test_a_wrong_type_is_reported(tmp_path: Path) -> None:
+    path = write(tmp_path, 'sessions = ["a"]\nmodels = ["extractive"]\nrepeats = "two"\n')
+    assert error_of(path) == (f"{path}: repeats: Input should be a valid integer, unable to parse "
+                              "string as an integer")
+
+
+def test_a_bad_window_string_says_how_to_write_one(tmp_path: Path) -> None:
+    path = write(tmp_path, 'sessions = ["a"]\nmodels = ["extractive"]\nwindows = ["8k", "8q"]\n')
+    assert error_of(path) == (f"{path}: windows[1]: cannot read window '8q': write a token count "
+                              "like 8000, '8k' or '1m', or 'none' for no cap")
+
+
+def test_empty_models_are_rejected(tmp_path: Path) -> None:
+    path = write(tmp_path, 'sessions = ["a"]\nmodels = []\n')
+    assert error_of(path) == f"{path}: models: List should have at least 1 item after validation, not 0"
+
+
+def test_an_unknown_strategy_names_the_allowed_ones(tmp_path: Path) -> None:
+    path = write(tmp_path, 'sessions = ["a"]\nmodels = ["extractive"]\nstrategies = ["trim"]\n')
+    assert error_of(path) == f"{path}: strategies[0]: Input should be 'goose'"
+
+
+def test_bad_toml_and_missing_files_are_config_errors(tmp_path: Path) -> None:
+    assert error_of(write(tmp_path, "sessions = [")).startswith(f"{tmp_path / 'experiment.toml'}: invalid TOML: ")
+    assert error_of(tmp_path / "nope.toml") == f"{tmp_path / 'nope.toml'}: no such experiment file"
+
+
+def test_windows_accept_k_shorthand_counts_and_none(tmp_path: Path) -> None:
+    exp = Experiment.from_toml(write(tmp_path, 'sessions = ["a"]\nmodels = ["extractive"]\n'
+                                     'windows = ["8k", 32000, "none", "1m"]\n'))
+    assert exp.windows == [8192, 32000, None, 1048576]
+
+
+def test_to_toml_round_trips_and_drops_api_keys(tmp_path: Path) -> None:
+    exp = Experiment.from_dict({
+        "name": "rt", "sessions": ["a.json", {"path": "b.jsonl", "index": 3, "format": "goose-json"}],
+        "models": ["extractive", {"model": "openai/gpt-4o-mini", "concurrency": 2,
+                                  "params": {"temperature": 0.0, "api_key": "sk-secret"}}],
+        "windows": ["8k", None], "budget": {"max_tokens": 1000}, "cache": {"mode": "rw"},
+        "templates": ["default", "top3-intent"], "repeats": 2})
+    text = exp.to_toml()
+    assert "sk-secret" not in text and "api_key" not in text
+    back = Experiment.from_toml(write(tmp_path, text))
+    expected = exp.model_dump()
+    expected["models"][1]["params"] = {"temperature": 0.0}
+    expected["base_dir"] = str(tmp_path.resolve())
+    assert back.model_dump() == expected
+    assert 'models = ["extractive", {model = "openai/gpt-4o-mini", params = {temperature = 0.0}, concurrency = 2}]' in text
+    assert 'windows = [8192, "none"]' in text
+
+
+def test_model_labels_show_public_params_only() -> None:
+    exp = Experiment.from_dict({"sessions": ["a"], "models": [
+        {"model": "openai/x", "params": {"temperature": 0.2, "api_key": "k"}}, "extractive"]})
+    assert [m.label for m in exp.models] == ["openai/x[temperature=0.2]", "extractive"]
+
+
+def test_the_default_experiment_is_the_shipped_file() -> None:
+    exp = Experiment.default()
+    assert exp.name == "default"
+    assert [m.model for m in exp.models] == ["extractive", "replay:local/gemma3-270m"]
+    assert exp.windows == [8192, 32768]
+    assert exp.sessions[0].path == "dataset:all"
+    assert exp.templates == ["all"]

@@ -1,0 +1,86 @@
+"""Results store: named migrations on a blank database, exact columns, atomic cell writes."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from workbench.harness import ResultsStore
+from workbench.harness._migrations import MIGRATIONS, migrate
+from workbench.harness._store import ATTEMPT_COLUMNS, CELL_COLUMNS, new_ulid
+
+
+def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
+    return [(r[1], r[2], r[5]) for r in db.execute(f"PRAGMA table_info({table})")]
+
+
+def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
+    assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts"]
+    assert migrate(db) == []
+    names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
+    assert names == [m.__name__ for m in MIGRATIONS]
+
+
+def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    assert columns(store.db, "runs") == [
+        ("run_id", "TEXT", 1), ("name", "TEXT", 0), ("spec_json", "TEXT", 0),
+        ("started_at", "TEXT", 0), ("finished_at", "TEXT", 0), ("workbench_version", "TEXT", 0),
+        ("status", "TEXT", 0)]
+    cells = columns(store.db, "cells")
+    assert [c[0] for c in cells] == list(CELL_COLUMNS)
+    assert dict((c[0], c[1]) for c in cells) | {} == {
+        **{c: "INTEGER" for c in ("window", "repeat", "original_tokens", "retained_tokens",
+                                  "summary_tokens", "billed_input_tokens", "billed_output_tokens",
+                                  "cache_read_tokens", "cache_write_tokens", "structured",
+                                  "attempts", "retries", "max_removal_percent",
+                                  "tool_responses_removed")},
+        **{c: "REAL" for c in ("cost", "latency_ms")},
+        **{c: "TEXT" for c in CELL_COLUMNS if c not in (
+            "window", "repeat", "original_tokens", "retained_tokens", "summary_tokens",
+            "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
+            "cache_write_tokens", "structured", "attempts", "retries", "max_removal_percent",
+            "tool_responses_removed", "cost", "latency_ms")}}
+    assert [c[0] for c in columns(store.db, "attempts")] == list(ATTEMPT_COLUMNS)
+    indexes = {r[1] for r in store.db.execute("SELECT * FROM sqlite_master WHERE type='index'")}
+    assert {"cells_status", "cells_run", "attempts_cell"} <= indexes
+
+
+def test_connections_use_wal_and_a_busy_timeout(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 30000
+
+
+def test_recording_a_cell_again_replaces_it_and_its_attempts(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    store.record_cell({"cell_id": "c1", "status": "error", "cost": 0.5},
+                      [{"attempt_no": 1, "outcome": "error"}, {"attempt_no": 2, "outcome": "error"}])
+    store.record_cell({"cell_id": "c1", "status": "ok", "billed_input_tokens": 10,
+                       "billed_output_tokens": 5, "cost": 0.25}, [{"attempt_no": 1, "outcome": "ok"}])
+    assert [(c["cell_id"], c["status"]) for c in store.cells()] == [("c1", "ok")]
+    assert [(a["cell_id"], a["attempt_no"], a["outcome"]) for a in store.attempts()] == [("c1", 1, "ok")]
+    assert store.cell_statuses() == {"c1": "ok"}
+    assert store.spent() == (0.25, 15)
+
+
+def test_a_failed_write_leaves_no_half_cell(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    with pytest.raises(sqlite3.IntegrityError):
+        store.record_cell({"cell_id": "c1", "status": "ok"},
+                          [{"attempt_id": "same", "attempt_no": 1}, {"attempt_id": "same", "attempt_no": 2}])
+    assert store.cells() == [] and store.attempts() == []
+
+
+def test_runs_record_status_and_ulids_sort_by_time(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    run = store.start_run("x", "{}", "0.1.0")
+    store.finish_run(run, "budget_reached")
+    (row,) = store.runs()
+    assert (row["name"], row["status"], row["workbench_version"]) == ("x", "budget_reached", "0.1.0")
+    assert row["finished_at"] is not None
+    ids = [new_ulid() for _ in range(100)]
+    assert ids == sorted(ids) and len(set(ids)) == 100 and all(len(i) == 26 for i in ids)

@@ -1,0 +1,55 @@
+"""``workbench run``: run (or resume) an experiment into a run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from workbench.harness import DryRunEstimate, Experiment, Results, run_experiment
+from workbench.harness._runner import default_out
+
+TABLE_COLUMNS = ("cells", "retained_tokens", "billed_tokens", "cost", "parse_success_pct",
+                 "retries_mean", "failures", "probe_recall")
+
+
+@click.command("run")
+@click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run folder (default: runs/<name>; the same folder resumes).")
+@click.option("--retry-errors", is_flag=True, help="Re-run cells stored as errors.")
+@click.option("--dry-run", is_flag=True, help="Count cells and estimate tokens and cost only.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Cells in flight at once (overrides the spec).")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
+            concurrency: int | None, no_progress: bool) -> None:
+    """Run the experiment SPEC (TOML); without SPEC, the shipped default experiment.
+
+    Re-running the same command resumes: finished cells are skipped.
+    """
+    experiment = Experiment.default() if spec is None else Experiment.from_toml(spec)
+    folder = out or default_out(experiment)
+    result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
+                            progress=not no_progress, concurrency=concurrency)
+    if isinstance(result, DryRunEstimate):
+        return  # the runner printed the estimate
+    _print_results(result)
+
+
+def _print_results(results: Results) -> None:
+    import pandas as pd
+
+    table = results.table()
+    if table.empty:
+        click.echo("no cells finished")
+    else:
+        keep = [c for c in table.columns if c in ("template", "model", "window") or
+                c in TABLE_COLUMNS]
+        with pd.option_context("display.width", 200, "display.max_columns", 30,
+                               "display.float_format", "{:.3g}".format):
+            click.echo(table[keep].to_string(index=False))
+    errors = int((results.cells["status"] == "error").sum()) if not results.cells.empty else 0
+    click.echo(f"\nrun folder: {results.run_dir} ({len(results.cells)} cells, {errors} errors, "
+               f"status {results.status})")
+    click.echo(f"report: workbench report {results.run_dir}")

@@ -1,0 +1,178 @@
+"""Running one cell: compact the session, measure it, and build its store rows.
+
+Never raises for a failing cell: the error (type, message, traceback) becomes the row, with the
+usage of every attempt that was billed before the failure.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.harness._cells import Cell
+from workbench.harness._experiment import Experiment
+from workbench.harness._store import utc_now
+from workbench.harness._variants import Variant
+from workbench.messages import Message
+from workbench.sessions import Session
+from workbench.tokens import default_estimator
+
+METRICS_MODULE = "workbench.harness.metrics"
+
+
+@dataclass
+class CellOutcome:
+    """A finished cell: its ``cells`` row and its ``attempts`` rows."""
+
+    row: dict[str, Any]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Recorder:
+    """Wraps a model to keep the raw text of its last reply (the summary parser's input)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.last_text: str | None = None
+
+    async def complete(self, system: str, messages: list[Message]) -> Any:
+        reply, usage = await self.inner.complete(system, messages)
+        self.last_text = reply.concat_text()
+        return reply, usage
+
+
+def _metrics_module() -> Any:
+    try:
+        import workbench.harness.metrics as metrics
+    except ModuleNotFoundError as exc:
+        if exc.name != METRICS_MODULE:
+            raise
+        return None
+    return metrics
+
+
+def _sum_usage(usages: list[Any]) -> dict[str, Any]:
+    def total(name: str) -> int:
+        return sum(getattr(u, name) or 0 for u in usages)
+
+    costs = [u.cost for u in usages]
+    return {
+        "billed_input_tokens": total("input_tokens"),
+        "billed_output_tokens": total("output_tokens"),
+        "cache_read_tokens": total("cache_read_input_tokens"),
+        "cache_write_tokens": total("cache_write_input_tokens"),
+        "cost": None if not costs or any(c is None for c in costs) else float(sum(costs)),
+    }
+
+
+def _attempt_rows(records: list[Any], cell: Cell) -> list[dict[str, Any]]:
+    rows = []
+    for rec in records:
+        usage = rec.usage
+        extra = (usage.extra or {}) if usage is not None else {}
+        hit = extra.get("cache_hit")
+        rows.append({
+            "attempt_no": rec.number, "removal_percent": rec.removal_percent,
+            "messages_removed": rec.messages_removed,
+            "tool_responses_removed": rec.tool_responses_removed, "outcome": rec.outcome,
+            "model": (usage.model if usage is not None and usage.model else cell.model),
+            "input_tokens": usage.input_tokens if usage else None,
+            "output_tokens": usage.output_tokens if usage else None,
+            "cache_read_tokens": usage.cache_read_input_tokens if usage else None,
+            "cache_write_tokens": usage.cache_write_input_tokens if usage else None,
+            "cost": usage.cost if usage else None,
+            "latency_ms": rec.latency_ms, "cache_hit": None if hit is None else int(bool(hit)),
+            "error": rec.error,
+        })
+    return rows
+
+
+def _ladder_columns(records: list[Any]) -> dict[str, Any]:
+    return {
+        "attempts": len(records),
+        "retries": max(len(records) - 1, 0),
+        "max_removal_percent": max((r.removal_percent for r in records), default=None),
+        "tool_responses_removed": max((r.tool_responses_removed for r in records), default=None),
+    }
+
+
+def _parse_structured(raw: str | None) -> Any:
+    if not raw:
+        return None
+    from workbench.compaction import StructuredSummary
+
+    return StructuredSummary.parse(raw)
+
+
+async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
+                   experiment: Experiment, out: Path, run_id: str) -> CellOutcome:
+    """Compact `session` as `cell` says and return its rows (errors become an 'error' row).
+
+    Args:
+        cell: The cell.
+        session: Its loaded session.
+        variant: Its resolved template variant.
+        model_for: ``Cell -> CompactionModel``.
+        experiment: The experiment (manual_compact flag).
+        out: The run folder (summaries are written under it).
+        run_id: The current run's id.
+    """
+    from workbench.context_mgmt import compact_messages
+
+    estimator = default_estimator()
+    row: dict[str, Any] = {
+        "cell_id": cell.cell_id, "run_id": run_id, "session_id": cell.session_id,
+        "session_path": cell.session_path, "session_format": cell.session_format,
+        "strategy": cell.strategy, "model": cell.model, "template": cell.template,
+        "window": cell.window, "repeat": cell.repeat, "started_at": utc_now(),
+    }
+    started = time.perf_counter()
+    records: list[Any] = []
+    try:
+        row["original_tokens"] = estimator.count_context_tokens(session.messages)
+        model = _Recorder(model_for(cell))
+        result = await compact_messages(
+            model, session.messages, manual_compact=experiment.manual_compact,
+            templates=variant.templates, estimator=estimator, **variant.options)
+        row["latency_ms"] = (time.perf_counter() - started) * 1000
+        summary = result.summary
+        records = list(summary.attempt_records)
+        text = summary.message.concat_text()
+        summary_tokens = estimator.count_text_tokens(text)
+        usages = [r.usage for r in records if r.usage is not None] or [summary.usage]
+        row.update(_sum_usage(usages) | _ladder_columns(records))
+        row.update(status="ok", retained_tokens=result.retained_context_tokens,
+                   summary_tokens=summary_tokens, parse_outcome=summary.parse_outcome,
+                   structured=int(bool(summary.structured)))
+        row["summary_path"] = _write_summary(out, cell, text)
+        metrics = _metrics_module()
+        if metrics is not None:
+            structured = _parse_structured(model.last_text) if summary.structured else None
+            values = metrics.compute_metrics(session, text, structured,
+                                             original_tokens=row["original_tokens"],
+                                             summary_tokens=summary_tokens)
+            row["metrics_json"] = json.dumps(values, default=float)
+            forgotten = metrics.compute_forgotten(session, text)
+            (out / "summaries" / f"{cell.cell_id}.forgotten.json").write_text(
+                json.dumps(forgotten, ensure_ascii=False, indent=1), encoding="utf-8")
+    except Exception as exc:  # one failing cell never stops the run
+        row.setdefault("latency_ms", (time.perf_counter() - started) * 1000)
+        records = list(getattr(exc, "attempts", None) or records)
+        usages = [r.usage for r in records if getattr(r, "usage", None) is not None]
+        usages = usages or list(getattr(exc, "billed_usage", None) or [])
+        row.update(_sum_usage(usages) | _ladder_columns(records))
+        row.update(status="error", error_type=type(exc).__name__, error_message=str(exc),
+                   traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
+                   structured=None)
+    row["finished_at"] = utc_now()
+    return CellOutcome(row, _attempt_rows(records, cell))
+
+
+def _write_summary(out: Path, cell: Cell, text: str) -> str:
+    rel = f"summaries/{cell.cell_id}.md"
+    (out / rel).write_text(text + ("\n" if not text.endswith("\n") else ""), encoding="utf-8")
+    return rel

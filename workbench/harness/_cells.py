@@ -1,0 +1,199 @@
+"""Cells: one (session, strategy, model, template, window, repeat) combination of an experiment.
+
+`expand_cells` loads the sessions an experiment names (files, globs, shipped datasets) and
+returns the cells in a fixed order with ids that depend only on the cell key, so a re-run of the
+same spec finds the same ids in the results store.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ConfigError
+from workbench.harness._experiment import Experiment, SessionSource, format_window, project_root
+from workbench.sessions import Session, load_sessions
+
+MANIFEST = "datasets/manifest.json"
+ALL_DATASETS = "dataset:all"
+ALL_TEMPLATES = "all"
+DEFAULT_TEMPLATE = "default"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work; its row in the results store is keyed by `cell_id`.
+
+    Attributes:
+        cell_id: First 16 hex digits of sha256 over the cell key.
+        key: ``session_id|strategy|model|template|window|repeat``.
+        session_id: `Session.id` of the session compacted.
+        session_path: The file it was read from.
+        session_format: The importer that read it.
+        strategy: Compaction strategy name (``goose``).
+        model: Model label (string plus public params) as shown in tables.
+        model_string: The string passed to ``load_model``.
+        template: Template variant name.
+        window: Simulated context window in tokens, or None for no cap.
+        repeat: Repeat index, from 0.
+        model_index: Position of the model in ``Experiment.models``.
+    """
+
+    cell_id: str
+    key: str
+    session_id: str
+    session_path: str
+    session_format: str
+    strategy: str
+    model: str
+    model_string: str
+    template: str
+    window: int | None
+    repeat: int
+    model_index: int = 0
+    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+
+def cell_key(session_id: str, strategy: str, model: str, template: str, window: int | None,
+             repeat: int) -> str:
+    """The text a cell id is hashed from."""
+    return "|".join([session_id, strategy, model, template, format_window(window), str(repeat)])
+
+
+def cell_id_for(key: str) -> str:
+    """sha256 of `key`, first 16 hex digits."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]]:
+    """Shipped dataset names -> (file, format), from ``datasets/manifest.json``.
+
+    Reads the ``sessions`` (or ``datasets``) list of ``{name, file|path, format}`` objects; a
+    missing file name means ``<name>.json`` beside the manifest.
+    """
+    base = (root or project_root()) / MANIFEST
+    if not base.is_file():
+        return {}
+    data = json.loads(base.read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = data.get("sessions", data.get("datasets", []))
+    out: dict[str, tuple[Path, str | None]] = {}
+    for entry in data if isinstance(data, list) else []:
+        if isinstance(entry, dict) and "name" in entry:
+            name = str(entry["name"])
+            rel = entry.get("file") or entry.get("path") or f"{name}.json"
+            out[name] = ((base.parent / rel).resolve(), entry.get("format"))
+    return out
+
+
+def resolve_source(source: SessionSource,
+                   experiment: Experiment) -> list[tuple[Path, str | None]]:
+    """The files (with a known format, if any) one ``sessions`` entry stands for, in order.
+
+    Raises:
+        ConfigError: the entry matches nothing; the message lists the shipped dataset names.
+    """
+    text = source.path
+    manifest = read_manifest()
+    if text == ALL_DATASETS:
+        if not manifest:
+            raise ConfigError(f"sessions: {ALL_DATASETS!r} needs {MANIFEST} in {project_root()}")
+        return [manifest[name] for name in sorted(manifest)]
+    if text in manifest:
+        return [manifest[text]]
+    path = experiment.resolve_path(text)
+    if any(ch in text for ch in "*?["):
+        found = sorted(Path(p) for p in globlib.glob(str(path), recursive=True))
+        files: list[tuple[Path, str | None]] = [(p, None) for p in found if p.is_file()]
+        if not files:
+            raise ConfigError(f"sessions: glob {text!r} matched no files (looked in {path.parent})")
+        return files
+    if not path.exists():
+        known = ", ".join(sorted(manifest)) or "none shipped"
+        raise ConfigError(f"sessions: {text!r} is neither a file ({path}) nor a dataset name "
+                          f"(known: {known}, or {ALL_DATASETS!r})")
+    return [(path, None)]
+
+
+class SessionCache:
+    """Loads each (file, format, selection) once per run."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[str, str | None, str], list[Session]] = {}
+
+    def load(self, path: Path, source: SessionSource, format: str | None = None) -> list[Session]:
+        """Sessions of `path` selected by `source` (cached); `source.format` wins over `format`."""
+        select = source.selection()
+        fmt = source.format or format
+        key = (str(path), fmt, json.dumps(select, sort_keys=True, default=str))
+        if key not in self._loaded:
+            self._loaded[key] = load_sessions(path, format=fmt, **select)
+        return self._loaded[key]
+
+
+def load_experiment_sessions(experiment: Experiment,
+                             cache: SessionCache | None = None) -> list[Session]:
+    """Every session the experiment names, in spec order, first occurrence of each id kept."""
+    cache = cache or SessionCache()
+    seen: set[str] = set()
+    out: list[Session] = []
+    for source in experiment.sessions:
+        for path, fmt in resolve_source(source, experiment):
+            for session in cache.load(path, source, fmt):
+                if session.id not in seen:
+                    seen.add(session.id)
+                    out.append(session)
+    return out
+
+
+def template_names(experiment: Experiment) -> list[str]:
+    """The experiment's template variants with ``all`` expanded to every ``prompts/`` folder."""
+    names: list[str] = []
+    for name in experiment.templates:
+        if name == ALL_TEMPLATES:
+            prompts = project_root() / "prompts"
+            folders = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
+            expanded = folders or [DEFAULT_TEMPLATE]
+        else:
+            expanded = [name]
+        names.extend(n for n in expanded if n not in names)
+    return names
+
+
+def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) -> list[Cell]:
+    """All cells of `experiment`: session x strategy x model x template x window x repeat.
+
+    Args:
+        experiment: The spec.
+        sessions: Already-loaded sessions; loaded from the spec when None.
+
+    Returns:
+        Cells in that nesting order (spec order within each axis).
+    """
+    if sessions is None:
+        sessions = load_experiment_sessions(experiment)
+    templates = template_names(experiment)
+    cells: list[Cell] = []
+    seen: set[str] = set()
+    for session in sessions:
+        for strategy in experiment.strategies:
+            for model_index, spec in enumerate(experiment.models):
+                for template in templates:
+                    for window in experiment.windows:
+                        for repeat in range(experiment.repeats):
+                            key = cell_key(session.id, strategy, spec.label, template, window,
+                                           repeat)
+                            if key in seen:  # the same model or window listed twice
+                                continue
+                            seen.add(key)
+                            cells.append(Cell(
+                                cell_id=cell_id_for(key), key=key, session_id=session.id,
+                                session_path=str(session.path), session_format=session.format,
+                                strategy=strategy, model=spec.label, model_string=spec.model,
+                                template=template, window=window, repeat=repeat,
+                                model_index=model_index, params=dict(spec.params)))
+    return cells

@@ -1,0 +1,139 @@
+"""Named, append-only migrations for ``results.sqlite``.
+
+Each migration is a function ``mNNN_name(db)``; `migrate` applies those not yet recorded in
+``_workbench_migrations(name, applied_at)`` in list order. Shipped migrations are never edited:
+a schema change is a new function at the end of `MIGRATIONS`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def m001_runs(db: sqlite3.Connection) -> None:
+    """One row per invocation of the runner over a run folder."""
+    db.execute("""
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            name TEXT,
+            spec_json TEXT,
+            started_at TEXT,
+            finished_at TEXT,
+            workbench_version TEXT,
+            status TEXT
+        )""")
+
+
+def m002_cells(db: sqlite3.Connection) -> None:
+    """One row per finished cell ('ok' or 'error')."""
+    db.execute("""
+        CREATE TABLE cells (
+            cell_id TEXT PRIMARY KEY,
+            run_id TEXT,
+            session_id TEXT,
+            session_path TEXT,
+            session_format TEXT,
+            strategy TEXT,
+            model TEXT,
+            template TEXT,
+            window INTEGER,
+            repeat INTEGER,
+            status TEXT,
+            original_tokens INTEGER,
+            retained_tokens INTEGER,
+            summary_tokens INTEGER,
+            billed_input_tokens INTEGER,
+            billed_output_tokens INTEGER,
+            cache_read_tokens INTEGER,
+            cache_write_tokens INTEGER,
+            cost REAL,
+            parse_outcome TEXT,
+            structured INTEGER,
+            attempts INTEGER,
+            retries INTEGER,
+            max_removal_percent INTEGER,
+            tool_responses_removed INTEGER,
+            latency_ms REAL,
+            error_type TEXT,
+            error_message TEXT,
+            traceback TEXT,
+            summary_path TEXT,
+            metrics_json TEXT,
+            started_at TEXT,
+            finished_at TEXT
+        )""")
+    db.execute("CREATE INDEX cells_status ON cells (status)")
+    db.execute("CREATE INDEX cells_run ON cells (run_id)")
+
+
+def m003_attempts(db: sqlite3.Connection) -> None:
+    """One row per model attempt of a cell (the removal ladder makes several)."""
+    db.execute("""
+        CREATE TABLE attempts (
+            attempt_id TEXT PRIMARY KEY,
+            cell_id TEXT,
+            attempt_no INTEGER,
+            removal_percent INTEGER,
+            messages_removed INTEGER,
+            tool_responses_removed INTEGER,
+            outcome TEXT,
+            model TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cache_read_tokens INTEGER,
+            cache_write_tokens INTEGER,
+            cost REAL,
+            latency_ms REAL,
+            cache_hit INTEGER,
+            error TEXT
+        )""")
+    db.execute("CREATE INDEX attempts_cell ON attempts (cell_id)")
+
+
+MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts]
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error (DDL included, unlike ``with db``)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def applied(db: sqlite3.Connection) -> list[str]:
+    """Names of the migrations already applied, in order."""
+    db.execute("CREATE TABLE IF NOT EXISTS _workbench_migrations "
+               "(name TEXT PRIMARY KEY, applied_at TEXT)")
+    return [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply every pending migration, each in its own transaction.
+
+    Args:
+        db: A connection in autocommit mode (``isolation_level=None``).
+
+    Returns:
+        The names applied by this call.
+    """
+    done = set(applied(db))
+    ran: list[str] = []
+    for migration in MIGRATIONS:
+        if migration.__name__ in done:
+            continue
+        with transaction(db):
+            migration(db)
+            db.execute("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
+                       (migration.__name__, datetime.now(UTC).isoformat()))
+        ran.append(migration.__name__)
+    return ran

@@ -1,0 +1,119 @@
+"""`Results`: a run folder loaded as data (cells and attempts as pandas DataFrames).
+
+Tables, paired comparisons and plots are computed from these frames by the functions in
+``_table``, ``_paired`` and ``_plots``; `Results` only loads and delegates.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import ConfigError
+from workbench.harness._experiment import Experiment
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+SPEC_FILE = "spec.toml"
+DB_FILE = "results.sqlite"
+
+
+def _read_table(db_path: Path, table: str) -> pd.DataFrame:
+    import pandas as pd
+
+    # Read-only URI: loading a run never creates or migrates anything.
+    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY rowid", db)
+    finally:
+        db.close()
+
+
+def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells with ``metrics_json`` expanded into one column per metric name."""
+    import pandas as pd
+
+    if "metrics_json" not in cells.columns or cells.empty:
+        return cells
+    parsed = [json.loads(v) if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
+    metrics = pd.DataFrame(parsed, index=cells.index)
+    metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
+    return pd.concat([cells, metrics], axis=1)
+
+
+class Results:
+    """A loaded run folder.
+
+    Attributes:
+        run_dir: The folder.
+        spec: The `Experiment` as run (from ``spec.toml``), or None when absent.
+        cells: One row per stored cell, metrics expanded into columns.
+        attempts: One row per model attempt.
+        runs: One row per runner invocation (status, timestamps).
+    """
+
+    def __init__(self, run_dir: Path, spec: Experiment | None, cells: pd.DataFrame,
+                 attempts: pd.DataFrame, runs: pd.DataFrame) -> None:
+        self.run_dir = run_dir
+        self.spec = spec
+        self.cells = cells
+        self.attempts = attempts
+        self.runs = runs
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> Results:
+        """Load ``<run_dir>/results.sqlite`` and ``spec.toml``.
+
+        Raises:
+            ConfigError: the folder holds no results store.
+        """
+        folder = Path(run_dir)
+        db = folder / DB_FILE
+        if not db.is_file():
+            raise ConfigError(f"{folder}: no {DB_FILE} here; run `workbench run` with "
+                              f"--out {folder} first")
+        spec_path = folder / SPEC_FILE
+        spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
+        return cls(folder, spec, expand_metrics(_read_table(db, "cells")),
+                   _read_table(db, "attempts"), _read_table(db, "runs"))
+
+    @property
+    def status(self) -> str | None:
+        """Status of the latest runner invocation ('finished', 'budget_reached', ...)."""
+        if self.runs.empty:
+            return None
+        return str(self.runs["status"].iloc[-1])
+
+    def table(self, by: tuple[str, ...] | list[str] = ("template", "model", "window")) -> Any:
+        """The comparison table grouped by `by` (see ``comparison_table``)."""
+        from workbench.harness._table import comparison_table
+
+        return comparison_table(self.cells, tuple(by))
+
+    def compare(self, a: str, b: str, metric: str = "probe_recall", on: str = "template",
+                **kwargs: Any) -> Any:
+        """Paired comparison of `b` against `a` (values of column `on`) on `metric`."""
+        from workbench.harness._paired import paired_comparison
+
+        if self.spec is not None:
+            kwargs.setdefault("seed", self.spec.seed)
+        return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
+
+    def plot(self, *args: Any, **kwargs: Any) -> Any:
+        """A matplotlib Figure of the cells (see ``workbench.harness._plots``)."""
+        from workbench.harness import _plots
+
+        return _plots.plot_results(self, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"Results({str(self.run_dir)!r}, cells={len(self.cells)}, "
+                f"attempts={len(self.attempts)}, status={self.status!r})")
+
+    def _repr_html_(self) -> str:
+        head = f"<p><b>{self.run_dir}</b>: {len(self.cells)} cells, status {self.status}</p>"
+        if self.cells.empty:
+            return head
+        return head + self.table().to_html(index=False, na_rep="")

@@ -1,0 +1,228 @@
+"""The async runner: expands an experiment into cells, runs them with bounded concurrency, and
+writes every finished cell (with its attempts) to the run folder's results store.
+
+Re-running over the same folder resumes: cells already stored are skipped ('error' cells too,
+unless ``retry_errors``). A failing cell is recorded with its error and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from workbench.harness._cell_run import CellOutcome, run_cell
+from workbench.harness._cells import Cell, SessionCache, expand_cells, load_experiment_sessions
+from workbench.harness._estimate import estimate_cells
+from workbench.harness._experiment import Experiment
+from workbench.harness._store import ResultsStore
+from workbench.harness._variants import load_variant
+
+log = logging.getLogger("workbench.harness")
+
+SPEC_FILE = "spec.toml"
+DB_FILE = "results.sqlite"
+SUMMARIES_DIR = "summaries"
+BUDGET_MESSAGE = ("budget reached ({what}); {left} cell(s) not run. Raise [budget] in the spec "
+                  "and run again to continue.")
+
+ModelFactory = Callable[[Cell], Any]
+
+
+def _version() -> str:
+    from workbench import __version__
+
+    return __version__
+
+
+def _coerce(spec: Experiment | str | Path) -> Experiment:
+    return spec if isinstance(spec, Experiment) else Experiment.from_toml(spec)
+
+
+def write_spec(experiment: Experiment, out: Path) -> Path:
+    """Write the experiment as run to ``<out>/spec.toml`` (no secrets, absolute base_dir)."""
+    base = str(Path(experiment.base_dir or ".").resolve())
+    as_run = experiment.model_copy(update={"base_dir": base})
+    path = out / SPEC_FILE
+    path.write_text(as_run.to_toml(), encoding="utf-8")
+    return path
+
+
+class _Budget:
+    def __init__(self, experiment: Experiment, cost: float, tokens: int) -> None:
+        self.max_cost = experiment.budget.max_cost
+        self.max_tokens = experiment.budget.max_tokens
+        self.cost, self.tokens = cost, tokens
+
+    def add(self, outcome: CellOutcome) -> None:
+        row = outcome.row
+        self.cost += row.get("cost") or 0.0
+        self.tokens += (row.get("billed_input_tokens") or 0) + (row.get("billed_output_tokens") or 0)
+
+    def reached(self) -> str | None:
+        if self.max_cost is not None and self.cost >= self.max_cost:
+            return f"cost ${self.cost:.4f} >= max_cost ${self.max_cost:g}"
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            return f"{self.tokens} billed tokens >= max_tokens {self.max_tokens}"
+        return None
+
+
+async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
+                               retry_errors: bool = False, dry_run: bool = False,
+                               progress: bool = True, model_factory: ModelFactory | None = None,
+                               concurrency: int | None = None) -> Any:
+    """Run (or resume) an experiment into the run folder `out`.
+
+    Args:
+        spec: An `Experiment` or the path of its TOML file.
+        out: The run folder; created if missing, resumed if it holds a results store.
+        retry_errors: Re-run cells stored as 'error' (their rows are replaced).
+        dry_run: Only estimate: no model is called and nothing is written.
+        progress: Show a tqdm progress bar (the notebook widget under Jupyter).
+        model_factory: Builds the model of a cell instead of ``load_model`` (tests, custom
+            models); called once per cell.
+        concurrency: Overrides the experiment's global concurrency.
+
+    Returns:
+        `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
+    """
+    experiment = _coerce(spec)
+    out = Path(out)
+    session_cache = SessionCache()
+    sessions = load_experiment_sessions(experiment, session_cache)
+    cells = expand_cells(experiment, sessions)
+    variants = {name: load_variant(name, experiment) for name in dict.fromkeys(c.template for c in cells)}
+    stored = {}
+    if (out / DB_FILE).is_file():
+        with ResultsStore(out / DB_FILE) as store:
+            stored = store.cell_statuses()
+    todo = [c for c in cells
+            if c.cell_id not in stored or (retry_errors and stored[c.cell_id] == "error")]
+    if dry_run:
+        estimate = estimate_cells(experiment, cells, todo, sessions, variants)
+        print(estimate)
+        return estimate
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SUMMARIES_DIR).mkdir(exist_ok=True)
+    write_spec(experiment, out)
+    store = ResultsStore(out / DB_FILE)
+    try:
+        run_id = store.start_run(experiment.name, experiment.model_dump_json(
+            exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
+        status = "running"
+        try:
+            status = await _run_cells(experiment, out, store, run_id, todo, sessions, variants,
+                                      model_factory, progress, concurrency)
+        finally:
+            store.finish_run(run_id, status if status != "running" else "interrupted")
+    finally:
+        store.close()
+    from workbench.harness._results import Results
+
+    return Results.load(out)
+
+
+async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,
+                     todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
+                     model_factory: ModelFactory | None, progress: bool,
+                     concurrency: int | None) -> str:
+    from tqdm.auto import tqdm
+
+    by_id = {s.id: s for s in sessions}
+    budget = _Budget(experiment, *store.spent())
+    global_sem = asyncio.Semaphore(concurrency or experiment.concurrency)
+    model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
+                  if m.concurrency}
+    models: dict[tuple[int, int | None], Any] = {}
+    stopped: list[str] = []
+    skipped = 0
+    bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
+
+    def model_for(cell: Cell) -> Any:
+        if model_factory is not None:
+            return model_factory(cell)
+        key = (cell.model_index, cell.window)
+        if key not in models:
+            models[key] = _load_model(experiment, cell)
+        return models[key]
+
+    async def one(cell: Cell) -> None:
+        nonlocal skipped
+        sem = model_sems.get(cell.model_index)
+        async with sem if sem is not None else _nullcontext():
+            async with global_sem:
+                reason = budget.reached()
+                if reason is not None:
+                    if not stopped:
+                        stopped.append(reason)
+                    skipped += 1
+                    return
+                outcome = await run_cell(cell, by_id[cell.session_id], variants[cell.template],
+                                         model_for, experiment, out, run_id)
+        store.record_cell(outcome.row, outcome.attempts)
+        budget.add(outcome)
+        bar.update(1)
+
+    try:
+        await asyncio.gather(*(one(c) for c in todo))
+    finally:
+        bar.close()
+    if stopped:
+        message = BUDGET_MESSAGE.format(what=stopped[0], left=skipped)
+        log.warning(message)
+        print(message)
+        return "budget_reached"
+    return "finished"
+
+
+class _nullcontext:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+def _load_model(experiment: Experiment, cell: Cell) -> Any:
+    from workbench.models import load_model
+
+    cache = experiment.cache
+    kwargs: dict[str, Any] = {}
+    if cache.mode is not None:
+        kwargs["cache"] = cache.mode
+    if cache.path:
+        kwargs["cache_path"] = experiment.resolve_path(cache.path)
+    return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
+
+
+def default_out(experiment: Experiment) -> Path:
+    """``runs/<name>`` under the working directory: re-running the same command resumes."""
+    return Path("runs") / experiment.name
+
+
+def run_experiment(spec: Experiment | str | Path | None = None, out: str | Path | None = None,
+                   **kwargs: Any) -> Any:
+    """Synchronous `run_experiment_async`; works inside a running event loop (Jupyter).
+
+    Args:
+        spec: An `Experiment`, a TOML path, or None for `Experiment.default()`.
+        out: The run folder; default ``runs/<name>``.
+        **kwargs: See `run_experiment_async`.
+
+    Returns:
+        `Results`, or a `DryRunEstimate` with ``dry_run=True``.
+    """
+    experiment = Experiment.default() if spec is None else _coerce(spec)
+    folder = Path(out) if out is not None else default_out(experiment)
+    coro_args = (experiment, folder)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_experiment_async(*coro_args, **kwargs))
+    # A loop is already running here (Jupyter): run ours on a worker thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run_experiment_async(*coro_args, **kwargs)).result()
