@@ -70,6 +70,23 @@ _EXPORTS: dict[str, str] = {
     "Experiment": "workbench.harness",
     "run_experiment": "workbench.harness",
     "Results": "workbench.harness",
+    "run_experiment_async": "workbench.harness",
+    "ResultsStore": "workbench.harness",
+    "compute_metrics": "workbench.harness",
+    "metric": "workbench.harness",
+    "comparison_table": "workbench.harness",
+    "paired_comparison": "workbench.harness",
+    "write_report": "workbench.harness",
+    # more of the port and the layers around it
+    "Attempt": "workbench.compaction",
+    "inspect_session": "workbench.sessions",
+    "generate_session": "workbench.sessions",
+    "parse_model_spec": "workbench.models",
+    "WindowCap": "workbench.models",
+    "ResponseCache": "workbench.models",
+    "CachedModel": "workbench.models",
+    "ExtractiveModel": "workbench.models",
+    "user_dir": "workbench._paths",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -11,9 +11,21 @@ from workbench.harness._experiment import Budget, CachePolicy, Experiment, Model
 from workbench.harness._results import Results
 from workbench.harness._runner import run_experiment, run_experiment_async
 from workbench.harness._store import ResultsStore
+from workbench.harness._paired import PairedResult, paired_comparison
+from workbench.harness._report import write_report
+from workbench.harness._table import comparison_table, style_table
+from workbench.harness.metrics import compute_forgotten, compute_metrics, metric
 
 __all__ = [
     "Budget",
+    "PairedResult",
+    "comparison_table",
+    "compute_forgotten",
+    "compute_metrics",
+    "metric",
+    "paired_comparison",
+    "style_table",
+    "write_report",
     "CachePolicy",
     "Cell",
     "DryRunEstimate",

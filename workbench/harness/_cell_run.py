@@ -55,7 +55,7 @@ def _metrics_module() -> Any:
     return metrics
 
 
-def _sum_usage(usages: list[Any]) -> dict[str, Any]:
+def _sum_usage(usages: list[Any], unknown_calls: int = 0) -> dict[str, Any]:
     def total(name: str) -> int:
         return sum(getattr(u, name) or 0 for u in usages)
 
@@ -65,7 +65,10 @@ def _sum_usage(usages: list[Any]) -> dict[str, Any]:
         "billed_output_tokens": total("output_tokens"),
         "cache_read_tokens": total("cache_read_input_tokens"),
         "cache_write_tokens": total("cache_write_input_tokens"),
-        "cost": None if not costs or any(c is None for c in costs) else float(sum(costs)),
+        # No billed attempt (every prompt was refused before a call) costs 0, not "unknown".
+        # `unknown_calls` are attempts that reached a model and failed without usage.
+        "cost": (None if unknown_calls or any(c is None for c in costs)
+                 else float(sum(costs))),
     }
 
 
@@ -164,7 +167,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         records = list(getattr(exc, "attempts", None) or records)
         usages = [r.usage for r in records if getattr(r, "usage", None) is not None]
         usages = usages or list(getattr(exc, "billed_usage", None) or [])
-        row.update(_sum_usage(usages) | _ladder_columns(records))
+        unknown = sum(1 for r in records if getattr(r, "outcome", None) == "error"
+                      and getattr(r, "usage", None) is None)
+        row.update(_sum_usage(usages, unknown) | _ladder_columns(records))
         row.update(status="error", error_type=type(exc).__name__, error_message=str(exc),
                    traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
                    structured=None)

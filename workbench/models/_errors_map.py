@@ -1,0 +1,271 @@
+"""Translate litellm's exceptions into the workbench's error tree, in one place.
+
+Every litellm call runs inside `map_litellm_errors(model)`; the mapped error is raised ``from``
+the original so the provider's traceback stays reachable. Control flow elsewhere branches on the
+mapped classes only.
+
+```
+litellm.ContextWindowExceededError, context-length 400s   -> ContextLengthExceeded   (not retried)
+litellm.RateLimitError                                     -> RateLimited             (retried)
+litellm.Timeout, asyncio/builtin TimeoutError              -> ModelTimeout            (retried)
+litellm.AuthenticationError, PermissionDeniedError         -> AuthenticationError     (not retried)
+5xx: InternalServerError, ServiceUnavailableError,
+     BadGatewayError, APIConnectionError, APIError >= 500  -> TransientModelError     (retried)
+BadRequestError, NotFoundError and other API errors        -> ModelCallError          (not retried)
+```
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from workbench.errors import (
+    AuthenticationError,
+    ContextLengthExceeded,
+    ModelCallError,
+    ModelTimeout,
+    RateLimited,
+    WorkbenchError,
+)
+
+__all__ = [
+    "TransientModelError",
+    "api_key_env_var",
+    "load_litellm",
+    "map_litellm_errors",
+    "parse_retry_after",
+    "to_workbench_error",
+]
+
+_DETAIL_LIMIT = 600
+"""Longest provider text copied into a workbench error message."""
+
+# Provider prefix (litellm's ``custom_llm_provider``) -> environment variable litellm reads the key from.
+_KEY_ENV_VARS: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "text-completion-openai": "OPENAI_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "vertex_ai": "GOOGLE_APPLICATION_CREDENTIALS",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "fireworks_ai": "FIREWORKS_AI_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "xai": "XAI_API_KEY",
+    "perplexity": "PERPLEXITYAI_API_KEY",
+    "databricks": "DATABRICKS_API_KEY",
+    "bedrock": "AWS_ACCESS_KEY_ID",
+    "huggingface": "HF_TOKEN",
+}
+
+# Anything shaped like an API key (sk-..., long opaque tokens) is blanked out of provider text.
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-*]{6,}|\b[A-Za-z0-9_\-]{32,}\b")
+
+# Phrases providers use for "the prompt is too long" in a plain 400 response.
+_CONTEXT_PHRASES = re.compile(
+    r"context[_ ]length|maximum context|context window|too many tokens|prompt is too long"
+    r"|input is too long|exceeds? the (?:model'?s? )?(?:maximum )?(?:context|token limit)",
+    re.IGNORECASE,
+)
+
+
+def load_litellm() -> Any:
+    """Import litellm the offline way (no price-map download, no provider-list banners)."""
+    from workbench._offline import ensure_offline
+
+    ensure_offline()
+    # litellm's types trip a pydantic warning on first use that users can do nothing about.
+    warnings.filterwarnings("ignore", message=r"Items? .*`ReadOnly` qualifier", category=UserWarning)
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+class TransientModelError(ModelCallError):
+    """A server-side or connection failure (5xx, reset, unreachable) worth retrying."""
+
+
+def api_key_env_var(model: str) -> str | None:
+    """The environment variable holding the API key for `model`'s provider, when known.
+
+    Args:
+        model: A litellm model string such as ``"openai/gpt-4o"`` or ``"anthropic/claude-..."``.
+    """
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    if provider not in _KEY_ENV_VARS:
+        try:
+            provider = load_litellm().get_llm_provider(model)[1]
+        except Exception:  # noqa: BLE001 - unknown model strings simply have no known variable
+            return None
+    return _KEY_ENV_VARS.get(provider)
+
+
+def says_context_too_long(text: str) -> bool:
+    """True when an error body says the prompt does not fit the context window.
+
+    Why text: litellm only raises ``ContextWindowExceededError`` for providers whose error shape it
+    recognises; OpenAI-compatible servers and proxies often answer a plain 400 whose only signal
+    is the wording. This is the single place the workbench reads error text.
+    """
+    return bool(_CONTEXT_PHRASES.search(text))
+
+
+def parse_retry_after(value: Any, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date.
+
+    Returns None when the value is missing or unreadable; never negative.
+    """
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _headers_of(exc: BaseException) -> list[Any]:
+    found = []
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "headers", None) is not None:
+        found.append(response.headers)
+    for name in ("litellm_response_headers", "headers"):
+        extra = getattr(exc, name, None)
+        if extra:
+            found.append(extra)
+    return found
+
+
+def _retry_after_of(exc: BaseException) -> float | None:
+    for headers in _headers_of(exc):
+        try:
+            ms = headers.get("retry-after-ms")
+            if ms is not None:
+                return max(0.0, float(ms) / 1000.0)
+            seconds = parse_retry_after(headers.get("retry-after"))
+        except (AttributeError, TypeError, ValueError):
+            continue
+        if seconds is not None:
+            return seconds
+    return None
+
+
+def _redact(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return _KEY_LIKE.sub("[redacted]", text)
+
+
+def _detail(exc: BaseException, secrets: Iterable[str]) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) > _DETAIL_LIMIT:
+        text = text[:_DETAIL_LIMIT] + "..."
+    return _redact(text, secrets)
+
+
+def _status(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def to_workbench_error(
+    exc: BaseException, model: str, secrets: Iterable[str] = ()
+) -> ModelCallError | None:
+    """The workbench error for a litellm exception, or None when `exc` is not a provider error.
+
+    Args:
+        exc: The exception litellm raised.
+        model: The model id to name in the message.
+        secrets: Exact strings (API keys) to blank out of the message.
+    """
+    litellm = load_litellm()
+    secrets = tuple(secrets)
+    detail = _detail(exc, secrets)
+    err: ModelCallError
+    if isinstance(exc, litellm.ContextWindowExceededError) or (
+        isinstance(exc, litellm.BadRequestError) and says_context_too_long(str(exc))
+    ):
+        err = ContextLengthExceeded(
+            f"{model}: the prompt does not fit the model's context window: {detail}", model
+        )
+    elif isinstance(exc, litellm.RateLimitError):
+        err = RateLimited(f"{model}: rate limited (HTTP 429): {detail}", model)
+    elif isinstance(exc, litellm.Timeout | TimeoutError):
+        err = ModelTimeout(f"{model}: the request timed out: {detail}", model)
+    elif isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        env = api_key_env_var(model)
+        fix = f"set {env} to a valid key" if env else "set the provider's API key variable"
+        if isinstance(exc, litellm.PermissionDeniedError):
+            fix += " that has access to this model"
+        err = AuthenticationError(
+            f"{model}: credentials were missing or rejected; {fix} (or pass api_key=...). "
+            f"Provider said: {detail}",
+            model,
+        )
+    elif isinstance(
+        exc,
+        litellm.InternalServerError
+        | litellm.ServiceUnavailableError
+        | litellm.BadGatewayError
+        | litellm.APIConnectionError,
+    ) or (isinstance(exc, litellm.APIError) and (_status(exc) or 0) >= 500):
+        err = TransientModelError(f"{model}: server or connection error: {detail}", model)
+    elif isinstance(exc, litellm.NotFoundError):
+        err = ModelCallError(f"{model}: not found; check the model name and api_base: {detail}",
+                             model)
+    elif isinstance(exc, litellm.BadRequestError | litellm.APIError | litellm.OpenAIError):
+        err = ModelCallError(f"{model}: the provider rejected the request: {detail}", model)
+    elif isinstance(exc, litellm.UnprocessableEntityError | litellm.APIResponseValidationError):
+        err = ModelCallError(f"{model}: the provider rejected the request: {detail}", model)
+    else:
+        return None
+    err.retry_after = _retry_after_of(exc)  # type: ignore[attr-defined]
+    err.status_code = _status(exc)  # type: ignore[attr-defined]
+    return err
+
+
+@contextmanager
+def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[None]:
+    """Run a litellm call and re-raise its failure as a workbench error ``from`` the original.
+
+    The mapped error carries ``retry_after`` (seconds from a ``Retry-After`` header, or None)
+    and ``status_code``. Workbench errors and unrelated exceptions pass through unchanged.
+
+    Args:
+        model: The model id to name in messages.
+        secrets: Exact strings (API keys) that must never appear in a message.
+
+    Example:
+        ```python
+        with map_litellm_errors("openai/gpt-4o"):
+            response = await litellm.acompletion(...)
+        ```
+    """
+    try:
+        yield
+    except WorkbenchError:
+        raise
+    except Exception as exc:
+        mapped = to_workbench_error(exc, model, secrets)
+        if mapped is None:
+            raise
+        raise mapped from exc

@@ -1,0 +1,142 @@
+"""The gateway to every real provider: a `CompactionModel` over ``litellm.acompletion``.
+
+litellm's own retries are switched off (``num_retries=0``) so that one policy, `RetryPolicy`,
+decides what is retried and every attempt is counted in the usage record.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from workbench.compaction._model import Usage
+from workbench.messages import Message
+from workbench.models._convert import from_openai_response, to_openai_messages
+from workbench.models._errors_map import load_litellm, map_litellm_errors
+from workbench.models._retry import RetryPolicy, Sleep, call_with_retries
+
+__all__ = ["LiteLLMModel"]
+
+# Parameters that change how (or with whose credentials) a call is made, never what it answers.
+_NOT_IDENTITY = frozenset({
+    "api_key", "timeout", "num_retries", "max_retries", "retry", "metadata",
+    "request_timeout", "stream_timeout", "litellm_logging_obj",
+})
+_SECRET_HEADER_WORDS = ("authorization", "key", "token", "secret", "cookie")
+
+
+def _identity_value(name: str, value: Any) -> Any:
+    if name == "extra_headers" and isinstance(value, dict):
+        return {
+            k: v for k, v in sorted(value.items())
+            if not any(word in k.lower() for word in _SECRET_HEADER_WORDS)
+        }
+    return value
+
+
+class LiteLLMModel:
+    """A model reached through litellm: OpenAI, Anthropic, Gemini, OpenRouter, local servers...
+
+    Args:
+        model: A litellm model string, e.g. ``"openai/gpt-4o-mini"`` or
+            ``"anthropic/claude-3-5-haiku-latest"``.
+        retry: Retry policy for 429s, timeouts and transient 5xx (default `RetryPolicy()`).
+        timeout: Seconds one attempt may take.
+        sleep: Async sleep used between attempts (tests inject a recorder).
+        **params: Passed to ``litellm.acompletion`` unchanged: ``api_base``, ``api_key``,
+            ``temperature``, ``max_tokens``, ``mock_response``...
+
+    Example:
+        ```python
+        model = LiteLLMModel("openai/gpt-4o-mini", temperature=0)
+        reply, usage = await model.complete(system_prompt, [Message.user("Summarize.")])
+        ```
+    """
+
+    def __init__(self, model: str, *, retry: RetryPolicy | None = None, timeout: float = 600,
+                 sleep: Sleep | None = None, **params: Any) -> None:
+        self.model = model
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self.params = dict(params)
+        self._sleep = sleep
+
+    def __repr__(self) -> str:
+        shown = [repr(self.model)]
+        shown += [f"{k}={v!r}" for k, v in sorted(self.params.items()) if k != "api_key"]
+        if "api_key" in self.params:
+            shown.append("api_key=<hidden>")
+        return f"LiteLLMModel({', '.join(shown)})"
+
+    def describe(self) -> str:
+        """Short label for tables: the model string."""
+        return self.model
+
+    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
+        """Send the conversation and return the reply with its usage.
+
+        ``usage.extra`` records ``attempts``, ``retries_made``, ``latency_ms`` (all attempts,
+        waits included), ``finish_reason``, ``resolved_model`` and ``system_fingerprint``.
+
+        Raises:
+            ContextLengthExceeded: the prompt does not fit (never retried).
+            AuthenticationError: missing or rejected key (never retried).
+            RateLimited, ModelTimeout, TransientModelError: still failing after the retry budget.
+            ModelCallError: any other provider error.
+        """
+        litellm = load_litellm()
+        payload = to_openai_messages(system, messages)
+        secrets = [str(self.params["api_key"])] if self.params.get("api_key") else []
+        attempts = 0
+
+        async def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            with map_litellm_errors(self.model, secrets=secrets):
+                return await litellm.acompletion(
+                    model=self.model, messages=payload, timeout=self.timeout, num_retries=0,
+                    **self.params,
+                )
+
+        started = time.perf_counter()
+        response = await call_with_retries(attempt, self.retry, self.model, sleep=self._sleep)
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        reply, usage = from_openai_response(response, self.model)
+        usage.cost = self._cost(litellm, response)
+        usage.extra.update(attempts=attempts, retries_made=attempts - 1,
+                           latency_ms=round(elapsed_ms, 1))
+        if self.params.get("mock_response") is not None:
+            usage.extra["mock"] = True
+        return reply, usage
+
+    @staticmethod
+    def _cost(litellm: Any, response: Any) -> float | None:
+        """litellm's price for the response, or None when it has none (never a guess)."""
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # noqa: BLE001 - unpriced models raise assorted errors
+            return None
+        return float(cost) if isinstance(cost, int | float) else None
+
+    def context_window(self) -> int | None:
+        """The model's input window in tokens from litellm's model map, or None if unknown."""
+        litellm = load_litellm()
+        try:
+            info = litellm.get_model_info(self.model)
+        except Exception:  # noqa: BLE001 - unmapped models raise; the window is just unknown
+            return None
+        value = info.get("max_input_tokens")
+        return int(value) if isinstance(value, int) else None
+
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything that changes the answer (for the response cache key); never the API key."""
+        params = {
+            k: _identity_value(k, v) for k, v in sorted(self.params.items())
+            if k not in _NOT_IDENTITY and k != "api_base"
+        }
+        return {
+            "kind": "litellm",
+            "model": self.model,
+            "api_base": self.params.get("api_base"),
+            "params": params,
+        }

