@@ -1,0 +1,258 @@
+"""Compaction templates: built-in sources, Goose's override lookup, one sandboxed renderer.
+
+Mirrors the crate's ``templates.rs`` plus the goose-side lookup (``prompt_template::template_source``)
+that lets a user override a template under ``<goose config dir>/prompts/``.
+
+Every template render in the workbench goes through `render`, which uses one module-level
+`jinja2.sandbox.ImmutableSandboxedEnvironment`: templates are user files (exported variants,
+overrides copied from other machines), so they must not reach Python internals.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from workbench.errors import ConfigError, TemplateError
+
+__all__ = [
+    "COMPACTION_SUMMARY_TEMPLATE",
+    "COMPACTION_TEMPLATE",
+    "Templates",
+    "builtin_template",
+    "code_fence",
+    "goose_config_dir",
+    "render",
+]
+
+COMPACTION_TEMPLATE = "compaction.md"
+"""File name of the prompt that asks the model for the summary (variable: ``messages``)."""
+COMPACTION_SUMMARY_TEMPLATE = "compaction_summary.md"
+"""File name of the template that renders the parsed summary as markdown."""
+
+_TEMPLATE_NAMES = (COMPACTION_TEMPLATE, COMPACTION_SUMMARY_TEMPLATE)
+_BACKTICK_RUN = re.compile(r"`+")
+_SECURITY_HINT = (
+    "the template tried to reach Python internals through an unsafe attribute or call ({detail}); "
+    "templates may only read the summary variables and use filters such as code_fence"
+)
+
+
+def builtin_template(name: str) -> str | None:
+    """The source of a built-in template shipped in ``workbench/prompts``.
+
+    Args:
+        name: A file name such as `COMPACTION_TEMPLATE`.
+
+    Returns:
+        The template text, or None when no such built-in exists.
+    """
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        return None
+    resource = importlib.resources.files("workbench").joinpath("prompts").joinpath(name)
+    try:
+        # Bytes, then decode: read_text would translate newlines, which Rust's include_str! does not.
+        return resource.read_bytes().decode("utf-8")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def code_fence(code: Any) -> str:
+    """Wrap code in a backtick fence longer than any backtick run inside it.
+
+    The fence is at least three backticks; only trailing ``\\n`` characters of the code are
+    removed (spaces and ``\\r`` stay), exactly like Goose's filter.
+
+    Args:
+        code: The snippet (non-strings are converted with ``str``).
+
+    Returns:
+        ``fence + "\\n" + code + "\\n" + fence``.
+    """
+    text = code if isinstance(code, str) else str(code)
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
+    fence = "`" * max(longest + 1, 3)
+    return f"{fence}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def _finalize(value: Any) -> Any:
+    # minijinja prints None and booleans in lowercase; keep custom templates rendering the same.
+    if value is None:
+        return "none"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return value
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox, but an unsafe attribute fails loudly instead of rendering empty."""
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        raise SecurityError(
+            f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
+        )
+
+
+_ENV = _Sandbox(
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.Undefined,
+    autoescape=False,
+    finalize=_finalize,
+)
+_ENV.filters["code_fence"] = code_fence
+
+
+@functools.lru_cache(maxsize=128)
+def _compile(source: str) -> jinja2.Template:
+    return _ENV.from_string(source)
+
+
+def render(source: str, context: dict[str, Any], name: str = "<template>") -> str:
+    """Render a template source in the shared sandbox and strip the result.
+
+    Args:
+        source: The template text (compiled templates are cached by text).
+        context: Template variables.
+        name: The template's name, used in error messages.
+
+    Returns:
+        The rendered text with surrounding whitespace removed (Goose trims too).
+
+    Raises:
+        TemplateError: The template does not compile, fails while rendering, or tries to reach
+            Python internals.
+    """
+    try:
+        template = _compile(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            name, f"does not compile: {exc.message} (line {exc.lineno}); fix the template syntax"
+        ) from exc
+    try:
+        return template.render(context).strip()
+    except SecurityError as exc:
+        raise TemplateError(name, _SECURITY_HINT.format(detail=exc)) from exc
+    except Exception as exc:  # any render failure becomes a TemplateError naming the template
+        raise TemplateError(
+            name, f"failed to render: {type(exc).__name__}: {exc}; check the variables it uses"
+        ) from exc
+
+
+def goose_config_dir() -> Path:
+    """Goose's config directory, resolved the way Goose resolves it.
+
+    ``$GOOSE_PATH_ROOT/config`` when ``GOOSE_PATH_ROOT`` is set to an absolute path; otherwise
+    ``$XDG_CONFIG_HOME/goose`` when that is an absolute path, else ``~/.config/goose``
+    (``%APPDATA%\\Block\\goose\\config`` on Windows).
+    """
+    root = os.environ.get("GOOSE_PATH_ROOT")
+    if root and Path(root).is_absolute():
+        return Path(root) / "config"
+    if os.name == "nt":
+        return Path(os.environ.get("APPDATA", Path.home())) / "Block" / "goose" / "config"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "goose"
+    return Path.home() / ".config" / "goose"
+
+
+def _read_template_file(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read template {path}: {exc}; fix or remove the file to use the built-in"
+        ) from exc
+
+
+def _builtin(name: str) -> str:
+    source = builtin_template(name)
+    if source is None:  # only when the package data was not installed
+        raise ConfigError(f"built-in template {name!r} is missing; reinstall the workbench")
+    return source
+
+
+@dataclass
+class Templates:
+    """The pair of template sources one compaction uses (the crate's ``Templates``).
+
+    Attributes:
+        compaction: Source of the prompt template (`COMPACTION_TEMPLATE`).
+        summary: Source of the summary render template (`COMPACTION_SUMMARY_TEMPLATE`).
+        name: A label for reports (variant folder name, ``"default"``, ``"goose"``).
+    """
+
+    compaction: str
+    summary: str
+    name: str = "default"
+
+    @classmethod
+    def default(cls) -> Templates:
+        """The built-in templates."""
+        return cls(_builtin(COMPACTION_TEMPLATE), _builtin(COMPACTION_SUMMARY_TEMPLATE))
+
+    @classmethod
+    def from_dir(cls, path: str | os.PathLike[str], name: str | None = None) -> Templates:
+        """Templates from a variant folder; a file the folder lacks falls back to the built-in.
+
+        Args:
+            path: Folder holding ``compaction.md`` and/or ``compaction_summary.md``.
+            name: Label; defaults to the folder name.
+
+        Raises:
+            ConfigError: The folder does not exist or a file in it cannot be read.
+        """
+        folder = Path(path)
+        if not folder.is_dir():
+            raise ConfigError(
+                f"template folder {folder} does not exist; pass a folder holding "
+                f"{COMPACTION_TEMPLATE} and/or {COMPACTION_SUMMARY_TEMPLATE}"
+            )
+        sources = []
+        for file_name in _TEMPLATE_NAMES:
+            candidate = folder / file_name
+            sources.append(
+                _read_template_file(candidate) if candidate.exists() else _builtin(file_name)
+            )
+        return cls(sources[0], sources[1], name or folder.name)
+
+    @classmethod
+    def goose_overrides(cls) -> Templates:
+        """The templates Goose itself would use on this machine.
+
+        ``<goose_config_dir()>/prompts/<name>`` wins when it exists (a read error is a hard
+        error, as in Goose); otherwise the built-in is used.
+
+        Raises:
+            ConfigError: An override file exists but cannot be read.
+        """
+        prompts = goose_config_dir() / "prompts"
+        sources = []
+        for file_name in _TEMPLATE_NAMES:
+            candidate = prompts / file_name
+            sources.append(
+                _read_template_file(candidate) if candidate.exists() else _builtin(file_name)
+            )
+        return cls(sources[0], sources[1], "goose")
+
+    def content_hash(self) -> str:
+        """A tagged digest of both sources (``"sha256:<hex>"``) for cache keys and result rows."""
+        digest = hashlib.sha256()
+        for source in (self.compaction, self.summary):
+            data = source.encode("utf-8")
+            digest.update(f"{len(data)}:".encode())
+            digest.update(data)
+        return f"sha256:{digest.hexdigest()}"
