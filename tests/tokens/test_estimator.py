@@ -1,0 +1,63 @@
+"""Goose's token counting: o200k_base plus fixed per-message, system and primer overheads."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.messages import Message
+from workbench.tokens import TiktokenEstimator
+
+
+@pytest.fixture(scope="module")
+def est() -> TiktokenEstimator:
+    return TiktokenEstimator()
+
+
+def test_text_tokens_use_o200k_with_special_tokens_allowed(est: TiktokenEstimator) -> None:
+    assert est.count_text_tokens("hello world") == 2
+    assert est.count_text_tokens("<|endoftext|>") == 1
+    assert est.count_text_tokens("") == 0
+
+
+def test_chat_tokens_add_four_per_message_and_three_for_the_reply_primer(
+        est: TiktokenEstimator) -> None:
+    assert est.count_chat_tokens("", [Message.user("hello world")]) == 2 + 4 + 3
+    assert est.count_chat_tokens("", []) == 3
+
+
+def test_a_non_empty_system_prompt_costs_its_tokens_plus_four(est: TiktokenEstimator) -> None:
+    assert est.count_chat_tokens("hello world", []) == 2 + 4 + 3
+
+
+def test_tool_request_counts_id_name_and_compact_arguments(est: TiktokenEstimator) -> None:
+    msg = Message.assistant().with_tool_request("c1", "shell", {"cmd": "ls -la"})
+    expected = est.count_text_tokens('c1:shell:{"cmd":"ls -la"}') + 4 + 3
+    assert est.count_chat_tokens("", [msg]) == expected
+
+
+def test_tool_response_counts_its_text_blocks_and_images_count_zero(
+        est: TiktokenEstimator) -> None:
+    msg = Message.user().with_tool_response("c1", "hello world")
+    assert est.count_chat_tokens("", [msg]) == 2 + 4 + 3
+    image = Message.from_goose({"role": "user", "content": [
+        {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}]})
+    assert est.count_chat_tokens("", [image]) == 4 + 3
+
+
+def test_tools_add_schema_overheads(est: TiktokenEstimator) -> None:
+    tool = {"name": "shell", "description": "Run a command.",
+            "parameters": {"properties": {"cmd": {"type": "string", "description": "what"},
+                                          "mode": {"type": "string", "description": "",
+                                                   "enum": ["a", "b"]}}}}
+    c = est.count_text_tokens
+    expected = (7 + c("shell:Run a command") + 3 + (3 + c("cmd:string:what"))
+                + (3 + c("mode:string:")) - 3 + (3 + c("a")) + (3 + c("b")) + 12 + 3)
+    assert est.count_chat_tokens("", [], tools=[tool]) == expected
+
+
+def test_context_tokens_count_only_agent_visible_messages_one_by_one(
+        est: TiktokenEstimator) -> None:
+    visible = Message.user("hello world")
+    hidden = Message.user("hello world")
+    hidden.metadata.agent_visible = False
+    assert est.count_context_tokens([visible, hidden, visible]) == 2 * (2 + 4 + 3)
