@@ -16,6 +16,7 @@ from workbench.sessions._generate import (
     generate_dataset,
     generate_session,
     message_text,
+    tool_share,
 )
 from workbench.tokens import default_estimator
 
@@ -41,7 +42,7 @@ def test_sizes_land_within_15_percent_of_the_target(target: int) -> None:
 def test_every_planted_fact_is_in_its_message_and_the_stale_one_comes_first() -> None:
     session, facts = generate_session(5, 20_000)
     assert session.meta["planted_facts"] == [f.to_dict() for f in facts]
-    assert session.meta["generator"] == {"seed": 5, "target_tokens": 20_000, "version": 1}
+    assert session.meta["generator"] == {"seed": 5, "target_tokens": 20_000, "version": 2}
     assert {f.kind for f in facts} == {"path", "error", "identifier", "constraint", "value"}
     for fact in facts:
         assert fact.text in message_text(session.messages[fact.message_index]), fact
@@ -56,6 +57,11 @@ def test_every_planted_fact_is_in_its_message_and_the_stale_one_comes_first() ->
     for fact in errors:  # quoted in a failing tool result
         [result] = session.messages[fact.message_index].tool_responses()
         assert result.tool_result.is_error and fact.text in result.text()
+    where = {(f.kind, session.messages[f.message_index].role,
+              session.messages[f.message_index].has_tool_response()) for f in facts}
+    assert ("identifier", "user", False) in where  # asked for by the user
+    assert ("identifier", "assistant", False) in where  # introduced in the assistant's own text
+    assert ("error", "user", True) in where  # quoted in a tool result only
 
 
 def test_every_tool_call_has_its_result_in_the_next_message() -> None:
@@ -64,7 +70,13 @@ def test_every_tool_call_has_its_result_in_the_next_message() -> None:
         for request in msg.tool_requests():
             assert [r.id for r in session.messages[i + 1].tool_responses()] == [request.id]
     assert {r.name for m in session.messages for r in m.tool_requests()} == {
-        "search", "read_file", "write_file", "shell"}
+        "search", "read_file", "edit_file", "write_file", "shell"}
+
+
+@pytest.mark.parametrize("seed,target", [(3, 8_000), (7, 30_000)])
+def test_tool_results_hold_about_three_quarters_of_the_tokens(seed: int, target: int) -> None:
+    session, _ = generate_session(seed, target)
+    assert 0.65 <= tool_share(session.messages) <= 0.85
 
 
 def test_the_shipped_manifest_matches_the_files() -> None:
@@ -86,7 +98,17 @@ def test_the_shipped_manifest_matches_the_files() -> None:
         assert entry["tool_calls"] == sum(len(m.tool_requests()) for m in messages)
         assert entry["planted_facts"] == len(data["meta"]["planted_facts"])
         assert data["meta"]["generator"]["seed"] == entry["seed"]
+        assert data["meta"]["generator"]["version"] == manifest["generator_version"] == 2
     assert total < 4_000_000
+
+
+def test_every_shipped_session_is_mostly_tool_output() -> None:
+    manifest = json.loads((DATASETS / "manifest.json").read_text())
+    for entry in manifest["sessions"]:
+        data = json.loads((DATASETS / entry["file"]).read_text())
+        share = tool_share([Message.from_goose(d) for d in data["conversation"]])
+        assert 0.65 <= share <= 0.85, (entry["file"], share)
+        assert entry["tool_share"] == round(share, 3), entry["file"]
 
 
 def test_the_shipped_files_are_what_the_generator_writes_today(tmp_path: Path) -> None:

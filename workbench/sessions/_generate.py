@@ -1,57 +1,44 @@
-"""Generated coding-agent sessions with planted facts: ground truth for "what did the summary forget".
+"""Generated coding-agent sessions with planted facts: ground truth for what a summary forgot.
 
-`generate_session(seed, target_tokens)` writes a realistic session (user requests, assistant
-prose, ``read_file`` / ``write_file`` / ``shell`` / ``search`` calls, failing tests with Python
-tracebacks, fixes, a requirement changed mid-session) and returns the facts planted in it:
-file paths, error strings quoted in failing tool results, identifiers, user constraints, and a
-value that is later replaced (the old fact is then ``stale``). The same seed always gives the
-same bytes: one `random.Random(seed)`, no clock, fixed ``created`` times.
+`generate_session(seed, target_tokens)` writes a realistic session and returns the facts
+planted in it. Like real agent sessions it is dominated by tool output (about three quarters
+of the tokens: whole-module ``read_file`` results, verbose pytest logs with the failing
+traceback, ``search`` listings, file trees, install and server logs); the rest is user
+requests, short assistant notes and ``edit_file`` / ``write_file`` arguments. Planted facts:
+file paths and identifiers in user messages, identifiers the assistant introduces in its own
+text, error strings quoted in failing tool results, user constraints, and a value the user
+later replaces (the old fact is then ``stale``). The same seed always gives the same bytes:
+one `random.Random(seed)`, no clock, fixed ``created`` times.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.messages import Message
+from workbench.sessions import _generate_output as go
 from workbench.sessions import _generate_text as gt
+from workbench.sessions._generate_base import (
+    PlantedFact,
+    WriterBase,
+    message_text,
+    tool_share,
+)
 from workbench.sessions._session import Session
 from workbench.tokens import default_estimator
 
-GENERATOR_VERSION = 1
-EPOCH = 1_735_689_600  # 2025-01-01T00:00:00Z; created times are offsets from it
+__all__ = ["GENERATOR_VERSION", "SHIPPED", "PlantedFact", "dataset_name", "generate_dataset",
+           "generate_session", "message_text", "tool_share"]
+
+GENERATOR_VERSION = 2
+EPISODE_FIXED = 3200  # tokens an episode spends on prose, edits and their fixed-size results
+TOOL_SHARE = 0.76  # the share of tokens in tool results that episodes steer toward
 CHANGE_AT = 0.45  # the requirement changes once this share of the target is written
 SHIPPED: list[tuple[int, int]] = [(1, 5_000), (2, 12_000), (3, 25_000), (4, 50_000),
                                   (5, 90_000), (6, 150_000)]
-
-
-@dataclass
-class PlantedFact:
-    """A fact planted in a generated session.
-
-    Attributes:
-        id: ``f01``, ``f02``...
-        kind: ``path``, ``error``, ``identifier``, ``constraint`` or ``value``.
-        text: The exact string planted; it occurs in the message at `message_index`.
-        message_index: Index in ``session.messages`` where it first appears.
-        stale: True when a later message replaced it (see `superseded_by`).
-        superseded_by: The id of the fact that replaced it.
-    """
-
-    id: str
-    kind: str
-    text: str
-    message_index: int
-    stale: bool = False
-    superseded_by: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
 
 
 def dataset_name(seed: int, target_tokens: int) -> str:
@@ -59,53 +46,7 @@ def dataset_name(seed: int, target_tokens: int) -> str:
     return f"gen-{round(target_tokens / 1000):03d}k-s{seed}"
 
 
-class _Writer:
-    def __init__(self, seed: int, target: int) -> None:
-        self.rng = random.Random(seed)
-        self.seed, self.target = seed, target
-        self.est = default_estimator()
-        self.messages: list[Message] = []
-        self.facts: list[PlantedFact] = []
-        self.tokens = 0
-        self.clock = EPOCH + self.rng.randint(0, 300 * 86400)
-        self.project = gt.project_name(self.rng)
-        self.files: dict[str, str] = {}
-
-    # ---- primitives --------------------------------------------------------------------
-
-    def add(self, msg: Message) -> int:
-        self.clock += self.rng.randint(2, 75)
-        msg.created = self.clock
-        msg.id = f"msg-s{self.seed}-{len(self.messages):05d}"
-        self.messages.append(msg)
-        self.tokens += self.est.count_chat_tokens("", [msg])
-        return len(self.messages) - 1
-
-    def fact(self, kind: str, text: str, index: int) -> PlantedFact:
-        assert text in message_text(self.messages[index]), (text, index)
-        f = PlantedFact(f"f{len(self.facts) + 1:02d}", kind, text, index)
-        self.facts.append(f)
-        return f
-
-    def call(self, say: str, name: str, args: dict[str, Any], result: str,
-             is_error: bool = False) -> tuple[int, int]:
-        call_id = f"call_{gt.hex_id(self.rng, 12)}"
-        ask = Message.assistant(say) if say else Message(role="assistant")
-        first = self.add(ask.with_tool_request(call_id, name, args))
-        second = self.add(Message(role="user").with_tool_response(call_id, result,
-                                                                 is_error=is_error))
-        return first, second
-
-    def module(self, path: str, names: list[str], budget: int) -> str:
-        size = max(2, budget // 230)
-        text = gt.python_module(self.rng, path, names, size)
-        tokens = self.est.count_text_tokens(text)
-        if tokens > budget and size > 2:
-            size = max(2, int(size * budget / tokens))
-            text = gt.python_module(self.rng, path, names, size)
-        self.files[path] = text
-        return text
-
+class _Writer(WriterBase):
     # ---- narrative ------------------------------------------------------------------------
 
     def intro(self) -> None:
@@ -130,44 +71,113 @@ class _Writer:
         self.fact("identifier", self.main_func, i)
         self.fact("path", self.main_path, i)
 
-    def episode(self, path: str, func: str, budget: int) -> None:
+    def episode(self, path: str, func: str, budget: int, first: bool) -> None:
         rng = self.rng
-        others = [gt.module_path(rng, self.package) for _ in range(rng.randint(1, 3))]
-        self.call(f"Let me find where `{func}` is called before changing it.", "search",
-                  {"pattern": func, "path": "src/"}, gt.search_hits(rng, [path, *others], func))
-        body = self.module(path, [func], int(budget * 0.26))
-        self.call(f"Reading {path}.", "read_file", {"path": path}, gt.numbered(body))
-        fixed = gt.guard_seen(body, func)
-        self.call(
-            f"`{func}` accumulates into `totals` without checking whether the key was already "
-            f"counted in an earlier batch. I'll track seen keys and leave {self.protected} "
-            "alone as you asked.", "write_file", {"path": path, "content": fixed},
-            f"Wrote {len(fixed.encode())} bytes to {path}")
-        error = gt.error_message(rng)
+        end = self.tokens + budget
+        small = budget < 6000
+        # what the sized tool outputs may use; small episodes make smaller edits
+        budget = max(budget - (EPISODE_FIXED * 3 // 4 if small else EPISODE_FIXED), 800)
         test_path = f"tests/test_{path.rsplit('/', 1)[-1]}"
-        failing = (gt.pytest_failure(rng, self.project, test_path, path, func, error,
-                                     rng.randint(5, 40)) if rng.random() < 0.7 else
-                   gt.python_traceback(rng, self.project, path, func, error))
-        command = (f"python -m pytest -q {test_path}" if failing.startswith("=") else
-                   f"python -m {path[4:-3].replace('/', '.')} --dry-run")
-        _, j = self.call("Running the tests now.", "shell", {"command": command},
-                         failing, is_error=True)
+        others = [gt.module_path(rng, self.package) for _ in range(rng.randint(2, 5))]
+        tests = [test_path] + [f"tests/test_{p.rsplit('/', 1)[-1]}" for p in others]
+        if first or rng.random() < 0.25:
+            self.call("Getting a map of the code first.", "shell",
+                      {"command": "find src tests -name '*.py' | xargs wc -l"},
+                      self.fit(lambda n: go.tree_listing(rng, self.package,
+                                                         [path, test_path, *others], n),
+                               int(budget * 0.06), 14))
+        self.call(rng.choice([
+            f"Searching for `{func}` to see who calls it before I change anything.",
+            f"Let me find every caller of `{func}` first: changing what it returns could "
+            "break them.",
+            f"I'll grep for `{func}` to find its definition, its callers and its tests."]),
+            "search", {"pattern": func, "path": "."},
+                  self.fit(lambda n: go.search_hits(rng, self.package, [path, *tests, *others],
+                                                    func, n), int(budget * 0.05), 22, 3))
+        body = self.module(path, [func], int(budget * 0.42))
+        self.call(rng.choice([
+            f"The definition is in {path}; reading the whole module to see how `{func}` "
+            "builds its totals.",
+            f"Opening {path}. The callers all pass whole batches, so the problem is likely "
+            "inside the loop."]), "read_file", {"path": path}, gt.numbered(body))
+        test_body = None
+        if rng.random() < 0.6:
+            test_body = self.fit(lambda n: gt.test_module(rng, self.package, path, [func], n),
+                                 int(budget * 0.11), 75)
+            self.call(f"And the existing tests in {test_path}, to see what the fixtures "
+                      "contain.", "read_file", {"path": test_path}, gt.numbered(test_body))
+        seen = self.fresh(lambda: f"seen_{rng.choice(gt.NOUNS)}_{gt.hex_id(rng)}")
+        fixed = gt.guard_seen(body, func, seen)
+        i = self.edit(f"`{func}` adds to `totals` without checking for keys counted in an "
+                      f"earlier batch. I'll track them in a `{seen}` set; {self.protected} "
+                      "stays untouched.", path, body, fixed, small)
+        self.fact("identifier", seen, i)
+        error = gt.error_message(rng)
+        if rng.random() < 0.7:
+            command = f"python -m pytest -v {' '.join(sorted(set(tests)))}"
+            failing = self.fit(lambda n: go.pytest_failure(rng, self.project, tests, path, func,
+                                                           error, n), int(budget * 0.18), 24, 5)
+        else:
+            command = f"python -m {path[4:-3].replace('/', '.')} --dry-run"
+            failing = self.fit(lambda n: go.python_traceback(rng, self.project, path, func,
+                                                             error, n), int(budget * 0.18), 34, 5)
+        _, j = self.call(rng.choice(["Running the affected tests.",
+                                     "Checking the change against the tests.",
+                                     "Now the run that reproduced the report."]),
+                         "shell", {"command": command}, failing, is_error=True)
         self.fact("error", error, j)
         patch = gt.drop_empty_totals(fixed, func)
         self.files[path] = patch
-        self.call(f"The failure is `{error}`. The fixture hands `{func}` entries whose key is "
-                  "missing from the index, so the lookup must fall back instead of raising. "
-                  "Adjusting the guard.", "write_file", {"path": path, "content": patch},
-                  f"Wrote {len(patch.encode())} bytes to {path}")
-        self.call("", "shell", {"command": f"python -m pytest -q {test_path}"},
-                  gt.pytest_pass(rng, self.project, rng.randint(6, 41)))
+        # half the errors are quoted back, half live only in the tool result the ladder drops
+        cause = (f"The run fails with `{error}`." if rng.random() < 0.5 else
+                 f"The run fails with a {error.partition(':')[0]} inside `{func}`.")
+        self.edit(f"{cause} The fixture holds entries whose key is missing from the index, so "
+                  f"`{func}` must fall back instead of raising, and it should not report zero "
+                  "totals.", path, fixed, patch, small)
+        regression = f"test_{func}_counts_each_key_once"
+        # steer toward TOOL_SHARE: write a test module (prose-side tokens) only when above it
+        heavy = self.tool_tokens > TOOL_SHARE * self.tokens
+        if not small and heavy and rng.random() < 0.85:
+            new_test = f"tests/test_{func}_regression.py"
+            content = self.fit(lambda n: gt.test_module(rng, self.package, path, [func], n),
+                               int(budget * 0.12), 75)
+            content += "\n".join(gt.regression_test(rng, func, regression)[1:]) + "\n"
+            self.call(f"Writing {new_test}: `{regression}` plus cases for the missing-key "
+                      "fallback.", "write_file", {"path": new_test, "content": content},
+                      f"Wrote {len(content.encode())} bytes to {new_test}")
+            tests.append(new_test)
+        elif test_body is not None and not small:
+            lines = test_body.rstrip("\n").splitlines()
+            added = "\n".join(lines + gt.regression_test(rng, func, regression)) + "\n"
+            self.edit(f"Adding `{regression}` so the double count cannot come back.",
+                      test_path, test_body, added)
+        else:
+            regression = ""
+        self.call("Re-running the tests.", "shell",
+                  {"command": f"python -m pytest -v {' '.join(sorted(set(tests)))}"},
+                  self.fit(lambda n: go.pytest_pass(rng, self.project, tests, n),
+                           max(end - self.tokens - 500, 150), 22, 5))
+        extra = 1.0 if small else rng.random() * 0.55 if heavy else 0.3 + rng.random() * 0.4
+        if extra < 0.3:
+            self.call("", "shell", {"command": f"git diff {path}"}, go.git_diff(path, body, patch))
+        elif extra < 0.55:
+            self.call("", "shell", {"command": "ruff check src tests && mypy src"},
+                      go.lint_log(rng, rng.sample([path, *others], rng.randint(1, 3)),
+                                  rng.randint(20, 90)))
+        elif extra < 0.7:
+            self.call("", "shell", {"command": "pip install -e '.[dev]'"},
+                      self.fit(lambda n: go.install_log(rng, self.project, n),
+                               int(budget * 0.08), 40))
         self.add(Message.assistant(
-            f"Fixed: `{func}` now skips keys it has already counted and tolerates missing "
-            f"index entries; {test_path} passes."))
+            f"Fixed `{func}` in {path}: it skips keys already counted (`{seen}`) and falls "
+            "back when the index has no entry for a key, so it no longer raises on partial "
+            f"fixtures. {test_path} and the neighbouring tests pass"
+            + (f"; `{regression}` covers the double count." if regression else ".")))
 
     def next_request(self) -> tuple[str, str]:
         rng = self.rng
-        path, func = gt.module_path(rng, self.package), gt.ident(rng)
+        path = self.fresh(lambda: gt.module_path(rng, self.package))
+        func = self.fresh(lambda: gt.ident(rng))
         i = self.add(Message.user(rng.choice([
             f"Thanks. Next: `{func}` in {path} has the same batching problem, can you apply the "
             "same treatment there?",
@@ -183,8 +193,7 @@ class _Writer:
     def change_requirement(self) -> None:
         rng = self.rng
         old = self.port
-        self.port = rng.randint(20000, 60999)
-        while self.port == old:
+        while self.port == old or f"port {self.port}" in "\n".join(self.corpus):
             self.port = rng.randint(20000, 60999)
         i = self.add(Message.user(
             f"Change of plan: ops moved things around, so the dev server must now use port "
@@ -194,16 +203,19 @@ class _Writer:
         config = (f'[server]\nhost = "127.0.0.1"\nport = {self.port}\nworkers = '
                   f'{rng.randint(2, 8)}\n\n[database]\nurl = "postgresql://localhost/'
                   f'{self.project}"\npool_size = {rng.randint(5, 20)}\n')
-        self.call(f"Updating config/dev.toml to port {self.port}.", "write_file",
+        self.call("Updating config/dev.toml.", "write_file",
                   {"path": "config/dev.toml", "content": config},
                   f"Wrote {len(config.encode())} bytes to config/dev.toml")
+        self.call("Restarting the dev server to check it binds the new port.", "shell",
+                  {"command": "make dev"},
+                  self.fit(lambda n: go.server_log(rng, self.project, self.port, n),
+                           max(150, min(1200, self.target // 20)), 30, 3))
 
     def filler(self, budget: int) -> None:
         rng = self.rng
         path = gt.module_path(rng, self.package)
         body = self.module(path, [gt.ident(rng)], max(budget, 200))
-        self.call(f"Before wrapping up, a last look at {path}, which imports the code I "
-                  "changed, to be sure nothing else depends on the old behaviour.",
+        self.call(f"A last look at {path}, which imports the changed code.",
                   "read_file", {"path": path}, gt.numbered(body))
 
     def run(self) -> None:
@@ -216,29 +228,21 @@ class _Writer:
                 changed = True
                 continue
             remaining = self.target - self.tokens
-            if remaining < 2600 and not first:
+            if remaining < 3200 and not first:
                 break
             if not first:
                 path, func = self.next_request()
+            reserve = 400 if changed else 700 + min(1200, self.target // 20)
+            budget = min(remaining - reserve, self.rng.randint(6000, 10000))
+            self.episode(path, func, max(budget, 2600), first)
             first = False
-            budget = min(remaining - 700, self.rng.randint(3000, 8000))
-            self.episode(path, func, max(budget, 1500))
         if not changed:
             self.change_requirement()
-        if self.target - self.tokens > 400:
+        if self.target - self.tokens > 300:
             self.filler(int((self.target - self.tokens - 250) * 0.9))
         self.add(Message.assistant(
             f"All done: the fixes are in, the tests pass and the dev config uses port "
             f"{self.port}. I did not modify {self.protected}."))
-
-
-def message_text(msg: Message) -> str:
-    """Every string a message carries: text, tool-call arguments (JSON) and tool results."""
-    parts = [msg.concat_text()]
-    parts += [json.dumps(r.arguments, ensure_ascii=False) for r in msg.tool_requests()]
-    parts += [str(v) for r in msg.tool_requests() for v in (r.arguments or {}).values()]
-    parts += [r.text() for r in msg.tool_responses()]
-    return "\n".join(parts)
 
 
 def generate_session(seed: int, target_tokens: int, *,
@@ -294,6 +298,7 @@ def generate_dataset(out_dir: str | Path,
             "messages": len(session.messages),
             "tool_calls": sum(len(m.tool_requests()) for m in session.messages),
             "planted_facts": len(facts), "seed": seed, "target_tokens": target,
+            "tool_share": round(tool_share(session.messages), 3),
         }
     manifest = {"generator_version": GENERATOR_VERSION, "token_counter": "o200k_base (goose)",
                 "sessions": sorted(entries.values(), key=lambda e: (e["target_tokens"], e["seed"]))}

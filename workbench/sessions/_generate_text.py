@@ -88,23 +88,137 @@ def _function(rng: random.Random, name: str, depth: int) -> list[str]:
     return lines
 
 
+def _dataclass(rng: random.Random) -> list[str]:
+    name = class_name(rng)
+    fields = rng.sample(NOUNS, rng.randint(3, 6))
+    lines = ["@dataclasses.dataclass(frozen=True)", f"class {name}:",
+             f'    """One {rng.choice(NOUNS)} row as the {rng.choice(NOUNS)} service '
+             'returns it."""', ""]
+    lines += [f"    {f}_id: str" if i == 0 else
+              f"    {f}: {rng.choice(['int', 'str | None', 'float', 'bool'])} = "
+              f"{rng.choice(['0', 'None', '0.0', 'False'])}" for i, f in enumerate(fields)]
+    lines += ["", "    def key(self) -> str:",
+              f'        return f"{{self.{fields[0]}_id}}:{{self.{fields[1]}}}"', "",
+              "    @classmethod",
+              f"    def from_row(cls, row: dict) -> {name}:",
+              f'        return cls(**{{k: row[k] for k in '
+              f'({", ".join(repr(f) for f in fields[1:3])},'
+              f' "{fields[0]}_id") if k in row}})', "", ""]
+    return lines
+
+
+def _retrying(rng: random.Random, name: str) -> list[str]:
+    noun = rng.choice(NOUNS)
+    return [f"def {name}(client, {noun}_ids: list[str], *, attempts: int = "
+            f"{rng.randint(2, 6)}) -> list[dict]:",
+            f'    """Fetch each {noun} with retries; give up after ``attempts`` tries."""',
+            "    fetched: list[dict] = []",
+            f"    for {noun}_id in {noun}_ids:",
+            "        for attempt in range(1, attempts + 1):",
+            "            try:",
+            f'                fetched.append(client.get(f"/{noun}s/{{{noun}_id}}", '
+            f"timeout={rng.choice([2, 5, 10, 30])}))",
+            "                break",
+            "            except TimeoutError:",
+            f'                logger.warning("{name}: %s attempt %d timed out", {noun}_id, '
+            'attempt)',
+            f"                time.sleep(min(2 ** attempt, {rng.choice([8, 16, 30])}))",
+            "        else:",
+            f'            raise RuntimeError(f"{noun} {{{noun}_id}} unreachable after '
+            f'{{attempts}} attempts")',
+            "    return fetched", "", ""]
+
+
+def _repository(rng: random.Random) -> list[str]:
+    name, noun = class_name(rng), rng.choice(NOUNS)
+    table = f"{noun}_{rng.choice(NOUNS)}s"
+    cols = rng.sample(NOUNS, 3)
+    return [f"class {name}:", f'    """Reads and writes ``{table}`` rows."""', "",
+            "    def __init__(self, conn) -> None:", "        self.conn = conn",
+            "        self._cache: dict[str, dict] = {}", "",
+            f"    def get(self, {noun}_id: str) -> dict | None:",
+            f"        if {noun}_id in self._cache:", f"            return self._cache[{noun}_id]",
+            "        row = self.conn.execute(",
+            f'            "SELECT {", ".join(cols)} FROM {table} WHERE id = %s", ({noun}_id,)',
+            "        ).fetchone()", "        if row is not None:",
+            f"            self._cache[{noun}_id] = dict(row)", "        return row", "",
+            "    def upsert(self, rows: list[dict]) -> int:",
+            "        with self.conn.transaction():",
+            "            for row in rows:", "                self.conn.execute(",
+            f'                    "INSERT INTO {table} (id, {", ".join(cols)}) VALUES '
+            f'(%s, %s, %s, %s) "',
+            f'                    "ON CONFLICT (id) DO UPDATE SET {cols[0]} = EXCLUDED.{cols[0]}",',
+            f'                    (row["id"], {", ".join(f"row.get({c!r})" for c in cols)}),',
+            "                )", "        self._cache.clear()", "        return len(rows)", "", ""]
+
+
+def _mapping(rng: random.Random) -> list[str]:
+    name = f"{rng.choice(NOUNS).upper()}_{rng.choice(VERBS).upper()}_RULES"
+    lines = [f"{name}: dict[str, tuple[int, str]] = {{"]
+    for noun in rng.sample(NOUNS, rng.randint(4, 9)):
+        lines.append(f'    "{noun}": ({rng.randint(1, 500)}, "{rng.choice(VERBS)}"),')
+    return lines + ["}", "", ""]
+
+
 def python_module(rng: random.Random, path: str, names: list[str], size: int) -> str:
-    """A plausible Python module defining the functions `names`, about `size` functions long."""
-    imports = sorted(rng.sample(LIBS, 3))
+    """A plausible Python module defining the functions `names`, about `size` blocks long.
+
+    Blocks mix accumulating functions, dataclasses, retrying fetchers, repository classes and
+    constant tables, so files read in a session do not all look alike.
+    """
+    imports = sorted({*rng.sample(LIBS, 3), "dataclasses", "logging", "time"})
     lines = [f'"""{path.rsplit("/", 1)[-1][:-3].replace("_", " ").title()}: '
              f'{rng.choice(VERBS)} and {rng.choice(VERBS)} {rng.choice(NOUNS)} records."""', "",
              "from __future__ import annotations", ""]
     lines += [f"import {lib}" for lib in imports]
-    lines += ["from collections import defaultdict", "",
-              "logger = logging.getLogger(__name__)" if "logging" in imports
-              else "logger = __import__('logging').getLogger(__name__)",
+    lines += ["from collections import defaultdict", "", "logger = logging.getLogger(__name__)",
               f"DEFAULT_{rng.choice(NOUNS).upper()}_TTL = {rng.randint(30, 3600)}", "", ""]
-    all_names = list(names)
-    while len(all_names) < size:
-        all_names.append(ident(rng))
-    rng.shuffle(all_names)
-    for name in all_names:
-        lines += _function(rng, name, rng.randint(1, 4))
+    blocks: list[str | None] = list(names)
+    while len(blocks) < size:
+        blocks.append(None)
+    rng.shuffle(blocks)
+    for name in blocks:
+        if name is not None:
+            lines += _function(rng, name, rng.randint(1, 4))
+            continue
+        kind = rng.random()
+        if kind < 0.3:
+            lines += _function(rng, ident(rng), rng.randint(1, 5))
+        elif kind < 0.5:
+            lines += _dataclass(rng)
+        elif kind < 0.7:
+            lines += _retrying(rng, ident(rng))
+        elif kind < 0.88:
+            lines += _repository(rng)
+        else:
+            lines += _mapping(rng)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def test_module(rng: random.Random, package: str, src_path: str, funcs: list[str],
+                size: int) -> str:
+    """A pytest module with `size` tests exercising `funcs` from `src_path`."""
+    mod = src_path[4:-3].replace("/", ".")
+    lines = [f'"""Tests for {mod}."""', "", "from __future__ import annotations", "",
+             "import pytest", "", f"from {mod} import {', '.join(sorted(set(funcs)))}",
+             f"from {package}.testing import load_fixture", "", ""]
+    for _ in range(size):
+        func, noun, other = rng.choice(funcs), rng.choice(NOUNS), rng.choice(NOUNS)
+        amount = rng.randint(1, 90)
+        if rng.random() < 0.3:
+            lines += [f'@pytest.mark.parametrize("limit", [{rng.randint(1, 5)}, '
+                      f'{rng.randint(10, 50)}, {rng.randint(60, 500)}])',
+                      f"def test_{func}_respects_limit_{hex_id(rng)}(limit: int) -> None:",
+                      f'    rows = [{{"{other}_id": str(i), "{noun}": 1}} for i in range(600)]',
+                      f"    result = {func}(rows, limit=limit)",
+                      '    assert sum(v for k, v in result.items() if k != "skipped") == limit',
+                      "", ""]
+        else:
+            lines += [f"def test_{func}_{rng.choice(VERBS)}_{noun}_{hex_id(rng)}() -> None:",
+                      f'    payload = load_fixture("{noun}_{rng.randint(1, 9)}.json")',
+                      f"    result = {func}(payload[\"items\"], limit={rng.choice([10, 50, 100])})",
+                      f'    assert result["skipped"] == {rng.randint(0, 4)}',
+                      f'    assert result.get("{hex_id(rng, 8)}", 0) == {amount}', "", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -113,91 +227,21 @@ def numbered(text: str, start: int = 1) -> str:
     return "\n".join(f"{n:>5}  {line}" for n, line in enumerate(text.splitlines(), start))
 
 
-def pytest_failure(rng: random.Random, project: str, test_path: str, src_path: str,
-                   func: str, error: str, passed: int) -> str:
-    """A pytest session whose one failure ends in `error` (``Type: message``)."""
-    test_name = f"test_{func}"
-    etype, _, emsg = error.partition(": ")
-    line_src, line_test = rng.randint(20, 140), rng.randint(10, 90)
-    rule = "=" * 30
-    return "\n".join([
-        f"{rule} test session starts {rule}",
-        "platform linux -- Python 3.11.9, pytest-8.2.1, pluggy-1.5.0",
-        f"rootdir: /home/dev/{project}",
-        "configfile: pyproject.toml",
-        f"collected {passed + 1} items", "",
-        f"{test_path} {'.' * (passed // 2)}F{'.' * (passed - passed // 2)}"
-        f"{' ' * 10}[100%]", "",
-        f"{'=' * 35} FAILURES {'=' * 35}",
-        f"{'_' * 20} {test_name} {'_' * 20}", "",
-        f"    def {test_name}():",
-        f"        payload = load_fixture(\"{rng.choice(NOUNS)}_{rng.randint(1, 9)}.json\")",
-        f">       result = {func}(payload[\"items\"], limit={rng.choice([10, 50])})", "",
-        f"{test_path}:{line_test}: ",
-        "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _", "",
-        f"{src_path}:{line_src}: in {func}",
-        f"    raise {etype}({emsg!r})" if etype != "KeyError" else f"    return index[{emsg}]",
-        f"E   {error}", "",
-        f"{rule} short test summary info {rule}",
-        f"FAILED {test_path}::{test_name} - {error}",
-        f"{'=' * 25} 1 failed, {passed} passed in {rng.randint(20, 190) / 100:.2f}s {'=' * 25}",
-    ])
-
-
-def python_traceback(rng: random.Random, project: str, src_path: str, func: str,
-                     error: str) -> str:
-    """A plain ``python -m`` traceback ending in `error`."""
-    mod = src_path[4:-3].replace("/", ".")
-    return "\n".join([
-        "Traceback (most recent call last):",
-        '  File "<frozen runpy>", line 198, in _run_module_as_main',
-        '  File "<frozen runpy>", line 88, in _run_code',
-        f'  File "/home/dev/{project}/{src_path}", line {rng.randint(150, 260)}, in <module>',
-        "    main()",
-        f'  File "/home/dev/{project}/{src_path}", line {rng.randint(100, 149)}, in main',
-        f"    report = {func}(records)",
-        f'  File "/home/dev/{project}/{src_path}", line {rng.randint(20, 99)}, in {func}',
-        "    totals[key] += int(item[field])",
-        error,
-        f"(exit status 1; module {mod})",
-    ])
-
-
-def pytest_pass(rng: random.Random, project: str, count: int) -> str:
-    """A green pytest run."""
-    rule = "=" * 30
-    return "\n".join([
-        f"{rule} test session starts {rule}",
-        "platform linux -- Python 3.11.9, pytest-8.2.1, pluggy-1.5.0",
-        f"rootdir: /home/dev/{project}",
-        f"collected {count} items", "",
-        f"{'.' * count}{' ' * 10}[100%]", "",
-        f"{'=' * 30} {count} passed in {rng.randint(20, 300) / 100:.2f}s {'=' * 30}",
-    ])
-
-
-def search_hits(rng: random.Random, paths: list[str], needle: str) -> str:
-    """``grep -rn`` style output listing `needle` in some of `paths`."""
-    hits = []
-    for path in paths:
-        for _ in range(rng.randint(1, 3)):
-            hits.append(f"{path}:{rng.randint(5, 200)}:    result = {needle}(rows, limit=50)")
-    return "\n".join(hits)
-
-
 def _function_span(text: str, func: str) -> tuple[int, int]:
     start = text.index(f"def {func}(")
-    end = text.find("\n\n\ndef ", start)
+    end = text.find("\n\n\n", start)
     return start, len(text) if end < 0 else end
 
 
-def guard_seen(text: str, func: str) -> str:
-    """`text` with `func` changed to skip keys it has already counted."""
+def guard_seen(text: str, func: str, seen: str = "seen") -> str:
+    """`text` with `func` changed to skip keys it has already counted (in the set `seen`)."""
     start, end = _function_span(text, func)
     body = text[start:end]
-    body = body.replace("    skipped = 0\n", "    skipped = 0\n    seen: set[str] = set()\n", 1)
-    body = body.replace("        if key is None:\n", "        if key is None or key in seen:\n", 1)
-    body = body.replace("            continue\n", "            continue\n        seen.add(key)\n", 1)
+    body = body.replace("    skipped = 0\n", f"    skipped = 0\n    {seen}: set[str] = set()\n", 1)
+    body = body.replace("        if key is None:\n",
+                        f"        if key is None or key in {seen}:\n", 1)
+    body = body.replace("            continue\n",
+                        f"            continue\n        {seen}.add(key)\n", 1)
     return text[:start] + body + text[end:]
 
 
@@ -208,3 +252,36 @@ def drop_empty_totals(text: str, func: str) -> str:
         "    return dict(totals)",
         '    return {k: v for k, v in totals.items() if v or k == "skipped"}', 1)
     return text[:start] + body + text[end:]
+
+
+def edit_snippet(before: str, after: str, context: int = 1) -> tuple[str, str, int]:
+    """The smallest ``(old, new, first_line)`` replacement turning `before` into `after`.
+
+    `context` unchanged lines either side keep ``old`` unique in the file, as an editing tool
+    needs.
+    """
+    a, b = before.splitlines(), after.splitlines()
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    lo = max(0, start - context)
+    old = "\n".join(a[lo:len(a) - end + context])
+    new = "\n".join(b[lo:len(b) - end + context])
+    return old, new, lo + 1
+
+
+def regression_test(rng: random.Random, func: str, name: str) -> list[str]:
+    """A regression test `name` feeding `func` the same key in two batches."""
+    noun, other = rng.choice(NOUNS), rng.choice(NOUNS)
+    key = hex_id(rng, 8)
+    return ["", "", f"def {name}() -> None:",
+            f'    """The same {noun} in two batches is counted once."""',
+            f'    first = [{{"{other}_id": "{key}", "{noun}": {rng.randint(2, 60)}}}]',
+            f'    second = [{{"{other}_id": "{key}", "{noun}": {rng.randint(2, 60)}}},',
+            f'              {{"{other}_id": "{hex_id(rng, 8)}", "{noun}": 1}}]',
+            f"    result = {func}(first + second, limit={rng.choice([10, 50, 100])})",
+            f'    assert list(result).count("{key}") == 1',
+            '    assert result["skipped"] == 0']
