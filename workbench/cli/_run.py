@@ -9,8 +9,8 @@ import click
 from workbench.harness import DryRunEstimate, Experiment, Results, run_experiment
 from workbench.harness._runner import default_out
 
-TABLE_COLUMNS = ("cells", "retained_tokens", "billed_tokens", "cost", "parse_success_pct",
-                 "retries_mean", "failures", "probe_recall")
+TABLE_COLUMNS = ("cells", "retained_tokens", "summary_tokens", "billed_tokens", "cost",
+                 "parse_success_pct", "retries_mean", "retries_max", "failures", "probe_recall")
 
 
 @click.command("run")
@@ -44,11 +44,20 @@ def _print_results(results: Results) -> None:
     if table.empty:
         click.echo("no cells finished")
     else:
+        from workbench.harness._experiment import format_window
+        from workbench.harness._table import column_formats, format_cell
+
         keep = [c for c in table.columns if c in ("template", "model", "window") or
                 c in TABLE_COLUMNS]
-        with pd.option_context("display.width", 200, "display.max_columns", 30,
-                               "display.float_format", "{:.3g}".format):
-            click.echo(table[keep].to_string(index=False))
+        shown = table[keep].copy()
+        if "window" in shown:
+            shown["window"] = [w if isinstance(w, str) else format_window(int(w))
+                               for w in shown["window"]]
+        fmts = column_formats(list(shown.columns))
+        for col, fmt in fmts.items():
+            shown[col] = [format_cell(v, fmt) for v in shown[col]]
+        with pd.option_context("display.width", 250, "display.max_columns", 40):
+            click.echo(shown.to_string(index=False))
     errors = int((results.cells["status"] == "error").sum()) if not results.cells.empty else 0
     click.echo(f"\nrun folder: {results.run_dir} ({len(results.cells)} cells, {errors} errors, "
                f"status {results.status})")
