@@ -168,9 +168,10 @@ def test_a_new_file_records_every_migration_once(tmp_path):
     columns = [r[1] for r in conn.execute("PRAGMA table_info(responses)")]
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     conn.close()
-    assert names == [fn.__name__ for fn in MIGRATIONS] == ["m001_responses", "m002_indexes"]
+    assert names == [fn.__name__ for fn in MIGRATIONS] == [
+        "m001_responses", "m002_indexes", "m003_refusals"]
     assert columns == ["key", "model", "prompt_hash", "text", "message_json", "usage_json", "cost",
-                       "latency_ms", "model_version", "created_at", "hits"]
+                       "latency_ms", "model_version", "created_at", "hits", "refusal"]
     assert mode == "wal"
 
 
@@ -331,3 +332,39 @@ async def test_a_planted_api_key_passed_to_load_model_stays_out_of_the_recording
     model.cache.vacuum()
     for p in (tmp_path / "rec").rglob("*"):
         assert PLANTED.encode() not in p.read_bytes(), p
+
+
+# ---- refusals and simulated windows ------------------------------------------------------
+
+
+def _window_model(window: int):
+    from workbench.testing import ScriptedModel
+
+    return ScriptedModel(["fits"], window=window)
+
+
+async def test_a_real_window_refusal_is_recorded_and_replayed_without_a_call(tmp_path):
+    from workbench.errors import ContextLengthExceeded
+
+    cache = ResponseCache(tmp_path / "c.db")
+    inner = _window_model(5)
+    big = [Message.user("far too many words for a five token window")]
+    with pytest.raises(ContextLengthExceeded):
+        await CachedModel(inner, cache, mode="rw").complete("sys", big)
+    replay = CachedModel(_window_model(5), cache, mode="replay")
+    with pytest.raises(ContextLengthExceeded) as err:
+        await replay.complete("sys", big)
+    assert not isinstance(err.value, CacheMiss)
+    assert replay.inner.calls == []
+
+
+async def test_a_simulated_window_refuses_before_the_cache_and_is_never_recorded(tmp_path):
+    from workbench.errors import ContextLengthExceeded
+    from workbench.models import WindowCap
+
+    cache = ResponseCache(tmp_path / "c.db")
+    inner = _window_model(10_000)
+    capped = CachedModel(WindowCap(inner, 8), cache, mode="replay")
+    with pytest.raises(ContextLengthExceeded, match="exceeds the simulated window of 8 tokens"):
+        await capped.complete("a system prompt longer than eight tokens, surely", [])
+    assert cache.stats()["entries"] == 0 and inner.calls == []

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from workbench._paths import cache_path as default_cache_path
 from workbench.compaction._model import CompactionModel, Usage
-from workbench.errors import CacheMiss, ConfigError
+from workbench.errors import CacheMiss, ConfigError, ContextLengthExceeded
 from workbench.messages import Message
 from workbench.models._identity import model_identity, model_label, model_name
 
@@ -116,8 +116,21 @@ def m002_indexes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX responses_prompt_hash ON responses(prompt_hash)")
 
 
+def m003_refusals(conn: sqlite3.Connection) -> None:
+    """Context-window refusals of the real model, so a replay reproduces them exactly."""
+    conn.execute("ALTER TABLE responses ADD COLUMN refusal TEXT")
+
+
 # Append only: shipped migrations are never edited or reordered.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_responses, m002_indexes]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_responses, m002_indexes, m003_refusals]
+
+
+class Refusal:
+    """A recorded `ContextLengthExceeded` of the real model (its message)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
 
 
 def _now() -> str:
@@ -179,8 +192,8 @@ class ResponseCache:
 
     # -- calls --
 
-    def get(self, key: str, *, count_hit: bool = True) -> tuple[Message, Usage] | None:
-        """The recorded reply and usage for `key`, or None.
+    def get(self, key: str, *, count_hit: bool = True) -> tuple[Message, Usage] | Refusal | None:
+        """The recorded reply and usage for `key`, a recorded `Refusal`, or None.
 
         Args:
             key: A `cache_key`.
@@ -189,12 +202,14 @@ class ResponseCache:
         """
         with self._lock:
             row = self._conn.execute(
-                "SELECT message_json, usage_json FROM responses WHERE key = ?", (key,)
+                "SELECT message_json, usage_json, refusal FROM responses WHERE key = ?", (key,)
             ).fetchone()
             if row is None:
                 return None
             if count_hit:
                 self._conn.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
+        if row[2] is not None:
+            return Refusal(row[2])
         message = Message.from_goose(json.loads(row[0]))
         usage = Usage.from_dict(json.loads(row[1]))
         return message, usage
@@ -216,6 +231,16 @@ class ResponseCache:
                 "usage_json, cost, latency_ms, model_version, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
+            )
+        return cur.rowcount == 1
+
+    def put_refusal(self, key: str, *, model: str, prompt_sha256: str, error: str) -> bool:
+        """Record that the real model refused this prompt as too long. Returns True when inserted."""
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO responses (key, model, prompt_hash, text, message_json, "
+                "usage_json, created_at, refusal) VALUES (?, ?, ?, '', 'null', 'null', ?, ?)",
+                (key, model, prompt_sha256, _now(), error),
             )
         return cur.rowcount == 1
 
@@ -331,9 +356,17 @@ class CachedModel:
         """
         if self.mode == "off":
             return await self.inner.complete(system, messages)
+        # A simulated window sits inside the cache: check it first, so replays reproduce its
+        # refusals without recordings and such refusals are never recorded (the window is not
+        # part of the key).
+        check = getattr(self.inner, "check_window", None)
+        if check is not None:
+            check(system, messages)
         # SQLite calls run inline: they take tens of microseconds, far less than a thread hop.
         key = cache_key(self._identity, system, messages)
         found = self.cache.get(key, count_hit=self.mode == "rw")
+        if isinstance(found, Refusal):
+            raise ContextLengthExceeded(found.message, model=self.model)
         if found is not None:
             message, usage = found
             usage.extra["cache_hit"] = True
@@ -343,7 +376,12 @@ class CachedModel:
             raise CacheMiss(CACHE_MISS_MESSAGE.format(model=self.model, prompt12=phash[:12]),
                             model=self.model)
         started = time.perf_counter()
-        message, usage = await self.inner.complete(system, messages)
+        try:
+            message, usage = await self.inner.complete(system, messages)
+        except ContextLengthExceeded as exc:
+            # The real model's own window: record it so the replayed ladder takes the same steps.
+            self.cache.put_refusal(key, model=self.model, prompt_sha256=phash, error=str(exc))
+            raise
         latency_ms = (time.perf_counter() - started) * 1000
         self.cache.put(key, model=self.model, prompt_sha256=phash, message=message, usage=usage,
                        latency_ms=latency_ms)

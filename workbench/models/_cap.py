@@ -52,12 +52,11 @@ class WindowCap:
         """The inner model's id."""
         return model_name(self.inner)
 
-    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
-        """Count the prompt; raise when it exceeds the window, else call the inner model.
+    def check_window(self, system: str, messages: list[Message]) -> None:
+        """Raise `ContextLengthExceeded` when the prompt does not fit the simulated window.
 
-        Raises:
-            ContextLengthExceeded: the prompt is larger than the simulated window (the inner
-                model is not called).
+        Wrappers outside the cap (the response cache) call this first, so that a replay
+        reproduces a refusal without a recording and a simulated refusal is never recorded.
         """
         tokens = self.estimator.count_chat_tokens(system, messages)
         if tokens > self.window:
@@ -65,6 +64,18 @@ class WindowCap:
                 OVER_WINDOW_MESSAGE.format(tokens=tokens, window=self.window, model=self.model),
                 model=self.model,
             )
+        check = getattr(self.inner, "check_window", None)
+        if check is not None:
+            check(system, messages)
+
+    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
+        """Count the prompt; raise when it exceeds the window, else call the inner model.
+
+        Raises:
+            ContextLengthExceeded: the prompt is larger than the simulated window (the inner
+                model is not called).
+        """
+        self.check_window(system, messages)
         return await self.inner.complete(system, messages)
 
     def cache_identity(self) -> Any:

@@ -25,8 +25,11 @@ thread (``asyncio.to_thread``) so the event loop stays free.
 AMX. A llama.cpp built on a CPU that advertises Intel AMX multiplies quantized weights with AMX
 tile instructions. Inside VMs that do not enable AMX state for guests (Firecracker, some clouds)
 the first tile instruction kills the process with SIGILL, which no ``except`` can catch. So on
-AMX-advertising CPUs the model loads without llama.cpp's extra weight buffers (AMX and repacked
-layouts) unless ``extra_buffers=True`` says the machine really runs them.
+AMX-advertising CPUs, with a build that compiled AMX kernels in, the model loads without
+llama.cpp's extra weight buffers (AMX and repacked layouts) unless ``extra_buffers=True`` says the
+machine really runs them. The fast fix is a build without AMX:
+``CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=ON -DGGML_AMX_TILE=OFF
+-DGGML_AMX_INT8=OFF" pip install llama-cpp-python`` (what ``.ci/install-local`` does).
 """
 
 from __future__ import annotations
@@ -143,6 +146,20 @@ def cpu_advertises_amx() -> bool:
     return False
 
 
+def build_uses_amx(llama_cpp: Any) -> bool:
+    """True when this llama.cpp build compiled AMX kernels in (its system-info line says so).
+
+    A build made with ``-DGGML_NATIVE=OFF`` and the AMX options off has none, and then the
+    repacked (AVX-512) buffers are safe and several times faster on prompt processing.
+    """
+    try:
+        info = llama_cpp.llama_print_system_info()
+    except Exception:  # noqa: BLE001 - an old binding without the call: assume the worst
+        return True
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return "AMX_INT8 = 1" in text
+
+
 @contextmanager
 def _default_params_without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
     """While active, ``Llama(...)`` loads weights without AMX/repacked buffers.
@@ -174,7 +191,7 @@ def _load_llama(path: Path, n_ctx: int, n_threads: int,
         if loaded is None:
             llama_cpp = _import_llama_cpp()
             if extra_buffers is None:
-                extra_buffers = not cpu_advertises_amx()
+                extra_buffers = not (cpu_advertises_amx() and build_uses_amx(llama_cpp))
             guard = nullcontext() if extra_buffers else (
                 _default_params_without_extra_buffers(llama_cpp))
             with guard:
