@@ -106,9 +106,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from workbench._paths import (
+        user_dir,
+    )
     from workbench.compaction import (
         DEFAULT_COMPACTION_THRESHOLD,
         REMOVAL_PERCENTAGES,
+        Attempt,
         CompactingProvider,
         CompactionInput,
         CompactionModel,
@@ -125,7 +129,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         format_message_for_compacting,
         summarize,
     )
-    from workbench.context_mgmt import CompactionResult, check_if_compaction_needed, compact_messages
+    from workbench.context_mgmt import (
+        CompactionResult,
+        check_if_compaction_needed,
+        compact_messages,
+    )
     from workbench.errors import (
         CacheMiss,
         CompactionError,
@@ -136,8 +144,38 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TemplateError,
         WorkbenchError,
     )
-    from workbench.harness import Experiment, Results, run_experiment
-    from workbench.messages import Message, MessageMetadata
-    from workbench.models import load_model
-    from workbench.sessions import Session, load_session, load_sessions
-    from workbench.tokens import TiktokenEstimator, TokenEstimator
+    from workbench.harness import (
+        Experiment,
+        Results,
+        ResultsStore,
+        comparison_table,
+        compute_metrics,
+        metric,
+        paired_comparison,
+        run_experiment,
+        run_experiment_async,
+        write_report,
+    )
+    from workbench.messages import (
+        Message,
+        MessageMetadata,
+    )
+    from workbench.models import (
+        CachedModel,
+        ExtractiveModel,
+        ResponseCache,
+        WindowCap,
+        load_model,
+        parse_model_spec,
+    )
+    from workbench.sessions import (
+        Session,
+        generate_session,
+        inspect_session,
+        load_session,
+        load_sessions,
+    )
+    from workbench.tokens import (
+        TiktokenEstimator,
+        TokenEstimator,
+    )

@@ -16,6 +16,14 @@ Layers, smallest first, each file mapped to its Rust counterpart:
 """
 
 from workbench.compaction._candidates import json_candidates, leading_object, safely_parse_json
+from workbench.compaction._compact import (
+    CollectedOutput,
+    CompactionInput,
+    CompactionOutput,
+    MessagesInput,
+    as_compaction_input,
+    compact,
+)
 from workbench.compaction._format import (
     EMPTY_MESSAGE,
     TranscriptStyle,
@@ -24,6 +32,7 @@ from workbench.compaction._format import (
     format_transcript,
 )
 from workbench.compaction._model import CompactionModel, Usage
+from workbench.compaction._provider import CompactingProvider
 from workbench.compaction._structured import (
     FileActivity,
     ParseOutcome,
@@ -31,16 +40,6 @@ from workbench.compaction._structured import (
     StructuredSummary,
     stringify,
 )
-from workbench.compaction._templates import (
-    COMPACTION_SUMMARY_TEMPLATE,
-    COMPACTION_TEMPLATE,
-    Templates,
-    builtin_template,
-    code_fence,
-    goose_config_dir,
-    render,
-)
-
 from workbench.compaction._summarize import (
     ELIDED_TOOL_RESPONSE_TEXT,
     EXHAUSTED_REMOVAL_ERROR,
@@ -57,17 +56,17 @@ from workbench.compaction._summarize import (
     removal_positions,
     summarize,
 )
-from workbench.compaction._usage_estimate import display_content, ensure_usage_tokens
-from workbench.compaction._compact import (
-    CollectedOutput,
-    CompactionInput,
-    CompactionOutput,
-    MessagesInput,
-    as_compaction_input,
-    compact,
+from workbench.compaction._templates import (
+    COMPACTION_SUMMARY_TEMPLATE,
+    COMPACTION_TEMPLATE,
+    Templates,
+    builtin_template,
+    code_fence,
+    goose_config_dir,
+    render,
 )
-from workbench.compaction._provider import CompactingProvider
 from workbench.compaction._threshold import DEFAULT_COMPACTION_THRESHOLD, auto_compact_enabled
+from workbench.compaction._usage_estimate import display_content, ensure_usage_tokens
 
 __all__ = [
     "ELIDED_TOOL_RESPONSE_TEXT",

@@ -8,10 +8,12 @@ JSON object per message, ``{"role": ..., "content": [parts]}``, which cannot for
 from __future__ import annotations
 
 import json
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from workbench.messages import (
     ActionRequired,
+    Content,
     DocumentContent,
     ErrorContent,
     FrontendToolRequest,
@@ -23,7 +25,6 @@ from workbench.messages import (
     ToolRequest,
     ToolResponse,
 )
-from workbench.messages import Content
 
 TranscriptStyle = Literal["goose", "jsonl"]
 EMPTY_MESSAGE = "<empty message>"

@@ -8,11 +8,11 @@ Smallest first: `Experiment` (the spec, from TOML), `expand_cells` / `Cell` (the
 from workbench.harness._cells import Cell, expand_cells
 from workbench.harness._estimate import DryRunEstimate
 from workbench.harness._experiment import Budget, CachePolicy, Experiment, ModelEntry, SessionSource
+from workbench.harness._paired import PairedResult, paired_comparison
+from workbench.harness._report import write_report
 from workbench.harness._results import Results
 from workbench.harness._runner import run_experiment, run_experiment_async
 from workbench.harness._store import ResultsStore
-from workbench.harness._paired import PairedResult, paired_comparison
-from workbench.harness._report import write_report
 from workbench.harness._table import comparison_table, style_table
 from workbench.harness.metrics import compute_forgotten, compute_metrics, metric
 

@@ -7,9 +7,10 @@ and returns True when the file is in its format. Built-ins register through the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from workbench.errors import SessionFormatError
 from workbench.sessions._session import Session

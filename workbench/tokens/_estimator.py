@@ -8,8 +8,9 @@ primer, and per-tool schema overheads; only text, tool requests and tool-respons
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from workbench._offline import ensure_offline
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse

@@ -5,14 +5,14 @@ exports carry the original recording's meta (which may look like another format)
 """
 
 from workbench.sessions.importers import (  # noqa: F401
-    _goose_json,
-    _goose_db,
-    _goose_jsonl,
+    _aider,
     _claude_code,
     _codex,
-    _openai_chat,
-    _swe_agent,
+    _goose_db,
+    _goose_json,
+    _goose_jsonl,
     _mini_swe_agent,
+    _openai_chat,
     _openhands,
-    _aider,
+    _swe_agent,
 )
