@@ -7,7 +7,6 @@ Each ``workbench/cli/_<name>.py`` exposes a click command or group called ``comm
 from __future__ import annotations
 
 import importlib
-import sys
 
 import click
 
@@ -48,4 +47,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()
