@@ -105,7 +105,11 @@ def test_model_labels_show_public_params_only() -> None:
 def test_the_default_experiment_is_the_shipped_file() -> None:
     exp = Experiment.default()
     assert exp.name == "default"
-    assert [m.model for m in exp.models] == ["extractive", "replay:local/gemma3-270m"]
+    assert [m.label for m in exp.models] == [
+        "extractive", "local/gemma3-270m[max_tokens=512,n_ctx=16384]",
+        "local/gemma3-270m[json_schema=True,max_tokens=512,n_ctx=16384]"]
+    assert all(m.model.startswith("replay:") for m in exp.models[1:])
+    assert exp.resolve_path(exp.cache.path or "").name == "local-gemma3-270m.db"
     assert exp.windows == [8192, 32768]
     assert exp.sessions[0].path == "dataset:all"
     assert exp.templates == ["all"]

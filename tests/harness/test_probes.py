@@ -208,3 +208,19 @@ def test_fill_rate_reads_the_real_structured_summary() -> None:
     m = compute_metrics(empty, "", s, original_tokens=10, summary_tokens=2)
     assert m["fill_rate"] == pytest.approx(3 / 9)
     assert (m["fill_files"], m["fill_pending_tasks"], m["fill_current_work"]) == (1, 0, 0)
+
+
+# ---- template echo ----------------------------------------------------------------------------
+
+
+def test_a_summary_that_copies_the_schema_example_has_full_template_echo() -> None:
+    from workbench.compaction import StructuredSummary
+    from workbench.harness.metrics import template_echo
+
+    template = 'Schema: {"user_intent": ["each goal or request the user stated"]}'
+    parroted = StructuredSummary.parse('{"user_intent": ["each goal or request the user stated"],'
+                                       ' "current_work": "fixing src/parser.py token errors"}')
+    assert template_echo(parroted, template) == 0.5
+    assert template_echo(None, template) is None
+    short = StructuredSummary.parse('{"user_intent": ["fix it"]}')
+    assert template_echo(short, template) is None

@@ -158,6 +158,8 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
             values = metrics.compute_metrics(session, text, structured,
                                              original_tokens=row["original_tokens"],
                                              summary_tokens=summary_tokens)
+            values["template_echo"] = metrics.template_echo(structured,
+                                                            variant.templates.compaction)
             row["metrics_json"] = json.dumps(values, default=float)
             forgotten = metrics.compute_forgotten(session, text)
             (out / "summaries" / f"{cell.cell_id}.forgotten.json").write_text(

@@ -28,7 +28,8 @@ CELL_KEYS = ("session_id", "strategy", "model", "template", "window", "repeat")
 NO_WINDOW = "none"
 
 RECALL_COLUMNS = ("probe_recall", "files_recall", "errors_recall", "requests_recall",
-                  "facts_recall", "stale_avoided", "fill_rate", "compression_ratio")
+                  "facts_recall", "stale_avoided", "fill_rate", "template_echo",
+                  "compression_ratio")
 """Metric columns averaged into the table when the cells have them."""
 
 PERCENT_COLUMNS = frozenset(RECALL_COLUMNS) - {"compression_ratio"}
