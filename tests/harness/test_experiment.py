@@ -107,7 +107,8 @@ def test_the_default_experiment_is_the_shipped_file() -> None:
     assert exp.name == "default"
     assert [m.label for m in exp.models] == [
         "extractive", "local/gemma3-270m[max_tokens=512,n_ctx=16384]",
-        "local/gemma3-270m[json_schema=True,max_tokens=512,n_ctx=16384]"]
+        "local/gemma3-270m[json_schema=True,max_tokens=512,n_ctx=16384]",
+        "local/gemma3-270m[max_tokens=512,n_ctx=16384,text_cue=]"]
     assert all(m.model.startswith("replay:") for m in exp.models[1:])
     assert exp.resolve_path(exp.cache.path or "").name == "local-gemma3-270m.db"
     assert exp.windows == [8192, 32768]
