@@ -106,11 +106,19 @@ def test_the_default_experiment_is_the_shipped_file() -> None:
     exp = Experiment.default()
     assert exp.name == "default"
     assert [m.label for m in exp.models] == [
-        "extractive", "local/gemma3-270m[max_tokens=512,n_ctx=16384]",
-        "local/gemma3-270m[json_schema=True,max_tokens=512,n_ctx=16384]",
-        "local/gemma3-270m[max_tokens=512,n_ctx=16384,text_cue=]"]
+        "extractive", "gemma-270m/prefill", "gemma-270m/json-schema", "gemma-270m/no-cue"]
     assert all(m.model.startswith("replay:") for m in exp.models[1:])
     assert exp.resolve_path(exp.cache.path or "").name == "local-gemma3-270m.db"
     assert exp.windows == [8192, 32768]
     assert exp.sessions[0].path == "dataset:all"
     assert exp.templates == ["all"]
+
+
+def test_a_model_entry_name_replaces_the_generated_label() -> None:
+    exp = Experiment.from_dict({"sessions": ["s.json"], "models": [
+        {"model": "replay:local/x.gguf", "params": {"n_ctx": 4096}},
+        {"model": "replay:local/x.gguf", "params": {"n_ctx": 4096}, "name": "x-4k"}]})
+    assert [m.label for m in exp.models] == ["local/x.gguf[n_ctx=4096]", "x-4k"]
+    assert Experiment.from_dict({"sessions": ["s.json"], "models": [
+        {"model": "extractive", "name": "ex"}]}).to_dict()["models"] == [
+        {"model": "extractive", "name": "ex"}]

@@ -115,11 +115,15 @@ class ModelEntry(_Strict):
     accepted but never written anywhere."""
     concurrency: int | None = Field(default=None, gt=0)
     """At most this many cells of this model at once (the global limit still applies)."""
+    name: str | None = Field(default=None, min_length=1)
+    """Short name for tables and cell keys; default: the model string plus its public params."""
 
     @property
     def label(self) -> str:
         """How the model is named in cell keys and tables: the string without its cache prefix
-        (a recorded and a live run of one model share rows), plus public params."""
+        (a recorded and a live run of one model share rows), plus public params; or `name`."""
+        if self.name:
+            return self.name
         name = self.model
         for prefix in CACHE_PREFIXES:
             if name.startswith(prefix):
@@ -245,8 +249,11 @@ class Experiment(_Strict):
             if not entry["params"]:
                 del entry["params"]
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]
-        data["models"] = [m["model"] if set(m) <= {"model", "concurrency"} and
-                          m.get("concurrency") is None else m for m in data["models"]]
+        for m in data["models"]:
+            for key in ("concurrency", "name"):
+                if m.get(key) is None:
+                    m.pop(key, None)
+        data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]
         return data
 
     def to_toml(self) -> str:

@@ -1,0 +1,91 @@
+"""The main job: `workbench run` with no spec replays the default experiment offline.
+
+This is the newcomer's first command, so it is tested end to end through the CLI: the shipped
+datasets x shipped variants x the extractive baseline and the recorded local model x two windows,
+with no key, no network and no llama.cpp needed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("runs") / "default"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["WORKBENCH_USER_PATH"] = str(out.parent / "user")
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", "--out", str(out),
+                           "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, done.stdout
+
+
+def test_the_default_run_prints_every_table_column(default_run: tuple[Path, str]) -> None:
+    _, stdout = default_run
+    header = next(line for line in stdout.splitlines() if line.strip().startswith("template"))
+    for column in ("template", "model", "window", "retained_tokens", "summary_tokens",
+                   "billed_tokens", "cost", "parse_success_pct", "retries_mean", "retries_max",
+                   "failures", "probe_recall"):
+        assert column in header.split(), column
+    assert "run folder:" in stdout and "workbench report" in stdout
+
+
+def test_the_recording_covers_every_local_model_cell(default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    cells = Results.load(default_run[0]).cells
+    assert len(cells) == 6 * 4 * 2 * 4  # sessions x templates x windows x models
+    misses = cells[cells["error_type"] == "CacheMiss"]
+    assert misses.empty, misses[["session_id", "model", "template", "window"]].to_string()
+
+
+def test_the_default_run_shows_retries_parse_failures_and_real_usage(
+        default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    results = Results.load(default_run[0])
+    cells = results.cells
+    ok = cells[cells["status"] == "ok"]
+    assert (cells.loc[cells["window"] == 8192, "retries"] > 0).any()
+    assert {"structured", "no_candidate"} <= set(ok["parse_outcome"])
+    local = ok[ok["model"].str.startswith("gemma-270m/")]
+    assert (local["billed_input_tokens"] > 0).all() and (local["billed_output_tokens"] > 0).all()
+    assert (ok["retained_tokens"] > 0).all()
+    attempts = results.attempts
+    assert set(attempts["outcome"]) >= {"ok", "context_length_exceeded"}
+
+
+def test_report_turns_the_run_folder_into_files(default_run: tuple[Path, str]) -> None:
+    out, _ = default_run
+    done = subprocess.run([sys.executable, "-m", "workbench", "report", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = out / "report"
+    for name in ("report.md", "report.html", "table.csv", "cells.csv"):
+        assert (report / name).stat().st_size > 0, name
+    assert "data:image/png;base64," in (report / "report.html").read_text(encoding="utf-8")
+
+
+def test_rerunning_the_same_command_resumes_without_new_cells(
+        default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    out, _ = default_run
+    before = Results.load(out).cells[["cell_id", "finished_at"]]
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", "--out", str(out),
+                           "--no-progress"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = Results.load(out).cells[["cell_id", "finished_at"]]
+    assert before.sort_values("cell_id").equals(after.sort_values("cell_id"))
