@@ -35,6 +35,7 @@ machine really runs them. The fast fix is a build without AMX:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import copy
 import json
 import os
@@ -106,6 +107,18 @@ class _Loaded:
 
 _LOADED: dict[tuple[str, int, bool], _Loaded] = {}
 _LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_loaded() -> None:
+    # Free llama.cpp models while the interpreter is intact; left to `Llama.__del__` at
+    # shutdown, they fail noisily because the C bindings are already torn down.
+    with _LOAD_LOCK:
+        for loaded in _LOADED.values():
+            close = getattr(loaded.llama, "close", None)
+            if close is not None:
+                close()
+        _LOADED.clear()
 
 
 def _import_llama_cpp() -> Any:
