@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
+from tests.goose_db_helpers import build_goose_db
 from workbench.compaction._templates import Templates
 from workbench.context_mgmt import (
     CONVERSATION_CONTINUATION_TEXT,
@@ -17,6 +21,8 @@ from workbench.context_mgmt import (
 )
 from workbench.errors import ContextLengthExceeded
 from workbench.messages import Message, MessageMetadata
+from workbench.sessions import load_session
+from workbench.sessions.importers._goose_db import write_goose_db_session
 from workbench.testing import ScriptedModel
 from workbench.tokens import default_estimator
 
@@ -206,6 +212,33 @@ async def test_stale_turn_context_from_an_earlier_turn_is_not_carried() -> None:
     visible = agent_view(result.conversation)
     assert visible[-1].concat_text() == "newest prompt"
     assert not any(m.is_turn_context for m in visible)
+
+
+async def test_carried_turn_context_stays_last_after_persist_and_reload(tmp_path: Path) -> None:
+    hour_ago = int(time.time()) - 3600
+    conversation = [Message.user("the real current request", created=hour_ago),
+                    Message.user("<turn-context>frozen block</turn-context>", created=hour_ago,
+                                 metadata=MessageMetadata(user_visible=False, turn_context=True))]
+    result = await compact_messages(ScriptedModel(["summary"]), conversation, templates=PLAIN)
+    assert result.conversation[-1].is_turn_context
+
+    # Goose's replace_conversation: delete the session's rows, insert the whole list again.
+    db = build_goose_db(tmp_path / "sessions.db", {"20260301_1": [
+        ("user", [{"type": "text", "text": "stale row"}], 1, None)]})
+    assert write_goose_db_session(db, "20260301_1", result.conversation) == 6
+    reloaded = load_session(db, format="goose-db", session_id="20260301_1").messages
+
+    assert len(reloaded) == len(result.conversation) == 6
+    assert [(m.concat_text(), m.is_user_visible, m.is_agent_visible) for m in reloaded] == [
+        ("the real current request", True, False),
+        ("<turn-context>frozen block</turn-context>", False, False),
+        ("summary", False, True),
+        (CONVERSATION_CONTINUATION_TEXT, False, True),
+        ("the real current request", False, True),
+        ("<turn-context>frozen block</turn-context>", False, True)]
+    assert reloaded[-1].is_turn_context
+    assert reloaded[-1].created == result.conversation[-2].created > hour_ago
+    assert reloaded[-1].id.startswith("msg_20260301_1_")
 
 
 async def test_summarizer_input_excludes_turn_context_events() -> None:

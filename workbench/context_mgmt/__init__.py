@@ -2,7 +2,8 @@
 
 Layers, smallest first: `_threshold_config` (when to compact: the threshold as Goose's config
 parses it, the strict ``>`` check, the tool-pair cutoff) and `_compact_messages` (how a session is
-rewritten: archived originals, summary, continuation, replayed prompt, carried turn context).
+rewritten: archived originals, summary, continuation, replayed prompt, carried turn context) and
+`_tool_pairs` (the oldest tool request/response pairs replaced by short agent-only notes).
 """
 
 from workbench.context_mgmt._compact_messages import (
@@ -20,17 +21,29 @@ from workbench.context_mgmt._threshold_config import (
     threshold_from_env,
     tool_ids_to_summarize,
 )
+from workbench.context_mgmt._tool_pairs import (
+    NO_AGENT_VISIBLE_PAIR_ERROR,
+    TOOL_PAIR_SUMMARY_PROMPT,
+    maybe_summarize_tool_pairs,
+    summarize_tool_pair,
+    tool_pair_groups,
+)
 
 __all__ = [
     "CONVERSATION_CONTINUATION_TEXT",
     "MANUAL_COMPACT_CONTINUATION_TEXT",
+    "NO_AGENT_VISIBLE_PAIR_ERROR",
     "THRESHOLD_ENV",
     "TOOL_LOOP_CONTINUATION_TEXT",
+    "TOOL_PAIR_SUMMARY_PROMPT",
     "CompactionResult",
     "check_if_compaction_needed",
     "compact_messages",
     "compute_tool_call_cutoff",
+    "maybe_summarize_tool_pairs",
+    "summarize_tool_pair",
     "summarizer_input",
     "threshold_from_env",
     "tool_ids_to_summarize",
+    "tool_pair_groups",
 ]

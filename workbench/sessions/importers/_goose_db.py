@@ -1,15 +1,19 @@
-"""Goose's SQLite session store (``~/.local/share/goose/sessions/sessions.db``), read-only.
+"""Goose's SQLite session store (``~/.local/share/goose/sessions/sessions.db``).
 
-Reads as Goose does: messages ordered by ``created_timestamp, id``; timestamps above 1e10 are
+Loading opens the file read-only and reads as Goose does: messages ordered by ``created_timestamp, id``; timestamps above 1e10 are
 milliseconds; roles other than user/assistant are skipped; a ``metadata_json`` that does not parse
 falls back to the defaults (both visible). Every message is kept with its visibility flags.
 ``usage_ledger`` rows (one per billed call, compaction calls flagged) become ``meta["usage"]``.
+`write_goose_db_session` is the one writer: it replaces a session's messages the way Goose's
+``replace_conversation`` does after a compaction.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
+from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -220,3 +224,61 @@ def load_goose_db(path: Path, errors: str = "raise", session_id: str | list[str]
                                          f"sessions in this file: {known}")
             rows = [by_id[w] for w in wanted]
         return [_session(conn, path, r, errors) for r in rows]
+
+
+def _message_row(session_id: str, message: Message) -> tuple[Any, ...]:
+    data = message.to_goose()
+    metadata = data.get("metadata", message.metadata.to_goose())
+    # Goose gives a message without an id one of the form msg_<session>_<uuid> on insert.
+    message_id = message.id or f"msg_{session_id}_{uuid.uuid4()}"
+    return (message_id, session_id, message.role, json.dumps(data["content"]),
+            message.created, json.dumps(metadata))
+
+
+def write_goose_db_session(path: str | Path, session_id: str,
+                           messages: Sequence[Message]) -> int:
+    """Replace a session's messages in a Goose ``sessions.db``, as ``replace_conversation`` does.
+
+    Every message row of the session is deleted and the whole list is inserted again in order
+    (so ``id`` follows list order), with Goose's column layout: ``message_id`` (the message id,
+    or ``msg_<session>_<uuid>`` when it has none), ``role``, ``content_json`` and
+    ``metadata_json`` (from `Message.to_goose`) and ``created_timestamp`` (Unix seconds).
+    Goose reloads in ``created_timestamp, id`` order, so a message whose ``created`` is older
+    than an earlier one's comes back earlier.
+
+    Args:
+        path: An existing Goose database (it must have the ``sessions`` and ``messages`` tables).
+        session_id: The session to rewrite; its ``sessions`` row must exist.
+        messages: The new conversation, in order.
+
+    Returns:
+        The number of message rows written.
+
+    Raises:
+        SessionFormatError: the file is not a Goose database or has no such session.
+    """
+    path = Path(path)
+    try:
+        conn = sqlite3.connect(path)
+    except sqlite3.Error as exc:
+        raise SessionFormatError(str(path), None, f"cannot open the SQLite file: {exc}",
+                                 expected="a Goose sessions.db") from exc
+    with closing(conn):
+        try:
+            tables = _tables(conn)
+        except sqlite3.Error as exc:
+            raise SessionFormatError(str(path), None, f"cannot read the SQLite file: {exc}",
+                                     expected="a Goose sessions.db") from exc
+        if not {"sessions", "messages"} <= tables:
+            raise SessionFormatError(str(path), None, "no sessions/messages tables",
+                                     expected="a Goose sessions.db")
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            raise SessionFormatError(str(path), None,
+                                     f"no session {session_id!r}; create its sessions row first")
+        rows = [_message_row(session_id, m) for m in messages]
+        with conn:
+            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            conn.executemany(
+                "INSERT INTO messages (message_id, session_id, role, content_json, "
+                "created_timestamp, metadata_json) VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)
