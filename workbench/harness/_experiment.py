@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
 from workbench.harness._toml import dumps_toml
+from workbench.models._identity import format_window as format_model_window
 
 STRATEGIES: tuple[str, ...] = ("goose",)
 """Strategies the runner knows: ``goose`` = Goose's summarize through ``compact_messages``."""
@@ -65,11 +66,7 @@ def parse_window(value: Any) -> int | None:
 
 def format_window(window: int | None) -> str:
     """The inverse of `parse_window` for display: 8192 -> ``"8k"``, None -> ``"none"``."""
-    if window is None:
-        return "none"
-    if window % 1024 == 0:
-        return f"{window // 1024}k"
-    return str(window)
+    return "none" if window is None else format_model_window(window)
 
 
 Window = Annotated[int | None, BeforeValidator(parse_window)]
