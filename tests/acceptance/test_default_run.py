@@ -89,3 +89,22 @@ def test_rerunning_the_same_command_resumes_without_new_cells(
     assert done.returncode == 0, done.stderr[-3000:]
     after = Results.load(out).cells[["cell_id", "finished_at"]]
     assert before.sort_values("cell_id").equals(after.sort_values("cell_id"))
+
+
+def test_every_replayed_attempt_links_to_its_recording_by_prompt_hash(
+        default_run: tuple[Path, str]) -> None:
+    import sqlite3
+
+    from workbench.harness import Results
+
+    attempts = Results.load(default_run[0]).attempts
+    assert attempts["prompt_hash"].notna().all()
+    replayed = attempts[(attempts["cache_hit"] == 1)]
+    assert not replayed.empty
+    recording = sqlite3.connect(ROOT / "datasets" / "recordings" / "local-gemma3-270m.db")
+    recorded = {h for (h,) in recording.execute("SELECT prompt_hash FROM responses")}
+    recording.close()
+    assert set(replayed["prompt_hash"]) <= recorded
+    # Each ladder step sends a different prompt.
+    per_cell = attempts.groupby("cell_id")["prompt_hash"].nunique()
+    assert (per_cell == attempts.groupby("cell_id").size()).all()

@@ -18,7 +18,8 @@ def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
 
 def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
-    assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts"]
+    assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
+                           "m004_attempt_prompt_hash"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -84,3 +85,16 @@ def test_runs_record_status_and_ulids_sort_by_time(tmp_path: Path) -> None:
     assert row["finished_at"] is not None
     ids = [new_ulid() for _ in range(100)]
     assert ids == sorted(ids) and len(set(ids)) == 100 and all(len(i) == 26 for i in ids)
+
+
+def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path: Path) -> None:
+    from workbench.harness._migrations import m001_runs, m002_cells, m003_attempts
+
+    db = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
+    db.execute("CREATE TABLE _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    for m in (m001_runs, m002_cells, m003_attempts):
+        m(db)
+        db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
+    db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
+    assert migrate(db) == ["m004_attempt_prompt_hash"]
+    assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]

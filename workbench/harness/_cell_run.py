@@ -18,6 +18,7 @@ from workbench.harness._experiment import Experiment
 from workbench.harness._store import utc_now
 from workbench.harness._variants import Variant
 from workbench.messages import Message
+from workbench.models._cache import prompt_hash
 from workbench.sessions import Session
 from workbench.tokens import default_estimator
 
@@ -33,13 +34,16 @@ class CellOutcome:
 
 
 class _Recorder:
-    """Wraps a model to keep the raw text of its last reply (the summary parser's input)."""
+    """Wraps a model to keep the raw text of its last reply (the summary parser's input) and
+    the hash of every prompt it was sent, in call order (one per attempt)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.last_text: str | None = None
+        self.prompt_hashes: list[str] = []
 
     async def complete(self, system: str, messages: list[Message]) -> Any:
+        self.prompt_hashes.append(prompt_hash(system, messages))
         reply, usage = await self.inner.complete(system, messages)
         self.last_text = reply.concat_text()
         return reply, usage
@@ -72,9 +76,11 @@ def _sum_usage(usages: list[Any], unknown_calls: int = 0) -> dict[str, Any]:
     }
 
 
-def _attempt_rows(records: list[Any], cell: Cell) -> list[dict[str, Any]]:
+def _attempt_rows(records: list[Any], cell: Cell,
+                  prompt_hashes: list[str] | None = None) -> list[dict[str, Any]]:
     rows = []
-    for rec in records:
+    hashes = list(prompt_hashes or [])
+    for i, rec in enumerate(records):
         usage = rec.usage
         extra = (usage.extra or {}) if usage is not None else {}
         hit = extra.get("cache_hit")
@@ -90,6 +96,7 @@ def _attempt_rows(records: list[Any], cell: Cell) -> list[dict[str, Any]]:
             "cost": usage.cost if usage else None,
             "latency_ms": rec.latency_ms, "cache_hit": None if hit is None else int(bool(hit)),
             "error": rec.error,
+            "prompt_hash": hashes[i] if i < len(hashes) else None,
         })
     return rows
 
@@ -135,9 +142,10 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
     }
     started = time.perf_counter()
     records: list[Any] = []
+    recorder: _Recorder | None = None
     try:
         row["original_tokens"] = estimator.count_context_tokens(session.messages)
-        model = _Recorder(model_for(cell))
+        model = recorder = _Recorder(model_for(cell))
         result = await compact_messages(
             model, session.messages, manual_compact=experiment.manual_compact,
             templates=variant.templates, estimator=estimator, **variant.options)
@@ -176,7 +184,8 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                    traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
                    structured=None)
     row["finished_at"] = utc_now()
-    return CellOutcome(row, _attempt_rows(records, cell))
+    return CellOutcome(row, _attempt_rows(records, cell, recorder.prompt_hashes
+                                          if recorder is not None else None))
 
 
 def _write_summary(out: Path, cell: Cell, text: str) -> str:

@@ -95,7 +95,13 @@ def m003_attempts(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX attempts_cell ON attempts (cell_id)")
 
 
-MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts]
+def m004_attempt_prompt_hash(db: sqlite3.Connection) -> None:
+    """The sha256 of each attempt's prompt (system + request), which links an attempt to its
+    response-cache recording (``responses.prompt_hash``) without storing the prompt again."""
+    db.execute("ALTER TABLE attempts ADD COLUMN prompt_hash TEXT")
+
+
+MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash]
 
 
 @contextmanager

@@ -31,7 +31,8 @@ CELL_COLUMNS: tuple[str, ...] = (
 ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
     "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
-    "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error")
+    "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
+    "prompt_hash")
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()
