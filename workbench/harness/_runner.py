@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -153,7 +154,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     async def one(cell: Cell) -> None:
         nonlocal skipped
         sem = model_sems.get(cell.model_index)
-        async with sem if sem is not None else _nullcontext():
+        async with sem if sem is not None else contextlib.nullcontext():
             async with global_sem:
                 reason = budget.reached()
                 if reason is not None:
@@ -177,14 +178,6 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
         print(message)
         return "budget_reached"
     return "finished"
-
-
-class _nullcontext:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
 
 def _load_model(experiment: Experiment, cell: Cell) -> Any:
