@@ -42,10 +42,8 @@ class WindowCap:
 
     @property
     def estimator(self) -> TokenEstimator:
-        """The estimator used to count prompts."""
-        if self._estimator is None:
-            self._estimator = default_estimator()
-        return self._estimator
+        """The estimator used to count prompts. (the process-wide estimator unless one was given)."""
+        return self._estimator or default_estimator()
 
     @property
     def model(self) -> str:

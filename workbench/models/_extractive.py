@@ -294,10 +294,8 @@ class ExtractiveModel:
 
     @property
     def estimator(self) -> TokenEstimator:
-        """The estimator used for usage figures."""
-        if self._estimator is None:
-            self._estimator = default_estimator()
-        return self._estimator
+        """The estimator used for usage figures. (the process-wide estimator unless one was given)."""
+        return self._estimator or default_estimator()
 
     async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
         """Summarize the transcript found in `system` (or in `messages`) by rules."""
