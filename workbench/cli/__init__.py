@@ -14,7 +14,7 @@ from workbench.errors import WorkbenchError
 
 # module name -> shown in this order in --help
 SUBCOMMANDS = ["_run", "_report", "_compare", "_sessions", "_models", "_cache", "_export",
-               "_regress", "_tune"]
+               "_regress", "_record", "_tune"]
 
 
 class _Group(click.Group):

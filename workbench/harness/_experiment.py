@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
+from workbench.harness._tolerance import parse_tolerance
 from workbench.harness._toml import dumps_toml
 from workbench.models._identity import format_window as format_model_window
 
@@ -174,6 +175,10 @@ class Experiment(_Strict):
     """How many times each cell runs (repeat index is part of the cell key)."""
     concurrency: int = Field(default=4, gt=0)
     """At most this many cells in flight at once."""
+    regress: dict[str, str] = Field(default_factory=dict)
+    """The regression gate's metric rules (``workbench regress``): metric name (a column of
+    `Results.table()`) -> tolerance such as ``"not lower"`` or ``"+5%"`` (see
+    ``workbench.harness._tolerance``). Empty: the gate compares rendered summaries only."""
     budget: Budget = Field(default_factory=Budget)
     """Stop scheduling once spending reaches these limits."""
     cache: CachePolicy = Field(default_factory=CachePolicy)
@@ -191,6 +196,17 @@ class Experiment(_Strict):
     def _session_shorthand(cls, value: Any) -> Any:
         if isinstance(value, list):
             return [{"path": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("regress")
+    @classmethod
+    def _tolerances(cls, value: dict[str, str]) -> dict[str, str]:
+        for metric, rule in value.items():
+            try:
+                parse_tolerance(rule)
+            except ConfigError as exc:
+                raise PydanticCustomError("tolerance", "{metric}: {why}",
+                                          {"metric": metric, "why": str(exc)}) from None
         return value
 
     @field_validator("models", mode="before")

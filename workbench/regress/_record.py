@@ -1,0 +1,122 @@
+"""`record_experiment`: run an experiment with its real models, recording every answer.
+
+Every calling model is switched to the read-write cache on the spec's recording file
+(``[cache] path``, else the user cache), so prompts already recorded are answered from the file
+and only new ones reach the model (the user's key, billed). The gate then replays the file.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from workbench.errors import ConfigError
+from workbench.harness import Experiment, Results, run_experiment
+from workbench.regress._gate import INFRASTRUCTURE_ERRORS
+from workbench.regress._replay import calls_a_model, force_cache_mode, recording_path
+from workbench.regress._snapshot import cell_label
+
+
+@dataclass
+class RecordReport:
+    """What a recording run did.
+
+    Attributes:
+        experiment: The experiment's name.
+        recording: The recording file written.
+        cells: Cells run.
+        recorded: Answers (and refusals) added to the recording.
+        errors: Cell error type -> count (compaction outcomes and infrastructure alike).
+        problems: Cells that failed for infrastructure reasons (auth, rate limit, timeout).
+        backup: Where the previous recording went (``fresh`` only).
+    """
+
+    experiment: str
+    recording: Path
+    cells: int = 0
+    recorded: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    backup: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every cell produced an outcome, 1 when some hit an infrastructure error."""
+        return 1 if self.problems else 0
+
+    def render(self) -> str:
+        """The report as plain text."""
+        lines = [f"workbench record: experiment {self.experiment!r}: {self.cells} cells, "
+                 f"{self.recorded} new recording(s) in {self.recording}"]
+        if self.backup is not None:
+            lines.append(f"  previous recording moved to {self.backup}")
+        if self.errors:
+            counts = ", ".join(f"{n} x {kind}" for kind, n in sorted(self.errors.items()))
+            lines.append(f"  cell errors: {counts}")
+        lines.extend(f"ERROR {p}" for p in self.problems)
+        return "\n".join(lines)
+
+
+def record_experiment(spec: str | Path | Experiment, out: str | Path | None = None, *,
+                      fresh: bool = False, progress: bool = True) -> RecordReport:
+    """Record the answers of every calling model of `spec` into its recording file.
+
+    Args:
+        spec: The experiment (TOML path or `Experiment`).
+        out: Keep the run in this folder (resumed if it exists); default a temporary folder.
+        fresh: Move the existing recording aside (``<file>.<UTC time>.bak``) and record all
+            answers anew, instead of only the missing ones.
+        progress: Show the progress bar.
+
+    Raises:
+        ConfigError: the spec cannot be read, or no model in it calls a model.
+    """
+    from workbench.models import ResponseCache
+
+    experiment = spec if isinstance(spec, Experiment) else Experiment.from_toml(spec)
+    if not any(calls_a_model(m.model) for m in experiment.models):
+        raise ConfigError(f"experiment {experiment.name!r}: nothing to record, every model is "
+                          "extractive (no model call)")
+    forced = force_cache_mode(experiment, "rw")
+    path = recording_path(forced)
+    report = RecordReport(experiment.name, path)
+    if fresh and path.exists():
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        report.backup = path.with_name(f"{path.name}.{stamp}.bak")
+        path.rename(report.backup)
+    before = _entries(path)
+    if out is not None:
+        results = run_experiment(forced, Path(out), progress=progress)
+    else:
+        with tempfile.TemporaryDirectory(prefix="workbench-record-") as tmp:
+            results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress)
+    assert isinstance(results, Results)
+    cache = ResponseCache(path)
+    try:
+        cache.vacuum()  # one committable file, no WAL beside it
+        report.recorded = int(cache.stats()["entries"]) - before
+    finally:
+        cache.close()
+    cells = results.cells
+    report.cells = len(cells)
+    if not cells.empty and "error_type" in cells.columns:
+        failed = cells[cells["status"] == "error"]
+        report.errors = {str(k): int(v) for k, v in failed["error_type"].value_counts().items()}
+        for _, row in failed[failed["error_type"].isin(INFRASTRUCTURE_ERRORS)].iterrows():
+            report.problems.append(f"{row['error_type']} in cell ({cell_label(row)}): "
+                                   f"{row['error_message']}")
+    return report
+
+
+def _entries(path: Path) -> int:
+    from workbench.models import ResponseCache
+
+    if not path.exists():
+        return 0
+    cache = ResponseCache(path)
+    try:
+        return int(cache.stats()["entries"])
+    finally:
+        cache.close()

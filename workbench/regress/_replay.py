@@ -1,0 +1,45 @@
+"""Forcing an experiment's models into one cache mode, for the gate (replay) and `record` (rw).
+
+The extractive baseline makes no model call and has nothing to record, so it always runs live;
+every other model is switched to the mode asked. Model labels drop the cache prefix, so the
+cell ids (and the baseline file names) stay those of the spec as written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.harness import CachePolicy, Experiment
+from workbench.models import parse_model_spec
+
+PREFIXES = {"replay": "replay:", "rw": "cached:"}
+
+
+def calls_a_model(model_string: str) -> bool:
+    """Whether the model string names a model that answers by calling one (not ``extractive``)."""
+    return parse_model_spec(model_string).kind != "extractive"
+
+
+def force_cache_mode(experiment: Experiment, mode: str) -> Experiment:
+    """A copy of `experiment` whose calling models all use cache `mode` (``replay`` or ``rw``).
+
+    Raises:
+        ConfigError: a model string cannot be read.
+    """
+    models = []
+    for entry in experiment.models:
+        parsed = parse_model_spec(entry.model)
+        bare = parsed.label
+        string = bare if parsed.kind == "extractive" else PREFIXES[mode] + bare
+        models.append(entry.model_copy(update={"model": string}))
+    cache = CachePolicy(mode=None, path=experiment.cache.path)
+    return experiment.model_copy(update={"models": models, "cache": cache})
+
+
+def recording_path(experiment: Experiment) -> Path:
+    """The response-cache file the experiment's recorded models read and write."""
+    from workbench._paths import cache_path
+
+    if experiment.cache.path:
+        return experiment.resolve_path(experiment.cache.path)
+    return cache_path()

@@ -1,0 +1,189 @@
+"""Snapshots: what the regression gate compares, read from a run folder or a baseline folder.
+
+A baseline folder (``regress/<experiment>/``, committed by the user) holds:
+
+- ``summaries/<template>/<model>--<window>--<session>.md``: one rendered summary per cell, named
+  by what the cell is (never by a hash) so a reviewer sees which cell changed; a cell that
+  failed holds one line naming its error type instead.
+- ``metrics.json``: per template x model x window, the cell count and the value of every metric
+  the experiment's ``[regress]`` table names, as `Results.table()` computes them, plus the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ConfigError
+
+SUMMARIES_DIR = "summaries"
+METRICS_FILE = "metrics.json"
+GROUP_KEYS = ("template", "model", "window")
+ROUND_DIGITS = 6
+"""Metric values are stored and compared rounded to this many decimals (readable diffs)."""
+FAILED_SUMMARY = "(no summary: the cell failed with {error})\n"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+GroupKey = tuple[str, str, str]
+
+
+def slug(text: str) -> str:
+    """`text` as one safe file-name part: other characters become ``_`` (``a/b`` -> ``a_b``)."""
+    cleaned = _UNSAFE.sub("_", str(text)).strip("._")
+    return cleaned or "_"
+
+
+def window_text(value: Any) -> str:
+    """A stored window (int, None or NaN) as shown in tables and names: ``8k``, ``none``."""
+    from workbench.harness._experiment import format_window
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return format_window(None)
+    if isinstance(value, str):
+        return value
+    return format_window(int(value))
+
+
+def cell_label(row: Any) -> str:
+    """A cell named for people: ``session gen-005k-s1, model extractive, template default, window 8k``."""
+    text = (f"session {row['session_id']}, model {row['model']}, template {row['template']}, "
+            f"window {window_text(row['window'])}")
+    strategy = row.get("strategy")
+    if strategy and strategy != "goose":
+        text += f", strategy {strategy}"
+    if _repeat(row):
+        text += f", repeat {_repeat(row)}"
+    return text
+
+
+def _repeat(row: Any) -> int:
+    value = row.get("repeat")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return 0
+    return int(value)
+
+
+def summary_name(row: Any) -> str:
+    """The baseline file of one cell, relative to the baseline folder."""
+    stem = f"{slug(row['model'])}--{window_text(row['window'])}--{slug(row['session_id'])}"
+    strategy = row.get("strategy")
+    if strategy and strategy != "goose":
+        stem = f"{slug(strategy)}--{stem}"
+    if _repeat(row):
+        stem += f"--r{_repeat(row)}"
+    return f"{SUMMARIES_DIR}/{slug(row['template'])}/{stem}.md"
+
+
+def _rounded(value: Any) -> float | int | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(number):
+        return None
+    if number.is_integer() and abs(number) < 2**53:
+        return int(number)
+    return round(number, ROUND_DIGITS)
+
+
+@dataclass
+class Snapshot:
+    """Rendered summaries and metric values of one run (or of a baseline folder).
+
+    Attributes:
+        experiment: The experiment's name.
+        summaries: Baseline-relative file name -> text.
+        groups: (template, model, window) -> ``{"cells": n, metric: value}``; None = no value.
+        rules: Metric -> tolerance text, as declared when the snapshot was taken.
+    """
+
+    experiment: str
+    summaries: dict[str, str] = field(default_factory=dict)
+    groups: dict[GroupKey, dict[str, Any]] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_results(cls, results: Any, rules: dict[str, str], experiment: str) -> Snapshot:
+        """Take the snapshot of a loaded run (`workbench.harness.Results`).
+
+        Raises:
+            ConfigError: a rule names a metric the results table does not have, or two cells
+                would share a summary file name.
+        """
+        snapshot = cls(experiment, rules=dict(rules))
+        cells = results.cells
+        for _, row in cells.iterrows():
+            name = summary_name(row)
+            if name in snapshot.summaries:
+                raise ConfigError(f"two cells map to the baseline file {name}; give the models "
+                                  "distinct names (`name = ...` in the spec)")
+            snapshot.summaries[name] = _rendered(results.run_dir, row)
+        table = results.table(by=GROUP_KEYS)
+        missing = [m for m in rules if m not in table.columns]
+        if missing:
+            known = ", ".join(c for c in table.columns if c not in GROUP_KEYS)
+            raise ConfigError(f"[regress] names metric(s) {', '.join(missing)} that the results "
+                              f"table does not have (known: {known})")
+        for _, row in table.iterrows():
+            key = (str(row["template"]), str(row["model"]), window_text(row["window"]))
+            values = {"cells": _rounded(row["cells"])}
+            values.update({m: _rounded(row[m]) for m in sorted(rules)})
+            snapshot.groups[key] = values
+        return snapshot
+
+    @classmethod
+    def read(cls, folder: str | Path) -> Snapshot:
+        """Read a baseline folder.
+
+        Raises:
+            ConfigError: no ``metrics.json`` there, or it is not a snapshot.
+        """
+        folder = Path(folder)
+        path = folder / METRICS_FILE
+        if not path.is_file():
+            raise ConfigError(f"no baseline at {folder} ({METRICS_FILE} missing); create it with "
+                              "`workbench regress SPEC --update` and commit the folder")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            groups = {(g["template"], g["model"], g["window"]):
+                      {k: v for k, v in g.items() if k not in GROUP_KEYS} for g in data["groups"]}
+            snapshot = cls(str(data["experiment"]), rules=dict(data.get("rules", {})),
+                           groups=groups)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{path}: not a regress baseline ({exc})") from None
+        summaries = folder / SUMMARIES_DIR
+        if summaries.is_dir():
+            for file in sorted(summaries.rglob("*.md")):
+                rel = file.relative_to(folder).as_posix()
+                snapshot.summaries[rel] = file.read_text(encoding="utf-8")
+        return snapshot
+
+    def write(self, folder: str | Path) -> Path:
+        """Replace the baseline in `folder` with this snapshot (other files there are kept)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(folder / SUMMARIES_DIR, ignore_errors=True)
+        for name, text in sorted(self.summaries.items()):
+            path = folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        groups = [{"template": t, "model": m, "window": w, **values}
+                  for (t, m, w), values in sorted(self.groups.items())]
+        data = {"experiment": self.experiment, "rules": dict(sorted(self.rules.items())),
+                "groups": groups}
+        (folder / METRICS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                                           encoding="utf-8")
+        return folder
+
+
+def _rendered(run_dir: Path, row: Any) -> str:
+    if row.get("status") != "ok" or not isinstance(row.get("summary_path"), str):
+        return FAILED_SUMMARY.format(error=row.get("error_type") or "an unknown error")
+    return (Path(run_dir) / row["summary_path"]).read_text(encoding="utf-8")
