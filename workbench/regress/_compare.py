@@ -87,7 +87,7 @@ def compare_metrics(baseline: Snapshot, current: Snapshot,
         old, new = baseline.groups.get(key), current.groups.get(key)
         if old is None or new is None:
             side = "new in this run" if old is None else "missing from this run"
-            findings.append(Finding("group", f"[{where}]", f"group {side}"))
+            findings.append(Finding("group", f"[{where}]", f"[{where}]: group {side}"))
             continue
         for metric in sorted(rules):
             if metric not in old:

@@ -17,16 +17,18 @@ from pathlib import Path
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.harness import Experiment, Results, run_experiment
 from workbench.regress._compare import Finding, compare_metrics, compare_summaries
-from workbench.regress._replay import calls_a_model, force_cache_mode, recording_path
-from workbench.regress._snapshot import Snapshot, cell_label
+from workbench.regress._replay import (
+    InfrastructureWatch,
+    calls_a_model,
+    force_cache_mode,
+    recording_path,
+)
+from workbench.regress._snapshot import Snapshot
 
 PASSED, REGRESSED, COULD_NOT_RUN = 0, 1, 2
 BASELINE_ROOT = "regress"
 """Baselines live in ``regress/<experiment name>/`` under the working directory by default."""
 DEFAULT_SPEC = "experiments/regress.toml"
-INFRASTRUCTURE_ERRORS = frozenset({"CacheMiss", "AuthenticationError", "RateLimited",
-                                   "ModelTimeout"})
-"""Cell error types that mean the gate could not run (as opposed to a compaction outcome)."""
 _RUN_FILES = ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "spec.toml")
 
 
@@ -147,11 +149,14 @@ def run_regress(spec: str | Path | Experiment = DEFAULT_SPEC, baseline: str | Pa
 
 def _gate(experiment: Experiment, report: RegressReport, run_dir: Path, update: bool,
           progress: bool) -> None:
-    results = run_experiment(experiment, run_dir, progress=progress)
+    watch = InfrastructureWatch(experiment)
+    results = run_experiment(experiment, run_dir, progress=progress, model_factory=watch)
     assert isinstance(results, Results)
     report.cells = len(results.cells)
-    report.problems.extend(_infrastructure_errors(results))
-    if report.problems:
+    if watch.failures:
+        report.problems.extend(watch.problems())
+        report.problems.append("the recording lacks these answers: record them with `workbench "
+                               "record SPEC` (needs the real model), then run the gate again")
         return
     current = Snapshot.from_results(results, experiment.regress, experiment.name)
     if update:
@@ -161,19 +166,6 @@ def _gate(experiment: Experiment, report: RegressReport, run_dir: Path, update: 
     baseline = Snapshot.read(report.baseline)
     report.findings = (compare_metrics(baseline, current, experiment.regress)
                        + compare_summaries(baseline, current))
-
-
-def _infrastructure_errors(results: Results) -> list[str]:
-    cells = results.cells
-    if cells.empty or "error_type" not in cells.columns:
-        return []
-    problems = []
-    for _, row in cells[cells["error_type"].isin(INFRASTRUCTURE_ERRORS)].iterrows():
-        problems.append(f"{row['error_type']} in cell ({cell_label(row)}): {row['error_message']}")
-    if problems:
-        problems.append("the recording lacks these answers: record them with `workbench record "
-                        "SPEC` (needs the real model), then run the gate again")
-    return problems
 
 
 def _check_recording(experiment: Experiment) -> None:

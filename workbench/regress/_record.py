@@ -14,9 +14,12 @@ from pathlib import Path
 
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, Results, run_experiment
-from workbench.regress._gate import INFRASTRUCTURE_ERRORS
-from workbench.regress._replay import calls_a_model, force_cache_mode, recording_path
-from workbench.regress._snapshot import cell_label
+from workbench.regress._replay import (
+    InfrastructureWatch,
+    calls_a_model,
+    force_cache_mode,
+    recording_path,
+)
 
 
 @dataclass
@@ -87,11 +90,13 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
         report.backup = path.with_name(f"{path.name}.{stamp}.bak")
         path.rename(report.backup)
     before = _entries(path)
+    watch = InfrastructureWatch(forced)
     if out is not None:
-        results = run_experiment(forced, Path(out), progress=progress)
+        results = run_experiment(forced, Path(out), progress=progress, model_factory=watch)
     else:
         with tempfile.TemporaryDirectory(prefix="workbench-record-") as tmp:
-            results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress)
+            results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress,
+                                     model_factory=watch)
     assert isinstance(results, Results)
     cache = ResponseCache(path)
     try:
@@ -104,9 +109,7 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     if not cells.empty and "error_type" in cells.columns:
         failed = cells[cells["status"] == "error"]
         report.errors = {str(k): int(v) for k, v in failed["error_type"].value_counts().items()}
-        for _, row in failed[failed["error_type"].isin(INFRASTRUCTURE_ERRORS)].iterrows():
-            report.problems.append(f"{row['error_type']} in cell ({cell_label(row)}): "
-                                   f"{row['error_message']}")
+    report.problems = watch.problems()
     return report
 
 
