@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from workbench.regress import run_regress
-from workbench.regress._gate import DEFAULT_SPEC
+from workbench.regress._defaults import DEFAULT_SPEC
 
 
 @click.command("regress")

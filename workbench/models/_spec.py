@@ -153,6 +153,18 @@ def _shared_cache(path: str | Path | None) -> Any:
         return cache
 
 
+def release_shared_cache(path: str | Path | None) -> None:
+    """Close the run-wide connection to the cache file `path`, if one is open (before the file
+    is moved, replaced or vacuumed); the next `load_model` opens a new one."""
+    from workbench._paths import cache_path as default_path
+
+    resolved = Path(path).expanduser().resolve() if path is not None else default_path().resolve()
+    with _caches_lock:
+        cache = _caches.pop(resolved, None)
+    if cache is not None and not cache.closed:
+        cache.close()
+
+
 def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
     if spec.kind == "extractive":
         from workbench.models._extractive import ExtractiveModel

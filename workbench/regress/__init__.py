@@ -4,32 +4,57 @@ Smallest first: `parse_tolerance` / `Tolerance` (the metric rules of an experime
 ``[regress]`` table), `Snapshot` (what is compared, read from a run or a baseline folder),
 `run_regress` (the gate, exit 0/1/2 in its `RegressReport`), `record_experiment` (refresh the
 recordings with the real models). The pytest plugin lives in ``_pytest_plugin``.
+
+Names are imported lazily: pytest imports the plugin module at every start, and that must not
+pull in pandas.
 """
 
-from workbench.harness._tolerance import Tolerance, parse_tolerance
-from workbench.regress._compare import Finding
-from workbench.regress._gate import (
-    COULD_NOT_RUN,
-    PASSED,
-    REGRESSED,
-    RegressReport,
-    default_baseline,
-    run_regress,
-)
-from workbench.regress._record import RecordReport, record_experiment
-from workbench.regress._snapshot import Snapshot
+from __future__ import annotations
 
-__all__ = [
-    "COULD_NOT_RUN",
-    "PASSED",
-    "REGRESSED",
-    "Finding",
-    "RecordReport",
-    "RegressReport",
-    "Snapshot",
-    "Tolerance",
-    "default_baseline",
-    "parse_tolerance",
-    "record_experiment",
-    "run_regress",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "Tolerance": "workbench.harness._tolerance",
+    "parse_tolerance": "workbench.harness._tolerance",
+    "Finding": "workbench.regress._compare",
+    "COULD_NOT_RUN": "workbench.regress._gate",
+    "PASSED": "workbench.regress._gate",
+    "REGRESSED": "workbench.regress._gate",
+    "RegressReport": "workbench.regress._gate",
+    "default_baseline": "workbench.regress._gate",
+    "run_regress": "workbench.regress._gate",
+    "RecordReport": "workbench.regress._record",
+    "record_experiment": "workbench.regress._record",
+    "Snapshot": "workbench.regress._snapshot",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench.regress' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - mirrors _EXPORTS for type checkers
+    from workbench.harness._tolerance import Tolerance as Tolerance
+    from workbench.harness._tolerance import parse_tolerance as parse_tolerance
+    from workbench.regress._compare import Finding as Finding
+    from workbench.regress._gate import COULD_NOT_RUN as COULD_NOT_RUN
+    from workbench.regress._gate import PASSED as PASSED
+    from workbench.regress._gate import REGRESSED as REGRESSED
+    from workbench.regress._gate import RegressReport as RegressReport
+    from workbench.regress._gate import default_baseline as default_baseline
+    from workbench.regress._gate import run_regress as run_regress
+    from workbench.regress._record import RecordReport as RecordReport
+    from workbench.regress._record import record_experiment as record_experiment
+    from workbench.regress._snapshot import Snapshot as Snapshot

@@ -17,6 +17,7 @@ from pathlib import Path
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.harness import Experiment, Results, run_experiment
 from workbench.regress._compare import Finding, compare_metrics, compare_summaries
+from workbench.regress._defaults import BASELINE_ROOT, DEFAULT_SPEC
 from workbench.regress._replay import (
     InfrastructureWatch,
     calls_a_model,
@@ -26,9 +27,6 @@ from workbench.regress._replay import (
 from workbench.regress._snapshot import Snapshot
 
 PASSED, REGRESSED, COULD_NOT_RUN = 0, 1, 2
-BASELINE_ROOT = "regress"
-"""Baselines live in ``regress/<experiment name>/`` under the working directory by default."""
-DEFAULT_SPEC = "experiments/regress.toml"
 _RUN_FILES = ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "spec.toml")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from workbench.regress._gate import BASELINE_ROOT, DEFAULT_SPEC
+from workbench.regress._defaults import BASELINE_ROOT, DEFAULT_SPEC
 
 ITEM_NAME = "workbench-regress"
 

@@ -77,6 +77,7 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
         ConfigError: the spec cannot be read, or no model in it calls a model.
     """
     from workbench.models import ResponseCache
+    from workbench.models._spec import release_shared_cache
 
     experiment = spec if isinstance(spec, Experiment) else Experiment.from_toml(spec)
     if not any(calls_a_model(m.model) for m in experiment.models):
@@ -86,6 +87,7 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     path = recording_path(forced)
     report = RecordReport(experiment.name, path)
     if fresh and path.exists():
+        release_shared_cache(path)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         report.backup = path.with_name(f"{path.name}.{stamp}.bak")
         path.rename(report.backup)
@@ -98,6 +100,7 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
             results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress,
                                      model_factory=watch)
     assert isinstance(results, Results)
+    release_shared_cache(path)
     cache = ResponseCache(path)
     try:
         cache.vacuum()  # one committable file, no WAL beside it
