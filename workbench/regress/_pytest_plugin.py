@@ -74,6 +74,7 @@ def _path(config: pytest.Config, option: str | None, fallback: str | None) -> Pa
     return None if fallback is None else config.rootpath / fallback
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselection, so they apply to the gate too
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     """Append the gate item when ``--workbench-regress`` is given."""
@@ -85,7 +86,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if baseline is None:
         baseline = _default_baseline(config, spec)
     assert spec is not None
-    items.append(RegressItem.from_parent(session, name=ITEM_NAME, spec=spec, baseline=baseline))
+    items.append(RegressItem.from_parent(session, name=ITEM_NAME, nodeid=ITEM_NAME, spec=spec,
+                                         baseline=baseline))
 
 
 def _default_baseline(config: pytest.Config, spec: Path | None) -> Path | None:
