@@ -91,7 +91,8 @@ def test_the_gate_replays_a_recording_without_calling_the_model(
     code, out = _cli("regress", str(spec), "--baseline", str(baseline), "--update")
     assert code == 0, out
     code, out = _cli("regress", str(spec), "--baseline", str(baseline))
-    assert (code, out.splitlines()[-1]) == (0, "result: PASSED")
+    assert (code, out.splitlines()[-1]) == (0, "result: PASSED (4 summaries identical, 2 metric "
+                                               "checks within tolerance)")
     assert len(calls) == recorded
     stub_summary = baseline / "summaries" / "default" / "stub--32k--gen-005k-s1.md"
     extractive_summary = baseline / "summaries" / "default" / "extractive--32k--gen-005k-s1.md"

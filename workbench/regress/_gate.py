@@ -55,6 +55,8 @@ class RegressReport:
     rules: dict[str, str] = field(default_factory=dict)
     updated: bool = False
     run_dir: Path | None = None
+    summaries_checked: int = 0
+    metric_checks: int = 0
 
     @property
     def status(self) -> str:
@@ -93,7 +95,8 @@ class RegressReport:
         elif self.updated:
             lines.append(f"result: baseline written to {self.baseline}; review and commit it")
         else:
-            lines.append("result: PASSED")
+            lines.append(f"result: PASSED ({self.summaries_checked} summaries identical, "
+                         f"{self.metric_checks} metric checks within tolerance)")
         return "\n".join(lines)
 
 
@@ -162,6 +165,8 @@ def _gate(experiment: Experiment, report: RegressReport, run_dir: Path, update: 
         report.updated = True
         return
     baseline = Snapshot.read(report.baseline)
+    report.summaries_checked = len(current.summaries)
+    report.metric_checks = len(current.groups) * len(experiment.regress)
     report.findings = (compare_metrics(baseline, current, experiment.regress)
                        + compare_summaries(baseline, current))
 

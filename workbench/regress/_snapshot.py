@@ -175,12 +175,24 @@ class Snapshot:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         groups = [{"template": t, "model": m, "window": w, **values}
-                  for (t, m, w), values in sorted(self.groups.items())]
+                  for (t, m, w), values in sorted(self.groups.items(), key=_group_order)]
         data = {"experiment": self.experiment, "rules": dict(sorted(self.rules.items())),
                 "groups": groups}
         (folder / METRICS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
         return folder
+
+
+def _group_order(item: tuple[GroupKey, Any]) -> tuple[str, str, float]:
+    # windows in token order (8k before 32k, "none" last), as the results table shows them
+    from workbench.harness._experiment import parse_window
+
+    template, model, window = item[0]
+    try:
+        tokens = parse_window(window)
+    except ValueError:
+        tokens = None
+    return template, model, math.inf if tokens is None else float(tokens)
 
 
 def _rendered(run_dir: Path, row: Any) -> str:
