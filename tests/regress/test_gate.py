@@ -118,6 +118,11 @@ def test_a_parser_change_that_lowers_parse_success_fails_showing_both_numbers(
         for window in ("8k", "32k"):
             assert (f"REGRESSED {PARSE_METRIC} [{template} · extractive · {window}]: baseline "
                     f"{full} -> now 0 (rule 'not lower': at least {full})") in out
+    # every extractive summary is now the raw JSON; only the first 12 diffs are printed
+    changed = [line for line in out.splitlines() if line.startswith("REGRESSED summaries/")]
+    assert len([c for c in changed if "/extractive--" in c]) == 12
+    assert out.count("\n--- baseline/summaries/") == min(len(changed), 12)
+    assert ("(diffs shown for the first 12 files only" in out) is (len(changed) > 12)
 
     # --update accepts the change deliberately; the same code then passes
     code, out = _regress(str(SPEC), "--baseline", str(baseline), "--update")
@@ -208,3 +213,15 @@ def test_out_keeps_the_replayed_run_and_is_replaced_next_time(baseline: Path,
     assert code == 2
     assert "holds files but no run" in out
     assert (tmp_path / "other" / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_a_crash_inside_the_gate_exits_2_not_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("workbench.regress._gate.run_experiment", boom)
+    result = CliRunner().invoke(cli, ["regress", str(SPEC)])
+    assert result.exit_code == 2
+    assert "RuntimeError: disk on fire" in result.output
+    assert result.output.splitlines()[-1] == ("result: COULD NOT RUN (exit 2): the gate crashed, "
+                                              "see the traceback above")

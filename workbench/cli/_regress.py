@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 
 import click
 
-from workbench.regress import run_regress
+from workbench.regress import COULD_NOT_RUN, run_regress
 from workbench.regress._defaults import DEFAULT_SPEC
 
 
@@ -31,6 +32,11 @@ def command(ctx: click.Context, spec: Path, baseline: Path | None, update: bool,
     model is forced to replay-only, so a missing recording fails and names the cell.
     Exit codes: 0 passed (or --update wrote the baseline), 1 regressed, 2 could not run.
     """
-    report = run_regress(spec, baseline, update=update, out=out, progress=progress)
+    try:
+        report = run_regress(spec, baseline, update=update, out=out, progress=progress)
+    except Exception:  # a crash is "could not run" (2), never mistaken for "regressed" (1)
+        click.echo(traceback.format_exc(), err=True)
+        click.echo("result: COULD NOT RUN (exit 2): the gate crashed, see the traceback above")
+        ctx.exit(COULD_NOT_RUN)
     click.echo(report.render())
     ctx.exit(report.exit_code)

@@ -27,6 +27,9 @@ from workbench.regress._replay import (
 from workbench.regress._snapshot import Snapshot
 
 PASSED, REGRESSED, COULD_NOT_RUN = 0, 1, 2
+MAX_DIFFS = 12
+"""Summary diffs printed in full; further changed files are listed by name (a CI log stays
+readable when a template change touches every summary)."""
 _RUN_FILES = ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "spec.toml")
 
 
@@ -82,10 +85,13 @@ class RegressReport:
         others = [f for f in self.findings if f.kind != "summary"]
         for finding in others:
             lines.append(f"REGRESSED {finding.message}")
-        for finding in summaries:
+        for shown, finding in enumerate(summaries):
             lines.append(f"REGRESSED {finding.name}: {finding.message}")
-            if finding.diff:
+            if finding.diff and shown < MAX_DIFFS:
                 lines.append(finding.diff.rstrip("\n"))
+        if len(summaries) > MAX_DIFFS:
+            lines.append(f"(diffs shown for the first {MAX_DIFFS} files only; `--out DIR` keeps "
+                         "this run's summaries for the rest)")
         if self.exit_code == REGRESSED:
             lines.append(f"result: REGRESSED ({len(summaries)} summary file(s), {len(others)} "
                          "metric(s)); if the change is intended, run `workbench regress SPEC "
@@ -138,7 +144,7 @@ def run_regress(spec: str | Path | Experiment = DEFAULT_SPEC, baseline: str | Pa
         else:
             with tempfile.TemporaryDirectory(prefix="workbench-regress-") as tmp:
                 _gate(forced, report, Path(tmp) / experiment.name, update, progress)
-    except WorkbenchError as exc:
+    except (WorkbenchError, OSError) as exc:
         report.problems.append(str(exc))
     if report.problems:
         report.exit_code = COULD_NOT_RUN
