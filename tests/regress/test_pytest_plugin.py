@@ -72,3 +72,23 @@ def test_spec_and_baseline_options_point_the_gate_elsewhere(sandbox: pytest.Pyte
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([f"ERROR no baseline at {tmp_path / 'missing'}*",
                                  "result: COULD NOT RUN (exit 2)"])
+
+
+def test_the_plugin_is_registered_under_the_pytest11_entry_point_group() -> None:
+    import importlib
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert data["project"]["entry-points"]["pytest11"] == {"workbench_regress": PLUGIN}
+    module = importlib.import_module(PLUGIN)
+    assert callable(module.pytest_addoption) and callable(module.pytest_collection_modifyitems)
+
+
+def test_importing_the_plugin_does_not_import_pandas() -> None:
+    import subprocess
+    import sys
+
+    code = f"import sys, {PLUGIN}; print(int('pandas' in sys.modules), int('numpy' in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT)
+    assert out.stdout.split() == ["0", "0"]
