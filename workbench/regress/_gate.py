@@ -76,7 +76,8 @@ class RegressReport:
         lines = [head]
         if self.cells:
             rules = ", ".join(f"{m} {r!r}" for m, r in sorted(self.rules.items())) or "none"
-            lines.append(f"  {self.cells} cells replayed; metric rules: {rules}")
+            lines.append(f"  {self.cells} cells run (models that call one: replay-only); "
+                         f"metric rules: {rules}")
         if self.run_dir is not None:
             lines.append(f"  run folder: {self.run_dir}")
         for problem in self.problems:

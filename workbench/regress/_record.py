@@ -103,8 +103,9 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     release_shared_cache(path)
     cache = ResponseCache(path)
     try:
-        cache.vacuum()  # one committable file, no WAL beside it
         report.recorded = int(cache.stats()["entries"]) - before
+        if report.recorded:
+            cache.vacuum()  # one compact committable file, no WAL beside it
     finally:
         cache.close()
     cells = results.cells

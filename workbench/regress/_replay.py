@@ -44,7 +44,7 @@ def recording_path(experiment: Experiment) -> Path:
     from workbench._paths import cache_path
 
     if experiment.cache.path:
-        return experiment.resolve_path(experiment.cache.path)
+        return experiment.resolve_path(experiment.cache.path).resolve()
     return cache_path()
 
 
