@@ -11,12 +11,21 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
 from workbench.harness._toml import dumps_toml
 from workbench.models._identity import format_window as format_model_window
+from workbench.models._spec import check_model_string
 
 STRATEGIES: tuple[str, ...] = ("goose",)
 """Strategies the runner knows: ``goose`` = Goose's summarize through ``compact_messages``."""
@@ -28,6 +37,7 @@ SECRET_PARAMS = frozenset({"api_key"})
 """Model parameters never written to a spec file, a database row or a log."""
 
 DEFAULT_SPEC = "experiments/default.toml"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@,-]{0,99}$")
 _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 _NO_WINDOW = frozenset({"none", "off", "uncapped", ""})
 
@@ -115,6 +125,15 @@ class ModelEntry(_Strict):
     name: str | None = Field(default=None, min_length=1)
     """Short name for tables and cell keys; default: the model string plus its public params."""
 
+    @model_validator(mode="after")
+    def _known_model(self) -> ModelEntry:
+        # A typo in a model string fails the spec now, not every cell of the model later.
+        try:
+            check_model_string(self.model, self.params)
+        except ConfigError as exc:
+            raise PydanticCustomError("model_string", "{message}", {"message": str(exc)}) from None
+        return self
+
     @property
     def label(self) -> str:
         """How the model is named in cell keys and tables: the string without its cache prefix
@@ -200,6 +219,33 @@ class Experiment(_Strict):
             return [{"model": v} if isinstance(v, str) else v for v in value]
         return value
 
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        # The name becomes a folder (runs/<name>): one plain path component, nothing that
+        # climbs out of runs/ or points elsewhere.
+        if not _SAFE_NAME.match(value):
+            raise PydanticCustomError(
+                "experiment_name", "{name} is not a safe run folder name: use up to 100 letters, "
+                "digits and . _ - + = @ , starting with a letter, digit or _ (no path separators, "
+                "no '..', not absolute)", {"name": repr(value)})
+        return value
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_labels(cls, value: list[ModelEntry]) -> list[ModelEntry]:
+        # Cells are keyed by the model label: two different entries with one label would share
+        # cells and one of them would silently never run.
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(value):
+            first = seen.setdefault(entry.label, i)
+            if first != i and value[first] != entry:
+                raise PydanticCustomError(
+                    "duplicate_model", "models[{a}] and models[{b}] are both named {label} (the "
+                    "cache prefix and api_key are not part of a name); give one a distinct "
+                    "name = \"...\"", {"a": first, "b": i, "label": repr(entry.label)})
+        return value
+
     # -- files ------------------------------------------------------------------------------
 
     @classmethod
@@ -212,9 +258,17 @@ class Experiment(_Strict):
         """
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            data_bytes = p.read_bytes()
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such experiment file") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+        try:
+            text = data_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data_bytes.count(b"\n", 0, exc.start) + 1
+            raise ConfigError(f"{path}:{line}: not UTF-8 text: invalid byte at offset {exc.start} "
+                              f"({exc.reason}); save the file as UTF-8") from None
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
