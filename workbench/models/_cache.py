@@ -190,17 +190,23 @@ def is_read_only(path: str | Path) -> bool:
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     uri = path.resolve().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None,
+    wal = Path(f"{path}-wal")
+    if not wal.exists() or wal.stat().st_size == 0:
+        # Everything is in the main file: read it as unchanging, so SQLite creates no -shm or
+        # -wal beside it (a WAL-mode file would otherwise get both, even when only read).
+        query = "mode=ro&immutable=1"
+    else:
+        query = "mode=ro"  # un-checkpointed pages: they must be read through the WAL
+    conn = sqlite3.connect(f"{uri}?{query}", uri=True, isolation_level=None,
                            check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return conn
-    except sqlite3.OperationalError:
-        # A WAL-mode file in a folder where SQLite cannot create its -shm index: read it as
-        # an unchanging file instead (nobody can be writing where nobody may write).
+    except sqlite3.OperationalError as exc:
         conn.close()
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None,
-                           check_same_thread=False)
+        raise ConfigError(f"cannot read the read-only response cache {path} ({exc}); its -wal "
+                          "file needs a writable folder: copy the recording and its -wal file "
+                          "somewhere writable and replay from there") from exc
+    return conn
 
 
 # ---- the store --------------------------------------------------------------------------------
