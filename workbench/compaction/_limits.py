@@ -42,6 +42,7 @@ TEMPLATE_FILENAME = "<template>"
 """The file name Jinja gives code compiled from a string: the trace hook watches only these."""
 
 _FORMAT_WIDTH = re.compile(r"%[-#0 +]*(\d+)")
+_TRACE_CHECK_EVERY = 64  # trace events between clock reads (a loop step is a few events)
 
 
 class RenderLimitExceeded(Exception):
@@ -155,6 +156,7 @@ class bounded:  # noqa: N801  (used as a context manager, like contextlib helper
         self.budget = _Budget(limits, limits.output_allowance(context))
         self._token: contextvars.Token[_Budget | None] | None = None
         self._previous_trace: Any = None
+        self._events = 0
 
     def __enter__(self) -> _Budget:
         self._token = _ACTIVE.set(self.budget)
@@ -174,7 +176,8 @@ class bounded:  # noqa: N801  (used as a context manager, like contextlib helper
         return None
 
     def _line_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
+        self._events += 1
+        if not self._events % _TRACE_CHECK_EVERY:
             self.budget.check_time()
         return self._line_trace
 
