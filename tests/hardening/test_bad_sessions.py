@@ -304,3 +304,21 @@ def test_detection_ignores_key_order_in_a_real_trajectory(tmp_path: Path,
     path.write_text(json.dumps(reordered), encoding="utf-8")
     assert detect_format(path) == "mini-swe-agent"
     assert len(load_session(path).messages) == len(load_session(source).messages)
+
+
+def test_a_spec_can_opt_in_to_replacing_invalid_utf8(tmp_path: Path) -> None:
+    record = dict(FIRST_LINES["claude-code"], uuid="u2", parentUuid="u1",
+                  message={"role": "user", "content": "caf\u00e9 \u00e9"})
+    _claude_lines(tmp_path, json.dumps(record, ensure_ascii=False).encode().replace(
+        "\u00e9".encode(), b"\xe9"))
+    strict = Experiment.from_dict({"name": "u", "sessions": ["c.jsonl"], "models": ["extractive"],
+                                   "base_dir": str(tmp_path)})
+    with pytest.raises(SessionFormatError, match=r"c\.jsonl:2: invalid UTF-8 at byte offset"):
+        run_experiment(strict, tmp_path / "run", progress=False)
+    lenient = Experiment.from_dict({
+        "name": "u", "sessions": [{"path": "c.jsonl", "encoding_errors": "replace"}],
+        "models": ["extractive"], "base_dir": str(tmp_path)})
+    assert lenient.to_dict()["sessions"] == [{"path": "c.jsonl", "encoding_errors": "replace"}]
+    with pytest.warns(UserWarning, match=r"replaced 2 invalid UTF-8 sequence\(s\)"):
+        results = run_experiment(lenient, tmp_path / "run", progress=False)
+    assert list(results.cells["status"]) == ["ok"]

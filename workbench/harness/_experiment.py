@@ -101,10 +101,15 @@ class SessionSource(_Strict):
     """Pick one session of a multi-session file by id."""
     select: dict[str, Any] = Field(default_factory=dict)
     """Other importer-specific selection keywords."""
+    encoding_errors: Literal["strict", "replace"] = "strict"
+    """Invalid UTF-8 in the file: ``strict`` fails naming the byte offset; ``replace``
+    substitutes U+FFFD and counts the replacements in the session's meta."""
 
     def selection(self) -> dict[str, Any]:
         """The keywords passed to `load_sessions` besides the path and format."""
         sel = dict(self.select)
+        if self.encoding_errors != "strict":
+            sel["encoding_errors"] = self.encoding_errors
         if self.index is not None:
             sel["index"] = self.index
         if self.session_id is not None:
@@ -320,7 +325,8 @@ class Experiment(_Strict):
 
 
 def _compact_source(entry: dict[str, Any]) -> Any:
-    entry = {k: v for k, v in entry.items() if v is not None and v != {}}
+    entry = {k: v for k, v in entry.items()
+             if v is not None and v != {} and (k, v) != ("encoding_errors", "strict")}
     return entry["path"] if set(entry) == {"path"} else entry
 
 
