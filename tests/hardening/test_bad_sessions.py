@@ -322,3 +322,24 @@ def test_a_spec_can_opt_in_to_replacing_invalid_utf8(tmp_path: Path) -> None:
     with pytest.warns(UserWarning, match=r"replaced 2 invalid UTF-8 sequence\(s\)"):
         results = run_experiment(lenient, tmp_path / "run", progress=False)
     assert list(results.cells["status"]) == ["ok"]
+
+
+def test_a_recursion_error_inside_any_importer_becomes_a_session_format_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.sessions import IMPORTERS
+    from workbench.sessions._load import TOO_DEEP_MESSAGE
+    from workbench.sessions._registry import Importer
+
+    def endless(value: Any) -> Any:
+        return endless([value])
+
+    def load(path: Path, errors: str = "raise", **select: Any) -> list[Any]:
+        return endless(path)
+
+    monkeypatch.setitem(IMPORTERS, "recursive", Importer("recursive", load, None))
+    path = tmp_path / "x.txt"
+    path.write_text("anything\n", encoding="utf-8")
+    for errors in ("raise", "skip"):
+        with pytest.raises(SessionFormatError) as info:
+            load_sessions(path, format="recursive", errors=errors)  # type: ignore[arg-type]
+        assert str(info.value) == f"{path}: {TOO_DEEP_MESSAGE}"

@@ -52,6 +52,8 @@ def importer(name: str, detect: Callable[[Path, str], bool] | None = None,
     return register
 
 
+MAX_CONDENSED_BYTES = 512 * 1024 * 1024
+"""Largest JSON document parsed whole for detection; bigger files are judged by their head."""
 _CONDENSED_STRING = 200
 _CONDENSED_ITEMS = 3
 _CONDENSED_DEPTH = 8
@@ -113,13 +115,27 @@ def detection_head(path: Path) -> str:
         SessionFormatError: the file is not a regular file, is empty or is binary.
     """
     head = read_head(path)
-    if head.lstrip()[:1] not in ("{", "[") or path.stat().st_size <= HEAD_BYTES:
-        return head
+    size = path.stat().st_size
+    if (head.lstrip()[:1] not in ("{", "[") or size <= HEAD_BYTES or size > MAX_CONDENSED_BYTES
+            or _first_line_is_json(head)):
+        return head  # not JSON, small enough to be whole in the head, huge, or JSON lines
     try:
         data = json.loads(path.read_bytes())
     except (ValueError, RecursionError):
         return head  # JSON lines, or a broken document: its importer reports the problem
     return json.dumps(_condense(data), ensure_ascii=False) + "\n"
+
+
+def _first_line_is_json(head: str) -> bool:
+    # A complete first line that is a JSON value on its own: JSON lines, not one document.
+    first, newline, _ = head.lstrip().partition("\n")
+    if not newline:
+        return False
+    try:
+        json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def detect_in(path: Path, head: str) -> str | None:
