@@ -155,7 +155,10 @@ def test_a_failed_search_block_is_an_error_result(tmp_path: Path) -> None:
 
 def test_selection_and_bad_input_have_clear_errors(tmp_path: Path) -> None:
     path = _sample(tmp_path)
-    assert load_sessions(path, index=7) == []
+    with pytest.raises(ConfigError) as out_of_range:  # issue 9: no longer an empty list
+        load_sessions(path, index=7)
+    assert str(out_of_range.value) == (f"{path}: session index 7 is out of range: the file "
+                                       "holds 3 session(s) (index 0..2)")
     with pytest.raises(SessionFormatError) as info:
         load_session(path, started="1999-01-01 00:00:00")
     assert str(info.value) == (f"{path}: no session matched the selection "

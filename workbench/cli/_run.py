@@ -23,16 +23,19 @@ TABLE_COLUMNS = ("cells", "retained_tokens", "summary_tokens", "billed_tokens", 
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Cells in flight at once (overrides the spec).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--new", "new", is_flag=True,
+              help="Start a fresh run folder (<out>-2, -3...) instead of resuming the existing one.")
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
-            concurrency: int | None, no_progress: bool) -> None:
+            concurrency: int | None, no_progress: bool, new: bool) -> None:
     """Run the experiment SPEC (TOML); without SPEC, the shipped default experiment.
 
-    Re-running the same command resumes: finished cells are skipped.
+    Re-running the same command resumes: finished cells are skipped. A run folder holding a
+    different experiment's cells is refused; pass --new or another --out.
     """
     experiment = Experiment.default() if spec is None else Experiment.from_toml(spec)
     folder = out or default_out(experiment)
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
-                            progress=not no_progress, concurrency=concurrency)
+                            progress=not no_progress, concurrency=concurrency, new=new)
     if isinstance(result, DryRunEstimate):
         return  # the runner printed the estimate
     _print_results(result)

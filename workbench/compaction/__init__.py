@@ -5,7 +5,8 @@ Layers, smallest first, each file mapped to its Rust counterpart:
 * ``_format.py``     <- ``format.rs``: messages rendered as the transcript the summarizer reads.
 * ``_model.py``      <- ``model.rs``: `Usage` and the one-method `CompactionModel` protocol.
 * ``_templates.py``  <- ``templates.rs`` (+ goose's ``prompt_template`` override lookup): built-in
-  templates, `Templates`, and the one sandboxed Jinja renderer.
+  templates, `Templates`, and the one sandboxed Jinja renderer (bounded by
+  ``_limits.py``: `RenderLimits`).
 * ``_candidates.py`` <- the extraction half of ``structured.rs`` (``json_candidates``,
   ``leading_object``) and goose's ``safely_parse_json``.
 * ``_structured.py`` <- ``structured.rs``: `StructuredSummary`, lenient reading, rendering.
@@ -59,6 +60,7 @@ from workbench.compaction._summarize import (
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
+    RenderLimits,
     Templates,
     builtin_template,
     code_fence,
@@ -101,6 +103,7 @@ __all__ = [
     "FileActivity",
     "ParseOutcome",
     "ParseReason",
+    "RenderLimits",
     "StructuredSummary",
     "Templates",
     "TranscriptStyle",

@@ -13,6 +13,7 @@ Faithful by default; ``order="centred"`` (V-prefix selection order) and ``remova
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -333,7 +334,9 @@ async def summarize(
     for index, pct in enumerate(REMOVAL_PERCENTAGES):
         kept, dropped, responses_removed = _apply_removal(messages, pct, order, removal)
         transcript = format_transcript(kept, transcript_style)
-        system_prompt = render(templates.compaction, {"messages": transcript}, template_name)
+        # Off the event loop: a slow template then stalls only this call, never the others.
+        system_prompt = await asyncio.to_thread(
+            render, templates.compaction, {"messages": transcript}, template_name)
         record = Attempt(number=index + 1, removal_percent=pct, messages_removed=dropped,
                          tool_responses_removed=responses_removed, outcome="ok")
         records.append(record)
@@ -360,7 +363,7 @@ async def summarize(
         if estimator is not None:
             usage = ensure_usage_tokens(usage, estimator, system_prompt, request, response)
         record.usage = usage
-        outcome = apply_structured_summary(response, templates.summary)
+        outcome = await asyncio.to_thread(apply_structured_summary, response, templates.summary)
         return Summary(message=response, usage=usage, attempts=len(records),
                        structured=outcome == "structured", attempt_records=records,
                        parse_outcome=outcome, transcript_chars=len(transcript))

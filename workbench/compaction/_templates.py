@@ -5,7 +5,9 @@ that lets a user override a template under ``<goose config dir>/prompts/``.
 
 Every template render in the workbench goes through `render`, which uses one module-level
 `jinja2.sandbox.ImmutableSandboxedEnvironment`: templates are user files (exported variants,
-overrides copied from other machines), so they must not reach Python internals.
+overrides copied from other machines), so they must not reach Python internals. Each render is
+also bounded in time and output size (`RenderLimits`, enforced by ``_limits``), so a template
+that loops for hours or builds gigabytes fails with a `TemplateError` naming the limit.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from workbench.compaction import _limits
+from workbench.compaction._limits import RenderLimitExceeded, RenderLimits
 from workbench.errors import ConfigError, TemplateError
 
 __all__ = [
     "COMPACTION_SUMMARY_TEMPLATE",
     "COMPACTION_TEMPLATE",
+    "RenderLimits",
     "Templates",
     "builtin_template",
     "code_fence",
@@ -97,12 +102,23 @@ def _finalize(value: Any) -> Any:
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """The immutable sandbox, but an unsafe attribute fails loudly instead of rendering empty."""
+    """The immutable sandbox, but an unsafe attribute fails loudly instead of rendering empty,
+    and the operators that can build huge values check the render's limits first."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
         raise SecurityError(
             f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
         )
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        _limits.check_binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        _limits.check_time()
+        return super().call(__context, __obj, *args, **kwargs)
 
 
 _ENV = _Sandbox(
@@ -113,36 +129,53 @@ _ENV = _Sandbox(
     finalize=_finalize,
 )
 _ENV.filters["code_fence"] = code_fence
+_ENV.filters = {key: _limits.bounded_filter(fn) for key, fn in _ENV.filters.items()}
+_ENV.globals["range"] = _limits.bounded_range
 
 
 @functools.lru_cache(maxsize=128)
 def _compile(source: str) -> jinja2.Template:
-    return _ENV.from_string(source)
+    template = _ENV.from_string(source)
+    # '~' compiles to a call of the module-level str_join/markup_join of the template's code;
+    # bound them too, since no sandbox hook sees that operator.
+    namespace = template.root_render_func.__globals__
+    for join in ("str_join", "markup_join"):
+        if join in namespace:
+            namespace[join] = _limits.bounded_join(namespace[join])
+    return template
 
 
-def render(source: str, context: dict[str, Any], name: str = "<template>") -> str:
+def render(source: str, context: dict[str, Any], name: str = "<template>",
+           limits: RenderLimits | None = None) -> str:
     """Render a template source in the shared sandbox and strip the result.
+
+    Synchronous and CPU-bound: async callers run it on a worker thread
+    (``await asyncio.to_thread(render, ...)``) so one slow template cannot stall an event loop.
 
     Args:
         source: The template text (compiled templates are cached by text).
         context: Template variables.
         name: The template's name, used in error messages.
+        limits: Time and size limits; default `RenderLimits.from_env()`.
 
     Returns:
         The rendered text with surrounding whitespace removed (Goose trims too).
 
     Raises:
-        TemplateError: The template does not compile, fails while rendering, or tries to reach
-            Python internals.
+        TemplateError: The template does not compile, fails while rendering, tries to reach
+            Python internals, or crosses a render limit (the message names the limit).
     """
+    limits = limits if limits is not None else RenderLimits.from_env()
     try:
-        template = _compile(source)
+        with _limits.bounded(limits, context) as budget:
+            template = _compile(source)
+            return _limits.stream(template.generate(context), budget).strip()
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             name, f"does not compile: {exc.message} (line {exc.lineno}); fix the template syntax"
         ) from exc
-    try:
-        return template.render(context).strip()
+    except RenderLimitExceeded as exc:
+        raise TemplateError(name, f"stopped: {exc.limit}; simplify the template") from exc
     except SecurityError as exc:
         raise TemplateError(name, _SECURITY_HINT.format(detail=exc)) from exc
     except Exception as exc:  # any render failure becomes a TemplateError naming the template

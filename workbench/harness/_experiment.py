@@ -11,13 +11,22 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
 from workbench.harness._tolerance import parse_tolerance
 from workbench.harness._toml import dumps_toml
 from workbench.models._identity import format_window as format_model_window
+from workbench.models._spec import check_model_string
 
 STRATEGIES: tuple[str, ...] = ("goose",)
 """Strategies the runner knows: ``goose`` = Goose's summarize through ``compact_messages``."""
@@ -29,6 +38,7 @@ SECRET_PARAMS = frozenset({"api_key"})
 """Model parameters never written to a spec file, a database row or a log."""
 
 DEFAULT_SPEC = "experiments/default.toml"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@,-]{0,99}$")
 _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 _NO_WINDOW = frozenset({"none", "off", "uncapped", ""})
 
@@ -92,10 +102,15 @@ class SessionSource(_Strict):
     """Pick one session of a multi-session file by id."""
     select: dict[str, Any] = Field(default_factory=dict)
     """Other importer-specific selection keywords."""
+    encoding_errors: Literal["strict", "replace"] = "strict"
+    """Invalid UTF-8 in the file: ``strict`` fails naming the byte offset; ``replace``
+    substitutes U+FFFD and counts the replacements in the session's meta."""
 
     def selection(self) -> dict[str, Any]:
         """The keywords passed to `load_sessions` besides the path and format."""
         sel = dict(self.select)
+        if self.encoding_errors != "strict":
+            sel["encoding_errors"] = self.encoding_errors
         if self.index is not None:
             sel["index"] = self.index
         if self.session_id is not None:
@@ -115,6 +130,15 @@ class ModelEntry(_Strict):
     """At most this many cells of this model at once (the global limit still applies)."""
     name: str | None = Field(default=None, min_length=1)
     """Short name for tables and cell keys; default: the model string plus its public params."""
+
+    @model_validator(mode="after")
+    def _known_model(self) -> ModelEntry:
+        # A typo in a model string fails the spec now, not every cell of the model later.
+        try:
+            check_model_string(self.model, self.params)
+        except ConfigError as exc:
+            raise PydanticCustomError("model_string", "{message}", {"message": str(exc)}) from None
+        return self
 
     @property
     def label(self) -> str:
@@ -216,6 +240,33 @@ class Experiment(_Strict):
             return [{"model": v} if isinstance(v, str) else v for v in value]
         return value
 
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        # The name becomes a folder (runs/<name>): one plain path component, nothing that
+        # climbs out of runs/ or points elsewhere.
+        if not _SAFE_NAME.match(value):
+            raise PydanticCustomError(
+                "experiment_name", "{name} is not a safe run folder name: use up to 100 letters, "
+                "digits and . _ - + = @ , starting with a letter, digit or _ (no path separators, "
+                "no '..', not absolute)", {"name": repr(value)})
+        return value
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_labels(cls, value: list[ModelEntry]) -> list[ModelEntry]:
+        # Cells are keyed by the model label: two different entries with one label would share
+        # cells and one of them would silently never run.
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(value):
+            first = seen.setdefault(entry.label, i)
+            if first != i and value[first] != entry:
+                raise PydanticCustomError(
+                    "duplicate_model", "models[{a}] and models[{b}] are both named {label} (the "
+                    "cache prefix and api_key are not part of a name); give one a distinct "
+                    "name = \"...\"", {"a": first, "b": i, "label": repr(entry.label)})
+        return value
+
     # -- files ------------------------------------------------------------------------------
 
     @classmethod
@@ -228,9 +279,17 @@ class Experiment(_Strict):
         """
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            data_bytes = p.read_bytes()
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such experiment file") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+        try:
+            text = data_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data_bytes.count(b"\n", 0, exc.start) + 1
+            raise ConfigError(f"{path}:{line}: not UTF-8 text: invalid byte at offset {exc.start} "
+                              f"({exc.reason}); save the file as UTF-8") from None
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -282,7 +341,8 @@ class Experiment(_Strict):
 
 
 def _compact_source(entry: dict[str, Any]) -> Any:
-    entry = {k: v for k, v in entry.items() if v is not None and v != {}}
+    entry = {k: v for k, v in entry.items()
+             if v is not None and v != {} and (k, v) != ("encoding_errors", "strict")}
     return entry["path"] if set(entry) == {"path"} else entry
 
 

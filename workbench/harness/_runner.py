@@ -19,6 +19,7 @@ from workbench.harness._cell_run import CellOutcome, run_cell
 from workbench.harness._cells import Cell, SessionCache, expand_cells, load_experiment_sessions
 from workbench.harness._estimate import estimate_cells
 from workbench.harness._experiment import Experiment
+from workbench.harness._run_folder import check_run_folder, fresh_folder
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
 
@@ -74,7 +75,7 @@ class _Budget:
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
-                               concurrency: int | None = None) -> Any:
+                               concurrency: int | None = None, new: bool = False) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -86,12 +87,19 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         model_factory: Builds the model of a cell instead of ``load_model`` (tests, custom
             models); called once per cell.
         concurrency: Overrides the experiment's global concurrency.
+        new: Start a fresh folder (``<out>-2``, ``<out>-3``...) when `out` already holds a run,
+            instead of resuming it.
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
+
+    Raises:
+        ConfigError: `out` holds the cells of an experiment with different cells (see
+            `check_run_folder`), and `new` is false.
     """
     experiment = _coerce(spec)
-    out = Path(out)
+    out = fresh_folder(Path(out)) if new else Path(out)
+    check_run_folder(experiment, out)
     session_cache = SessionCache()
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)

@@ -11,7 +11,8 @@ call, so a replay reproduces cost) with ``usage.extra["cache_hit"] = True``.
 
 Storage: one SQLite file in WAL mode (``synchronous=NORMAL``, a busy timeout), each write its own
 short ``INSERT OR IGNORE`` transaction, so concurrent writers and a killed process leave a
-readable file. Schema changes are named, append-only migrations recorded in
+readable file. A recording that may not be written (see `is_read_only`) is opened read-only
+(``file:...?mode=ro``), never switched to WAL, and serves replays only. Schema changes are named, append-only migrations recorded in
 ``_workbench_migrations``. Recordings are meant to be committed: `ResponseCache.export` writes a
 standalone compacted copy, `ResponseCache.vacuum` folds the WAL into the main file.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -164,6 +166,49 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     return applied
 
 
+def _no_write_bits(path: Path) -> bool:
+    try:
+        return not path.stat().st_mode & 0o222
+    except OSError:
+        return False
+
+
+def is_read_only(path: str | Path) -> bool:
+    """True when the recording at `path` exists but it, or its folder, may not be written.
+
+    Either the OS refuses writing (``os.access``: permissions, a read-only mount) or the file
+    or folder has no write permission bit at all, which counts even for root: a recording
+    someone made read-only (a committed fixture, a shared copy) is to be read, not upgraded.
+    """
+    file = Path(path)
+    if not file.is_file():
+        return False
+    folder = file.parent
+    return (not os.access(file, os.W_OK) or not os.access(folder, os.W_OK)
+            or _no_write_bits(file) or _no_write_bits(folder))
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    uri = path.resolve().as_uri()
+    wal = Path(f"{path}-wal")
+    if not wal.exists() or wal.stat().st_size == 0:
+        # Everything is in the main file: read it as unchanging, so SQLite creates no -shm or
+        # -wal beside it (a WAL-mode file would otherwise get both, even when only read).
+        query = "mode=ro&immutable=1"
+    else:
+        query = "mode=ro"  # un-checkpointed pages: they must be read through the WAL
+    conn = sqlite3.connect(f"{uri}?{query}", uri=True, isolation_level=None,
+                           check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        raise ConfigError(f"cannot read the read-only response cache {path} ({exc}); its -wal "
+                          "file needs a writable folder: copy the recording and its -wal file "
+                          "somewhere writable and replay from there") from exc
+    return conn
+
+
 # ---- the store --------------------------------------------------------------------------------
 
 class ResponseCache:
@@ -175,13 +220,24 @@ class ResponseCache:
     Args:
         path: The SQLite file; the user dir's ``cache/responses.db`` by default. Its folder is
             created when missing.
+        read_only: Open an existing file read-only (no WAL switch, no migration, no writes):
+            lookups work, recording raises. Default: `is_read_only` of the path.
+
+    Raises:
+        ConfigError: a read-only file that is not a recording, or one recorded by an older
+            workbench (it would need a migration, which is a write).
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, read_only: bool | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = is_read_only(self.path) if read_only is None else read_only
         self._lock = threading.Lock()
         self.closed = False
+        if self.read_only:
+            self._conn = _connect_read_only(self.path)
+            self._check_read_only_schema()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                      timeout=BUSY_TIMEOUT_MS / 1000)
         self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -189,6 +245,22 @@ class ResponseCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         with self._lock:
             migrate(self._conn)
+
+    def _check_read_only_schema(self) -> None:
+        try:
+            done = {row[0] for row in self._conn.execute(
+                "SELECT name FROM _workbench_migrations")}
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise ConfigError(f"read-only response cache {self.path} is not a workbench "
+                              f"recording ({exc})") from exc
+        missing = [fn.__name__ for fn in MIGRATIONS if fn.__name__ not in done]
+        if missing:
+            self._conn.close()
+            raise ConfigError(
+                f"read-only response cache {self.path} was recorded by an older workbench "
+                f"(missing migrations: {', '.join(missing)}); copy it somewhere writable and "
+                "open it once to upgrade it")
 
     # -- calls --
 

@@ -136,20 +136,68 @@ def parse_model_spec(spec: str) -> ModelSpec:
     return ModelSpec(model=model, cache_mode=cache_mode, window=window)
 
 
+PROVIDERS_URL = "https://docs.litellm.ai/docs/providers"
+
+
+def check_model_string(spec: str, params: dict[str, Any] | None = None) -> ModelSpec:
+    """Parse `spec` and check what can be checked before any call: a litellm model's provider
+    must be one litellm knows, and the extractive model takes only generation parameters.
+
+    Imports litellm only for litellm models. Used when an experiment is loaded, so a typo fails
+    the spec (and ``--dry-run``) at once instead of failing every cell of that model.
+
+    Raises:
+        ConfigError: a bad string, an unknown provider or a parameter the model cannot take.
+    """
+    parsed = parse_model_spec(spec)
+    if parsed.kind == "extractive":
+        unknown = sorted(set(params or {}) - GENERATION_PARAMS)
+        if unknown:
+            raise ConfigError(f"model {spec!r}: the extractive model takes no parameters "
+                              f"besides {', '.join(sorted(GENERATION_PARAMS))}; got "
+                              f"{', '.join(unknown)}")
+    elif parsed.kind == "litellm":
+        provider = parsed.model.split("/", 1)[0]
+        known = _litellm_providers()
+        if known and provider not in known:
+            raise ConfigError(f"model string {spec!r}: unknown provider {provider!r}; litellm "
+                              f"providers include openai, anthropic, gemini, ollama, openrouter, "
+                              f"hosted_vllm (full list: {PROVIDERS_URL})")
+    return parsed
+
+
+def _litellm_providers() -> frozenset[str]:
+    try:
+        from workbench.models._errors_map import load_litellm
+
+        litellm = load_litellm()
+    except ImportError:
+        return frozenset()  # without litellm there is nothing to check against
+    names = {getattr(p, "value", p) for p in getattr(litellm, "provider_list", [])}
+    names |= {str(entry.get("provider")) for entry in getattr(litellm, "custom_provider_map", [])
+              if isinstance(entry, dict)}
+    return frozenset(str(n) for n in names)
+
+
 _caches: dict[Path, Any] = {}
 _caches_lock = threading.Lock()
 
 
-def _shared_cache(path: str | Path | None) -> Any:
-    # Every model of a run shares one connection per cache file.
+def _shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
+    # Every model of a run shares one connection per cache file. A replay of a recording that
+    # may not be written opens it read-only; recording into one is a clear ConfigError.
     from workbench._paths import cache_path as default_path
-    from workbench.models._cache import ResponseCache
+    from workbench.models._cache import ResponseCache, is_read_only
 
     resolved = Path(path).expanduser().resolve() if path is not None else default_path().resolve()
+    read_only = is_read_only(resolved)
+    if read_only and mode != "replay":
+        raise ConfigError(f"response cache {resolved} is read-only: replay it ('replay:' prefix "
+                          "or cache mode 'replay'), or copy it somewhere writable to record")
     with _caches_lock:
         cache = _caches.get(resolved)
-        if cache is None or cache.closed:
-            cache = _caches[resolved] = ResponseCache(resolved)
+        if cache is None or cache.closed or (cache.read_only and not read_only):
+            cache = _caches[resolved] = ResponseCache(resolved, read_only=read_only)
         return cache
 
 
@@ -222,5 +270,5 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
     if mode != "off":
         from workbench.models._cache import CachedModel
 
-        model = CachedModel(model, _shared_cache(cache_path), mode=mode)  # type: ignore[arg-type]
+        model = CachedModel(model, _shared_cache(cache_path, mode), mode=mode)  # type: ignore[arg-type]
     return model

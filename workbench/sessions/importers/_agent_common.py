@@ -15,21 +15,19 @@ from typing import Any
 from workbench.compaction._model import Usage
 from workbench.errors import SessionFormatError
 from workbench.messages import Message, UnknownContent
+from workbench.sessions.importers._readers import loads, read_text
 
 
 def read_json(path: Path, expected: str) -> Any:
     """Parse a whole-file JSON recording.
 
     Raises:
-        SessionFormatError: the text is not valid JSON; names the line and column.
+        SessionFormatError: the text is not valid UTF-8 (names the byte offset) or not valid
+            JSON, nested too deeply included (names the line and column).
     """
+    text = read_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SessionFormatError(str(path), None, f"not UTF-8 text ({exc.reason})",
-                                 expected=expected) from exc
-    try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise SessionFormatError(str(path), exc.lineno,
                                  f"malformed JSON: {exc.msg} at column {exc.colno}",

@@ -38,6 +38,7 @@ from workbench.sessions._registry import Errors, importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._agent_common import Problems, sum_usage
 from workbench.sessions.importers._aider_parse import Block, RawSession, scan, split_edits
+from workbench.sessions.importers._readers import read_text
 
 FORMAT = "aider"
 EXPECTED = 'an aider chat history: "# aider chat started at ..." headers and "#### " input lines'
@@ -86,11 +87,7 @@ def load_aider(path: Path, errors: Errors = "raise", **select: Any) -> list[Sess
     if unknown:
         raise ConfigError(f"aider sessions are selected by index= or started=, not "
                           f"{', '.join(sorted(unknown))}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SessionFormatError(str(path), None, f"not UTF-8 text ({exc.reason})",
-                                 expected=EXPECTED) from exc
+    text = read_text(path)
     raw = scan(text)
     if len(raw) == 1 and not any(b.kind == "user" for b in raw[0].blocks):
         raise SessionFormatError(str(path), None, "no aider session found", expected=EXPECTED)

@@ -35,6 +35,7 @@ from workbench.sessions.importers._readers import (
     Problems,
     first_line_dict,
     iter_json_lines,
+    loads,
     parse_time,
     text_blocks,
     tool_response,
@@ -79,7 +80,7 @@ def _call(payload: dict[str, Any]) -> ToolRequest:
     if kind == "function_call":
         raw = payload.get("arguments")
         try:
-            args = json.loads(raw) if isinstance(raw, str) else raw
+            args = loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError:
             args = raw  # kept as {"value": raw}: the model sent arguments that are not JSON
         name = str(payload.get("name", ""))
@@ -101,7 +102,7 @@ def _exit_code_failed(text: str) -> bool:
         return code not in ("0", "")
     if head.startswith("{") and '"exit_code"' in text[-400:]:
         try:
-            meta = json.loads(text).get("metadata", {})
+            meta = loads(text).get("metadata", {})
         except (json.JSONDecodeError, AttributeError):
             return False
         return isinstance(meta, dict) and meta.get("exit_code") not in (0, None)

@@ -24,7 +24,7 @@ from workbench.messages import Message
 from workbench.sessions._registry import importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._goose_common import read_goose_message, visibility_meta
-from workbench.sessions.importers._readers import Problems
+from workbench.sessions.importers._readers import Problems, loads
 
 FORMAT = "goose-db"
 SQLITE_MAGIC = "SQLite format 3"
@@ -54,6 +54,9 @@ def _detect(path: Path, head: str) -> bool:
     try:
         with closing(_connect(path)) as conn:
             return {"sessions", "messages"} <= _tables(conn)
+    except sqlite3.DatabaseError:
+        # A SQLite header over unreadable pages: claim it, so loading names the corruption.
+        return True
     except sqlite3.Error:
         return False
 
@@ -106,7 +109,7 @@ def _read_messages(conn: sqlite3.Connection, sid: str, problems: Problems,
             stats["skipped_roles"] += 1
             continue
         try:
-            content = json.loads(row["content_json"])
+            content = loads(row["content_json"])
         except (TypeError, json.JSONDecodeError) as exc:
             problems.bad(where, f"invalid JSON: {exc}", expected=EXPECTED_CONTENT)
             continue
@@ -132,7 +135,7 @@ def _metadata(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        value = json.loads(text)
+        value = loads(text)
     except (TypeError, json.JSONDecodeError):
         return None
     return value if isinstance(value, dict) else None
@@ -177,7 +180,7 @@ def _session(conn: sqlite3.Connection, path: Path, row: sqlite3.Row, errors: str
     meta: dict[str, Any] = {k: info[k] for k in _SESSION_SCALARS if k in info}
     meta["name"] = _name(row)
     try:
-        model_config = json.loads(info.get("model_config_json") or "null")
+        model_config = loads(info.get("model_config_json") or "null")
     except json.JSONDecodeError:
         model_config = info.get("model_config_json")
     meta["model_config"] = model_config
@@ -213,6 +216,15 @@ def load_goose_db(path: Path, errors: str = "raise", session_id: str | list[str]
     if select:
         raise ConfigError(f"goose-db sessions are selected with session_id=, not {sorted(select)}")
     wanted = [session_id] if isinstance(session_id, str) else session_id
+    try:
+        return _load(path, errors, wanted)
+    except sqlite3.DatabaseError as exc:
+        raise SessionFormatError(
+            str(path), None, f"the SQLite database is corrupt ({exc}); restore it from a backup "
+            f"or salvage it with: sqlite3 {path} .recover", expected="a Goose sessions.db") from exc
+
+
+def _load(path: Path, errors: str, wanted: list[str] | None) -> list[Session]:
     with closing(_open_checked(path)) as conn:
         rows = conn.execute("SELECT * FROM sessions ORDER BY created_at, id").fetchall()
         if wanted is not None:

@@ -36,6 +36,7 @@ from workbench.sessions.importers._agent_common import (
     unknown_message,
     usage_from_openai,
 )
+from workbench.sessions.importers._readers import loads
 
 FORMAT = "mini-swe-agent"
 EXPECTED = 'a mini-swe-agent trajectory JSON object with "messages"'
@@ -156,7 +157,7 @@ def _read_report(path: Path, instance_id: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        report = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None  # an unreadable companion report does not spoil the trajectory
     # SWE-bench harness reports are sometimes keyed by instance id.

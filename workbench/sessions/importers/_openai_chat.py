@@ -33,6 +33,7 @@ from workbench.sessions.importers._readers import (
     head_json_lines,
     iter_json_lines,
     load_json_document,
+    loads,
     text_blocks,
     tool_response,
 )
@@ -102,7 +103,7 @@ def _tool_call(call: Any) -> Content:
     fn = call["function"]
     raw = fn.get("arguments")
     try:
-        args = json.loads(raw) if isinstance(raw, str) and raw.strip() else raw
+        args = loads(raw) if isinstance(raw, str) and raw.strip() else raw
     except json.JSONDecodeError:
         args = raw
     return ToolRequest(id=str(call.get("id", "")), tool_call=ToolCallResult(
@@ -198,10 +199,10 @@ def load_openai_chat(path: Path, errors: str = "raise", **select: Any) -> list[S
 
 def _is_document(path: Path) -> bool:
     # A JSON document (one value over several lines) rather than JSONL (one message per line).
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        first = fh.readline()
+    with open(path, "rb") as fh:
+        first = fh.readline().decode("utf-8", errors="replace")  # a peek: decoding errors come later
     try:
-        value = json.loads(first)
+        value = loads(first)
     except json.JSONDecodeError:
         return first.lstrip().startswith(("[", "{"))
     return isinstance(value, list) or (isinstance(value, dict) and "messages" in value)

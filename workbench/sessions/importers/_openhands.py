@@ -40,6 +40,7 @@ from workbench.sessions.importers._agent_common import (
     unknown_message,
     usage_from_openai,
 )
+from workbench.sessions.importers._readers import loads
 
 FORMAT = "openhands"
 EXPECTED = "an OpenHands event stream: a JSON array of event objects"
@@ -78,7 +79,7 @@ def _call_arguments(meta: dict[str, Any], call_id: str | None) -> dict[str, Any]
             if isinstance(raw, dict):
                 return raw
             try:
-                parsed = json.loads(raw) if isinstance(raw, str) else None
+                parsed = loads(raw) if isinstance(raw, str) else None
             except json.JSONDecodeError:
                 return None
             return parsed if isinstance(parsed, dict) else None

@@ -3,10 +3,19 @@
 `Problems` applies the ``errors="raise"|"skip"`` policy in one place: a bad record raises
 `SessionFormatError` (file, line, what was wrong, what was expected), or, when skipping, is
 counted in ``meta["warnings"]`` and reported with one `warnings.warn` per file.
+
+Text is decoded by `decode` / `read_text`: invalid UTF-8 is a `SessionFormatError` naming the
+byte offset and line, unless the load runs under ``decoding("replace")``, which substitutes
+U+FFFD and counts each substitution. JSON is parsed by `loads`, which turns Python's
+`RecursionError` on absurdly nested input into an ordinary `json.JSONDecodeError` naming the
+line and column where the nesting goes too deep, so every caller's syntax-error path applies.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import contextvars
 import json
 import re
 import warnings
@@ -20,6 +29,103 @@ from workbench.messages import CallToolResult, McpBlock, ToolResponse, ToolRespo
 
 _HEAD_LINES = 8
 _DECODER = json.JSONDecoder()
+
+ENCODING_ERRORS = ("strict", "replace")
+"""Accepted values of ``load_sessions(encoding_errors=...)``."""
+MAX_REPORTED_DEPTH = 200
+"""Nesting depth `loads` names in its error (the parser itself gives up near Python's
+recursion limit, about 1000 levels, depending on the stack already in use)."""
+
+_REPLACED: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "workbench_decode_replacements", default=None)
+_COUNTING_HANDLER = "workbench.count-replace"
+
+
+def _count_and_replace(exc: UnicodeError) -> tuple[str, int]:
+    counter = _REPLACED.get()
+    if counter is not None:
+        counter[0] += 1
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd", exc.end
+
+
+codecs.register_error(_COUNTING_HANDLER, _count_and_replace)
+
+
+@contextlib.contextmanager
+def decoding(encoding_errors: str) -> Iterator[list[int]]:
+    """Decode invalid UTF-8 per `encoding_errors` inside the block; yields the replacement count.
+
+    ``"strict"`` (the default outside any block) makes invalid bytes an error; ``"replace"``
+    substitutes U+FFFD and counts each substitution in the yielded one-item list.
+    """
+    token = _REPLACED.set([0] if encoding_errors == "replace" else None)
+    try:
+        yield _REPLACED.get() or [0]
+    finally:
+        _REPLACED.reset(token)
+
+
+def decode(data: bytes, path: Path | str, offset: int = 0, line: int = 1) -> str:
+    """UTF-8 text of `data`, read from `path` at byte `offset` (on `line`).
+
+    Raises:
+        SessionFormatError: invalid UTF-8 outside a ``decoding("replace")`` block; names the
+            file's byte offset and line.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if _REPLACED.get() is None:
+            where = line + data.count(b"\n", 0, exc.start)
+            raise SessionFormatError(str(path), where, _invalid_utf8(exc, offset)) from exc
+        return data.decode("utf-8", errors=_COUNTING_HANDLER)
+
+
+def _invalid_utf8(exc: UnicodeDecodeError, offset: int) -> str:
+    return (f"invalid UTF-8 at byte offset {offset + exc.start} ({exc.reason}); fix the file "
+            "or load it with encoding_errors='replace' to substitute U+FFFD")
+
+
+def read_text(path: Path) -> str:
+    """The whole file as UTF-8 text (see `decode`)."""
+    return decode(path.read_bytes(), path)
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads`, with too-deep nesting reported as a `json.JSONDecodeError` at its position."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        doc = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
+        raise json.JSONDecodeError(
+            f"nested deeper than {MAX_REPORTED_DEPTH} levels (too deep to import)", doc,
+            too_deep_at(doc)) from None
+
+
+def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
+    """Index of the first ``[``/``{`` of `text` past nesting depth `limit` (else the deepest)."""
+    depth = deepest = deepest_at = 0
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+            if depth > deepest:
+                deepest, deepest_at = depth, i
+        elif ch in "]}":
+            depth -= 1
+    return deepest_at
 
 
 class Problems:
@@ -54,15 +160,24 @@ class Problems:
 def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSONL file.
 
-    Streams the file, so one huge line costs one parse. A line that is not JSON goes to
-    `problems` with the message ``invalid JSON: <parser error>``.
+    Streams the file, so one huge line costs one parse. A line that is not JSON (nested too
+    deeply included) or not UTF-8 goes to `problems` with the parser's message.
     """
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
+    offset = 0
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
                 continue
             try:
-                value = json.loads(line)
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if _REPLACED.get() is None:
+                    problems.bad(number, _invalid_utf8(exc, start), expected=expected)
+                    continue
+                line = raw.decode("utf-8", errors=_COUNTING_HANDLER)
+            try:
+                value = loads(line)
             except json.JSONDecodeError as exc:
                 problems.bad(number, f"invalid JSON: {exc}", expected=expected)
                 continue
@@ -71,9 +186,9 @@ def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[t
 
 def load_json_document(path: Path, expected: str) -> Any:
     """Parse a whole-file JSON document; a syntax error names the line it is on."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text(path)
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise SessionFormatError(str(path), exc.lineno, f"invalid JSON: {exc}",
                                  expected=expected) from exc
@@ -90,7 +205,7 @@ def head_json_lines(head: str, limit: int = _HEAD_LINES) -> list[Any]:
             continue
         try:
             out.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         if len(out) >= limit:
             break
@@ -116,7 +231,7 @@ def first_element(head: str, key: str | None = None) -> Any:
     rest = rest.lstrip()
     try:
         value, _ = _DECODER.raw_decode(rest)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value
 

@@ -39,6 +39,7 @@ from workbench.sessions.importers._agent_common import (
     require_key,
     unknown_message,
 )
+from workbench.sessions.importers._readers import loads
 
 FORMAT = "swe-agent"
 EXPECTED = 'a SWE-agent .traj JSON object with "history" and "trajectory"'
@@ -175,7 +176,7 @@ def _add_function_call(msg: Message, call: Any, n: int, latest: dict[str, str]) 
         msg.with_tool_request(call_id, name, raw or {})
         return
     try:
-        args = json.loads(raw)
+        args = loads(raw)
     except (TypeError, json.JSONDecodeError) as exc:
         msg.with_tool_request(call_id, name, error=f"arguments are not JSON ({exc}): {raw}")
         return

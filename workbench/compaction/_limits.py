@@ -1,0 +1,275 @@
+"""Limits on one template render: time, output size, ``range`` length, number sizes.
+
+Templates are user files, and the sandbox alone only keeps them away from Python internals: a
+template can still loop for hours (``{% for a in range(99999) %}{% for b in range(99999) %}``)
+or grow a string until the machine swaps (``{{ 'x' * 10 ** 10 }}``). `RenderLimits` bounds
+both. The renderer (`workbench.compaction.render`) enforces them in four places:
+
+- between output chunks: elapsed time and the characters produced so far;
+- on every line the compiled template executes (a trace hook scoped to template frames), so a
+  loop that produces nothing still hits the time limit;
+- in the sandbox's operator intercepts (``*``, ``**``, ``+``, ``%``) and in ``~`` joins, which
+  refuse a result larger than the limits *before* computing it;
+- in ``range`` and in every filter call, which refuse a length or width beyond the limits.
+
+Crossing a limit raises `RenderLimitExceeded`, which the renderer turns into a
+`workbench.errors.TemplateError` naming the template and the limit.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from workbench.errors import ConfigError
+
+__all__ = ["RenderLimitExceeded", "RenderLimits"]
+
+TIME_LIMIT_ENV = "WORKBENCH_RENDER_TIME_LIMIT"
+"""Environment variable overriding `RenderLimits.time_limit` (seconds)."""
+MAX_OUTPUT_ENV = "WORKBENCH_RENDER_MAX_CHARS"
+"""Environment variable overriding `RenderLimits.max_output_chars`."""
+
+TEMPLATE_FILENAME = "<template>"
+"""The file name Jinja gives code compiled from a string: the trace hook watches only these."""
+
+_FORMAT_WIDTH = re.compile(r"%[-#0 +]*(\d+)")
+_TRACE_CHECK_EVERY = 64  # trace events between clock reads (a loop step is a few events)
+
+
+class RenderLimitExceeded(Exception):
+    """A render crossed one of its `RenderLimits`; ``limit`` says which, in words."""
+
+    def __init__(self, limit: str) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """How much one template render may take.
+
+    Attributes:
+        time_limit: Seconds one render (compile included) may run.
+        max_output_chars: Characters a render may produce on top of the allowance for its
+            inputs (`output_per_input_char` times the characters of the template variables), so
+            a prompt holding a long transcript still renders.
+        output_per_input_char: The allowance per character of the template variables.
+        max_range: Longest ``range()`` a template may build.
+        max_int_bits: Largest integer (in bits) ``*`` or ``**`` may produce; Python refuses to
+            print integers above 4300 digits (about 14,300 bits) anyway.
+    """
+
+    time_limit: float = 10.0
+    max_output_chars: int = 8 * 1024 * 1024
+    output_per_input_char: int = 2
+    max_range: int = 10_000
+    max_int_bits: int = 16_384
+
+    @classmethod
+    def from_env(cls) -> RenderLimits:
+        """The defaults, with `TIME_LIMIT_ENV` and `MAX_OUTPUT_ENV` applied when set.
+
+        Raises:
+            ConfigError: a variable is set to something other than a positive number.
+        """
+        kwargs: dict[str, Any] = {}
+        for env, field, kind in ((TIME_LIMIT_ENV, "time_limit", float),
+                                 (MAX_OUTPUT_ENV, "max_output_chars", int)):
+            raw = os.environ.get(env)
+            if raw is None or not raw.strip():
+                continue
+            try:
+                value = kind(raw)
+            except ValueError:
+                value = 0
+            if not value > 0:
+                raise ConfigError(f"{env}={raw!r}: expected a positive number")
+            kwargs[field] = value
+        return cls(**kwargs)
+
+    def output_allowance(self, context: Any) -> int:
+        """Characters a render of `context` may produce."""
+        return self.max_output_chars + self.output_per_input_char * _chars(context)
+
+
+def _chars(value: Any, depth: int = 0) -> int:
+    # Characters of the strings a context holds (the transcript, summary fields).
+    if isinstance(value, str):
+        return len(value)
+    if depth > 6:
+        return 0
+    if isinstance(value, dict):
+        return sum(_chars(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_chars(v, depth + 1) for v in value)
+    return 0
+
+
+class _Budget:
+    """The limits of the render in progress and its deadline."""
+
+    def __init__(self, limits: RenderLimits, allowance: int) -> None:
+        self.limits = limits
+        self.allowance = allowance
+        self.deadline = time.monotonic() + limits.time_limit
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise RenderLimitExceeded(
+                f"render time limit of {self.limits.time_limit:g} s exceeded "
+                f"(set {TIME_LIMIT_ENV} to change it)")
+
+    def check_size(self, chars: int, what: str = "output") -> None:
+        if chars > self.allowance:
+            raise RenderLimitExceeded(
+                f"{what} of {chars:,} characters exceeds the render output limit of "
+                f"{self.allowance:,} characters (set {MAX_OUTPUT_ENV} to change it)")
+
+    def check_int_bits(self, bits: float, operator: str) -> None:
+        if bits > self.limits.max_int_bits:
+            raise RenderLimitExceeded(
+                f"'{operator}' would build an integer of about {int(bits):,} bits; the limit "
+                f"is {self.limits.max_int_bits:,} bits")
+
+
+_ACTIVE: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
+    "workbench_render_budget", default=None)
+
+
+def _active() -> _Budget | None:
+    return _ACTIVE.get()
+
+
+class bounded:  # noqa: N801  (used as a context manager, like contextlib helpers)
+    """Context manager: enforce `limits` on the render run inside it (this thread only)."""
+
+    def __init__(self, limits: RenderLimits, context: Any) -> None:
+        self.budget = _Budget(limits, limits.output_allowance(context))
+        self._token: contextvars.Token[_Budget | None] | None = None
+        self._previous_trace: Any = None
+        self._events = 0
+
+    def __enter__(self) -> _Budget:
+        self._token = _ACTIVE.set(self.budget)
+        self._previous_trace = sys.gettrace()
+        sys.settrace(self._global_trace)
+        return self.budget
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._previous_trace)
+        if self._token is not None:
+            _ACTIVE.reset(self._token)
+
+    def _global_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        # Line events only inside compiled template code: everything else runs untraced.
+        if frame.f_code.co_filename == TEMPLATE_FILENAME:
+            return self._line_trace
+        return None
+
+    def _line_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        self._events += 1
+        if not self._events % _TRACE_CHECK_EVERY:
+            self.budget.check_time()
+        return self._line_trace
+
+
+def check_time() -> None:
+    """Raise `RenderLimitExceeded` when the active render is past its deadline."""
+    budget = _active()
+    if budget is not None:
+        budget.check_time()
+
+
+def stream(chunks: Iterator[str], budget: _Budget) -> str:
+    """Join a render's output chunks, checking time and size between chunks."""
+    out: list[str] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        budget.check_size(size)
+        budget.check_time()
+        out.append(chunk)
+    return "".join(out)
+
+
+def _length(value: Any) -> int | None:
+    return len(value) if isinstance(value, (str, bytes, list, tuple)) else None
+
+
+def check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuse ``left <operator> right`` when its result would cross the active limits."""
+    budget = _active()
+    if budget is None:
+        return
+    budget.check_time()
+    ints = (isinstance(left, int) and not isinstance(left, bool)
+            and isinstance(right, int) and not isinstance(right, bool))
+    if operator == "**" and ints:
+        if right > 0 and abs(left) > 1:
+            budget.check_int_bits(right * math.log2(abs(left)), operator)
+    elif operator == "*":
+        if ints:
+            budget.check_int_bits(left.bit_length() + right.bit_length(), operator)
+        else:
+            for seq, times in ((left, right), (right, left)):
+                n = _length(seq)
+                if n is not None and isinstance(times, int):
+                    budget.check_size(n * max(times, 0), "a repeated string or list")
+    elif operator == "+":
+        a, b = _length(left), _length(right)
+        if a is not None and b is not None:
+            budget.check_size(a + b, "a concatenation")
+    elif operator == "%" and isinstance(left, str):
+        widths = [int(w) for w in _FORMAT_WIDTH.findall(left)]
+        budget.check_size(max(widths, default=0) + len(left), "a %-formatted string")
+
+
+def bounded_join(join: Callable[[Any], str]) -> Callable[[Any], str]:
+    """Wrap Jinja's ``~`` join (``str_join``/``markup_join``) with the output-size check."""
+    def guarded(seq: Any) -> str:
+        parts = list(seq)
+        budget = _active()
+        if budget is not None:
+            budget.check_time()
+            budget.check_size(sum(len(p) if isinstance(p, str) else len(str(p)) for p in parts),
+                              "a '~' concatenation")
+        return join(parts)
+    return guarded
+
+
+def bounded_range(*args: int) -> range:
+    """``range`` refusing more than `RenderLimits.max_range` items."""
+    rng = range(*args)
+    budget = _active()
+    if budget is not None and len(rng) > budget.limits.max_range:
+        raise RenderLimitExceeded(
+            f"range of {len(rng):,} items exceeds the limit of {budget.limits.max_range:,}")
+    return rng
+
+
+def bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a filter: integer arguments (widths, counts) may not exceed the output limit."""
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        budget = _active()
+        if budget is not None:
+            budget.check_time()
+            # The filtered value comes first, after the context/environment for pass_arg filters.
+            skip = 2 if getattr(fn, "jinja_pass_arg", None) is not None else 1
+            for value in (*args[skip:], *kwargs.values()):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    budget.check_size(value, "a filter width or count")
+        return fn(*args, **kwargs)
+    for attr in ("jinja_pass_arg", "__name__", "__doc__", "__wrapped__"):
+        if hasattr(fn, attr):
+            setattr(guarded, attr, getattr(fn, attr))
+    guarded.__wrapped__ = fn  # type: ignore[attr-defined]
+    return guarded
