@@ -150,7 +150,9 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
                 'aria-label="filter rows"><span id="wb-selects"></span>'
                 '<span id="wb-count" class="wb-note"></span>'
                 '<span class="wb-note">Click a header to sort, a row to open its cells.</span>'
-                "</div>" + html_table(table, row_groups=groups) + "</section>")
+                '</div><div class="wb-toolbar"><span class="wb-note">columns:</span>'
+                '<span id="wb-groups" class="wb-groups"></span>'
+                '<span id="wb-fit" class="wb-note"></span></div>' + html_table(table, row_groups=groups) + "</section>")
     body.append('<section id="plots"><h2>Plots</h2><div class="wb-plots">')
     for name, png in pngs.items():
         data = base64.b64encode(png).decode("ascii")

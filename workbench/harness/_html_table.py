@@ -58,6 +58,10 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
 }
 """Known columns: header group, short label, unit. Unknown columns fall back on name patterns."""
 
+HIDE_FIRST = (DEFAULT_GROUP, "quality", "cost", "reliability")
+"""Header groups the page hides, in this order, while the table is wider than the page (a
+checkbox per group shows them again)."""
+
 GROUP_TITLES = {"variant": "", "cells": "cells", "tokens": "tokens kept (mean)",
                 "cost": "billed", "reliability": "reliability", "recall": "probe recall",
                 "quality": "summary quality", DEFAULT_GROUP: "other"}
@@ -189,15 +193,16 @@ def html_table(df: pd.DataFrame, *, table_id: str = "wb-table",
         else:
             groups.append((spec.group, 1))
     top = ['<th class="wb-open" rowspan="2" aria-label="open"></th>']
-    top += [f'<th colspan="{n}" class="wb-group wb-g-{esc(g)}">{esc(GROUP_TITLES.get(g, g))}</th>'
-            for g, n in groups]
+    top += [f'<th colspan="{n}" class="wb-group wb-c-{esc(g)}" data-group="{esc(g)}">'
+            f"{esc(GROUP_TITLES.get(g, g))}</th>" for g, n in groups]
     second = []
     for spec in specs:
         numeric = pd.api.types.is_numeric_dtype(df[spec.name]) and spec.name != "window"
         unit = f"<small>{esc(spec.unit)}</small>" if spec.unit else ""
         second.append(f'<th data-col="{esc(spec.name)}" data-kind="{"num" if numeric else "text"}"'
                       f' title="{esc(spec.name)} (click to sort)"'
-                      f' class="{"num" if numeric else "text"}">{esc(spec.label)}{unit}</th>')
+                      f' class="{"num" if numeric else "text"} wb-c-{esc(spec.group)}">'
+                      f"{esc(spec.label)}{unit}</th>")
     body = []
     for i, record in enumerate(df.to_dict("records")):
         tds = ['<td class="wb-open"><button type="button" class="wb-toggle" '
@@ -210,11 +215,13 @@ def html_table(df: pd.DataFrame, *, table_id: str = "wb-table",
                 value if spec.name == "window" and _is_number(value) else text)
             shown = short_label(text) if not numeric and spec.name != "window" else text
             title = f' title="{esc(str(value))}"' if shown != text or spec.name == "window" else ""
-            tds.append(f'<td class="{"num" if numeric else "text"}" data-v="{esc(str(sort_key))}"'
+            tds.append(f'<td class="{"num" if numeric else "text"} wb-c-{esc(spec.group)}"'
+                       f' data-v="{esc(str(sort_key))}"'
                        f'{title}>{esc(shown)}</td>')
         group = row_groups[i] if row_groups is not None else i
         body.append(f'<tr class="wb-row" data-g="{group}">' + "".join(tds) + "</tr>")
-    return (f'<table id="{esc(table_id)}" class="wb-table"><thead><tr>{"".join(top)}</tr>'
+    return (f'<table id="{esc(table_id)}" class="wb-table" '
+            f'data-hide-first="{esc(" ".join(HIDE_FIRST))}"><thead><tr>{"".join(top)}</tr>'
             f'<tr>{"".join(second)}</tr></thead><tbody>\n' + "\n".join(body)
             + "\n</tbody></table>")
 

@@ -361,6 +361,36 @@
   filterBox.addEventListener("input", applyFilter);
   applyFilter();
 
+  // ---- column groups: a checkbox each; groups hidden while the table is wider than the page --
+
+  const groupBox = document.getElementById("wb-groups");
+  const groupChecks = new Map();
+  function setGroup(g, visible) {
+    table.querySelectorAll(".wb-c-" + g).forEach(function (n) { n.classList.toggle("wb-col-off", !visible); });
+    if (groupChecks.has(g)) groupChecks.get(g).checked = visible;
+  }
+  Array.from(table.querySelectorAll("thead th[data-group]")).forEach(function (th) {
+    const g = th.dataset.group;
+    if (g === "variant") return;
+    const box = el("input", {type: "checkbox"});
+    box.checked = true;
+    box.addEventListener("change", function () { setGroup(g, box.checked); });
+    groupChecks.set(g, box);
+    groupBox.appendChild(el("label", {}, [box, th.textContent || g]));
+  });
+  function fitWidth() {
+    const room = table.parentElement.clientWidth;
+    const order = (table.dataset.hideFirst || "").split(" ").filter(function (g) { return groupChecks.has(g); });
+    const hidden = [];
+    for (const g of order) {
+      if (table.scrollWidth <= room) break;
+      if (groupChecks.get(g).checked) { setGroup(g, false); hidden.push(table.querySelector('th[data-group="' + g + '"]').textContent || g); }
+    }
+    document.getElementById("wb-fit").textContent = hidden.length ?
+      "Hidden to fit the page: " + hidden.join(", ") + " (tick to show)." : "";
+  }
+  fitWidth();
+
   // ---- links: #cell=<id> opens that cell ------------------------------------------------------
 
   function fromHash() {
