@@ -145,22 +145,21 @@ def _verdict_section(results: Any) -> VerdictView:
 def render_verdict(view: VerdictView) -> str:
     """The verdict section's HTML (all text escaped)."""
     esc = html.escape
-    rows = []
+    items = []
     for f in view.findings:
         detail = "".join(f"<li>{esc(d)}</li>" for d in f.details)
         cls = "wb-win" if f.winner else "wb-tie"
-        rows.append(f'<tr class="{cls}"><td title="{esc(f.model)}">{esc(short_label(f.model))}'
-                    f'</td><td class="num">{esc(f.window)}</td><td>{esc(f.headline)}'
-                    + (f'<details><summary>intervals</summary><ul>{detail}</ul></details>'
-                       if detail else "") + "</td></tr>")
+        items.append(f'<li class="{cls}"><b title="{esc(f.model)}">{esc(short_label(f.model))}'
+                     f"</b> @ <b>{esc(f.window)}</b>: {esc(f.headline)}"
+                     + (f"<details><summary>intervals</summary><ul>{detail}</ul></details>"
+                        if detail else "") + "</li>")
     parts = ['<section id="verdict" class="wb-verdict"><h2>Verdict</h2>',
              f"<p class=\"wb-note\">Per model and window, templates compared on "
              f"<b>{esc(view.metric)}</b> with paired cells (same session, repeat) and a "
              "bootstrap 95% interval; a template wins only when every interval excludes zero."
              "</p>"]
-    if rows:
-        parts.append('<table class="wb-verdict-table"><thead><tr><th>model</th><th>window</th>'
-                     "<th>finding</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    if items:
+        parts.append('<ul class="wb-findings">' + "".join(items) + "</ul>")
     if view.warnings:
         parts.append('<ul class="wb-warnings">' + "".join(f"<li>{esc(w)}</li>"
                                                           for w in view.warnings) + "</ul>")
