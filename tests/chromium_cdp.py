@@ -124,7 +124,7 @@ class Browser:
 
     def open(self, path: Path) -> None:
         """Load a local file and wait for its load event."""
-        self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
+        self.events = []  # console errors are counted per page load
         self.send("Page.navigate", session=True, url=path.resolve().as_uri())
         self.wait_event("Page.loadEventFired")
 

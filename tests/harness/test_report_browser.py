@@ -167,6 +167,24 @@ def test_the_default_report_fits_1400px_with_verdict_and_table_in_the_first_scre
     assert browser.console_errors() == []
 
 
+def test_on_a_narrower_page_column_groups_hide_until_the_table_fits_and_say_so(
+        browser: Browser, default_report: Path) -> None:
+    browser.send("Emulation.setDeviceMetricsOverride", session=True, width=1000, height=900,
+                 deviceScaleFactor=1, mobile=False)
+    try:
+        browser.open(default_report)
+        got = browser.eval(LAYOUT)
+        note = browser.eval("document.getElementById('wb-fit').textContent")
+        unticked = browser.eval("Array.from(document.querySelectorAll('#wb-groups input'))"
+                                ".filter(b => !b.checked).length")
+    finally:
+        browser.send("Emulation.setDeviceMetricsOverride", session=True, width=1400,
+                     height=900, deviceScaleFactor=1, mobile=False)
+    assert got["tableFits"] and got["scrollWidth"] <= got["clientWidth"], got
+    assert note.startswith("Hidden to fit the page: ") and unticked >= 1, note
+    assert browser.console_errors() == []
+
+
 def test_a_default_report_row_opens_its_cells_and_a_cell_shows_its_rendered_summary(
         browser: Browser, default_report: Path, tmp_path: Path) -> None:
     browser.open(default_report)

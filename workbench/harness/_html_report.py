@@ -107,7 +107,8 @@ def _most_forgotten(forgotten: pd.DataFrame, cells: int) -> str:
     for kind, group in forgotten.groupby("kind", sort=False):
         counts = group.groupby("item")["cell_id"].nunique().sort_values(ascending=False,
                                                                         kind="stable")
-        items = "".join(f'<li><span class="num">{n}</span> <code>{esc(str(item))}</code></li>'
+        items = "".join(f'<li title="{esc(str(item))}"><span class="num">{n}</span> '
+                        f"<code>{esc(str(item))}</code></li>"
                         for item, n in counts.head(TOP_FORGOTTEN).items())
         more = len(counts) - TOP_FORGOTTEN
         extra = f"<li>… and {more} more</li>" if more > 0 else ""
