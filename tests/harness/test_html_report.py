@@ -95,7 +95,7 @@ def test_the_verdict_names_a_winner_only_when_every_interval_excludes_zero():
     view = _verdict_section(_Results(_cells(rows)))
     [finding] = view.findings
     assert (finding.model, finding.window, finding.winner) == ("m", "8k", None)
-    assert finding.headline == ("c leads (65.0%) but is not clearly ahead of b (8 sessions)")
+    assert finding.headline == "c leads (65.0%): clearly ahead of a, not of b (8 sessions)"
     two = _verdict_section(_Results(_cells([r for r in rows if r["template"] != "c"])))
     assert two.findings[0].winner == "b"
     assert two.findings[0].details == ["b vs a: +40.0 pts [95% CI +40.0, +40.0], 8 pairs"]

@@ -92,8 +92,8 @@ def _finding(cells: pd.DataFrame, model: str, window: Any, metric: str, seed: in
         return Finding(model, label, head, best, details)
     if beats:
         tied = [str(t) for t in means.index[1:] if str(t) not in beats]
-        head = (f"{best} leads ({_pct(means.iloc[0])}) but is not clearly ahead of "
-                f"{', '.join(tied)} ({sessions} sessions)")
+        head = (f"{best} leads ({_pct(means.iloc[0])}): clearly ahead of {', '.join(beats)}, "
+                f"not of {', '.join(tied)} ({sessions} sessions)")
         return Finding(model, label, head, None, details)
     return Finding(model, label, f"no significant difference between templates "
                                  f"({sessions} sessions)", None, details)
@@ -118,9 +118,9 @@ def _verdict_section(results: Any) -> VerdictView:
         view.warnings.append("the run holds no cells")
         return view
     if VERDICT_METRIC in cells.columns and {"template", "model"} <= set(cells.columns):
-        windows = cells["window"].astype(object).where(cells["window"].notna(), None)
-        for (model, _), group in cells.assign(_w=windows.map(str)).groupby(
-                ["model", "_w"], sort=True, dropna=False):
+        # Windows in numeric order, no cap ("none") last.
+        order = pd.to_numeric(cells["window"], errors="coerce").fillna(float("inf"))
+        for (model, _), group in cells.assign(_w=order).groupby(["model", "_w"], sort=True):
             view.findings.append(_finding(group, str(model), group["window"].iloc[0],
                                           VERDICT_METRIC, seed))
     else:
