@@ -236,7 +236,14 @@ def test_a_2000_cell_report_opens_lazily_and_shows_session_script_as_text(
     assert json.loads(got["raw"]) == {"user_intent": [HOSTILE]}
     assert got["attempts"] == 2
     options = browser.eval("Array.from(document.querySelectorAll('#wb-selects option'))"
-                           ".map(o => o.textContent).join('|')")
-    assert "x<img src=x onerror=window.__wbPwned=3>" in options.split("|")
+                           ".map(o => [o.value, o.textContent])")
+    assert ["x<img src=x onerror=window.__wbPwned=3>", "x<img src=x onerror=w…"] in options
+    assert ["16384", "16k"] in options
+    shown = browser.eval("""(() => {
+      const s = document.querySelector('#wb-selects select[data-col="template"]');
+      s.value = 'x<img src=x onerror=window.__wbPwned=3>';
+      s.dispatchEvent(new Event('change'));
+      return document.getElementById('wb-count').textContent; })()""")
+    assert shown == "5 of 20 rows"  # one template x five windows
     assert browser.eval("window.__wbPwned === undefined")
     assert browser.console_errors() == []

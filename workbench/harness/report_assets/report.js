@@ -294,6 +294,10 @@
   // ---- sorting and filtering -------------------------------------------------------------------
 
   const heads = Array.from(table.querySelectorAll("thead th[data-col]"));
+  function fullValue(row, col) {
+    const td = cellOf(row, col);
+    return td.getAttribute("title") || td.textContent;
+  }
   function cellOf(row, col) { return row.children[heads.findIndex(function (h) { return h.dataset.col === col; }) + 1]; }
 
   heads.forEach(function (th, idx) {
@@ -328,12 +332,13 @@
   ["template", "model", "window"].forEach(function (col) {
     const th = heads.find(function (h) { return h.dataset.col === col; });
     if (!th) return;
-    const values = Array.from(new Set(Array.from(table.querySelectorAll("tr.wb-row")).map(function (r) {
-      return cellOf(r, col).textContent;
-    })));
+    const labels = new Map();  // full value -> the (maybe shortened) text shown in the table
+    table.querySelectorAll("tr.wb-row").forEach(function (r) {
+      labels.set(fullValue(r, col), cellOf(r, col).textContent);
+    });
     const select = el("select", {"aria-label": "filter " + col},
-      [el("option", {value: "", text: "all " + col + "s"})].concat(values.map(function (v) {
-        return el("option", {value: v, text: v});
+      [el("option", {value: "", text: "all " + col + "s"})].concat(Array.from(labels).map(function ([v, text]) {
+        return el("option", {value: v, text: text, title: v});
       })));
     select.dataset.col = col;
     select.addEventListener("change", applyFilter);
@@ -350,7 +355,7 @@
         return (td.textContent + " " + (td.getAttribute("title") || "")).toLowerCase();
       }).join(" ");
       const ok = words.every(function (w) { return text.includes(w); }) &&
-        selects.every(function (s) { return !s.value || cellOf(r, s.dataset.col).textContent === s.value; });
+        selects.every(function (s) { return !s.value || fullValue(r, s.dataset.col) === s.value; });
       r.classList.toggle("wb-hidden", !ok);
       const detail = r.nextElementSibling;
       if (detail && detail.classList.contains("wb-detail")) detail.classList.toggle("wb-hidden", !ok);
