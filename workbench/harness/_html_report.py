@@ -175,12 +175,12 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
     body.append("<p class=\"wb-note\">Generated from <code>results.sqlite</code> by "
                 "<code>workbench report</code>; do not edit, regenerate.</p></section>")
 
-    data = [f'<script type="application/json" id="wb-index">{script_json(index)}</script>']
-    data += [f'<script type="application/octet-stream" id="wb-chunk-{i}">{chunk}</script>'
+    blocks = [f'<script type="application/json" id="wb-index">{script_json(index)}</script>']
+    blocks += [f'<script type="application/octet-stream" id="wb-chunk-{i}">{chunk}</script>'
              for i, chunk in enumerate(chunks)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<link rel="icon" href="data:,"><title>{esc(title)}</title>'
             f"<style>{_asset('report.css')}</style></head><body>\n<main>"
-            + "\n".join(body) + "</main>\n" + "\n".join(data)
+            + "\n".join(body) + "</main>\n" + "\n".join(blocks)
             + f"\n<script>{_asset('report.js')}</script>\n</body></html>\n")
