@@ -194,3 +194,14 @@ def test_report_assets_ship_with_the_package(name):
 
     text = (resources.files("workbench.harness") / "report_assets" / name).read_text("utf-8")
     assert "</script" not in text.lower() and len(text) > 1000
+
+
+def test_a_run_without_cells_still_gets_a_page_that_says_so(tmp_path):
+    from workbench.harness import write_report
+
+    with ResultsStore(tmp_path / "results.sqlite") as store:
+        store.finish_run(store.start_run("empty", "{}", "test"), "finished")
+    text = write_report(tmp_path)["html"].read_text(encoding="utf-8")
+    assert "<li>the run holds no cells</li>" in text
+    assert '<script type="application/json" id="wb-index">[]</script>' in text
+    assert "wb-chunk-0" not in text

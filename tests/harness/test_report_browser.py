@@ -201,6 +201,31 @@ def test_a_default_report_row_opens_its_cells_and_a_cell_shows_its_rendered_summ
     assert browser.console_errors() == []
 
 
+def test_a_header_click_sorts_rows_and_a_cell_link_opens_that_cell(
+        browser: Browser, default_report: Path) -> None:
+    browser.open(default_report)
+    got = browser.eval("""(async () => {
+      const th = document.querySelector('#wb-table th[data-col="retained_tokens"]');
+      const idx = Array.from(th.parentNode.children).indexOf(th) + 1;  // + the open column
+      const values = () => Array.from(document.querySelectorAll('#wb-table tr.wb-row'))
+        .map(r => parseFloat(r.children[idx].dataset.v));
+      th.click();
+      const up = values();
+      th.click();
+      const down = values();
+      const cell = wbReport.cells[wbReport.cells.length - 1];
+      location.hash = '#cell=' + cell.id;
+      for (let i = 0; i < 200 && !document.querySelector('.wb-panel[data-cell="' + cell.id + '"]'); i++)
+        await new Promise(r => setTimeout(r, 25));
+      return {up, down, sort: th.getAttribute('aria-sort'),
+              linked: !!document.querySelector('.wb-panel[data-cell="' + cell.id + '"]')};
+    })()""")
+    assert got["up"] == sorted(got["up"]) and got["down"] == sorted(got["up"], reverse=True)
+    assert got["up"] != got["down"] and got["sort"] == "descending"
+    assert got["linked"]
+    assert browser.console_errors() == []
+
+
 def test_two_variants_of_a_session_open_side_by_side_with_differences_marked(
         browser: Browser, default_report: Path) -> None:
     browser.open(default_report)
