@@ -58,7 +58,8 @@ class Browser:
         self.proc = subprocess.Popen(
             [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-             "--disable-background-networking", f"--user-data-dir={profile}",
+             "--disable-background-networking", "--disable-dev-shm-usage",
+             f"--user-data-dir={profile}",
              f"--window-size={width},{height}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             close_fds=False, preexec_fn=wire_fds)
