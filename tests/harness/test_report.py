@@ -133,7 +133,8 @@ def test_forgotten_items_come_from_the_stored_file_else_are_computed(report):
 def test_the_html_is_self_contained_with_the_table_and_embedded_pngs(report):
     text = report["html"].read_text()
     assert text.count('src="data:image/png;base64,iVBORw0KGgo') == 3
-    assert "<table" in text and "terse" in text and "50.0%" in text
+    assert '<table id="wb-table"' in text and '<td class="text wb-c-variant" data-v="terse">terse</td>' in text
+    assert '<td class="num wb-c-recall" data-v="0.5">50.0</td>' in text  # probe recall; the % is in the header
     assert "ContextLengthExceeded" in text and "stored request" in text
 
 

@@ -13,7 +13,7 @@ import click
 from workbench.errors import WorkbenchError
 
 # module name -> shown in this order in --help
-SUBCOMMANDS = ["_run", "_report", "_compare", "_sessions", "_models", "_cache", "_export",
+SUBCOMMANDS = ["_run", "_report", "_view", "_compare", "_sessions", "_models", "_cache", "_export",
                "_regress", "_record", "_tune"]
 
 

@@ -160,6 +160,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                    summary_tokens=summary_tokens, parse_outcome=summary.parse_outcome,
                    structured=int(bool(summary.structured)))
         row["summary_path"] = _write_summary(out, cell, text)
+        if model.last_text is not None:  # the parser's input, shown in the report's drill-down
+            (out / "summaries" / f"{cell.cell_id}.raw.txt").write_text(model.last_text,
+                                                                       encoding="utf-8")
         metrics = _metrics_module()
         if metrics is not None:
             structured = _parse_structured(model.last_text) if summary.structured else None

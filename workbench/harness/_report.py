@@ -1,15 +1,14 @@
 """`write_report`: a run folder's report, regenerated from its results store.
 
-Writes into ``<run>/report/`` (or `out_dir`): ``report.md``, ``report.html`` (self-contained:
-tables plus the plots as embedded PNG), ``table.csv`` (the comparison table), ``cells.csv`` (every
+Writes into ``<run>/report/`` (or `out_dir`): ``report.md``, ``report.html`` (one self-contained
+page: verdict, sortable table with a drill-down into every cell, embedded plots; see
+``_html_report``), ``table.csv`` (the comparison table), ``cells.csv`` (every
 cell), ``forgotten.csv`` (one row per item a summary forgot) and one PNG per plot. Nothing here is
 meant to be edited by hand: run ``workbench report RUN_DIR`` again instead.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import json
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import WorkbenchError
+from workbench.harness._html_report import render_html
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._plots import PLOTS
 from workbench.harness._table import column_formats, comparison_table, format_cell, window_label
@@ -128,13 +128,27 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any],
     return compute_forgotten(session, summary.read_text(encoding="utf-8"))
 
 
-def forgotten_frame(run_dir: Path, cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per forgotten item: the cell's key columns, ``kind`` and ``item``."""
+def forgotten_by_cell(run_dir: Path, cells: pd.DataFrame) -> dict[str, Any]:
+    """`cell_forgotten` for every cell: ``{cell_id: {kind: [items]} or None}``."""
+    sessions = _session_loader()
+    return {str(row["cell_id"]): cell_forgotten(run_dir, row, sessions)
+            for row in cells.to_dict("records")}
+
+
+def forgotten_frame(run_dir: Path, cells: pd.DataFrame,
+                    by_cell: dict[str, Any] | None = None) -> pd.DataFrame:
+    """One row per forgotten item: the cell's key columns, ``kind`` and ``item``.
+
+    Args:
+        run_dir: The run folder.
+        cells: The run's cells.
+        by_cell: A `forgotten_by_cell` result to reuse (computed when None).
+    """
     keys = ["cell_id", "session_id", "template", "model", "window", "repeat"]
     rows = []
-    sessions = _session_loader()
+    by_cell = forgotten_by_cell(run_dir, cells) if by_cell is None else by_cell
     for row in cells.to_dict("records"):
-        got = cell_forgotten(run_dir, row, sessions)
+        got = by_cell.get(str(row["cell_id"]))
         for kind, items in (got or {}).items():
             for item in items:
                 rows.append({**{k: row.get(k) for k in keys}, "kind": kind, "item": item})
@@ -150,13 +164,13 @@ def _cell_title(row: dict[str, Any]) -> str:
 
 
 def _forgotten_groups(forgotten: pd.DataFrame) -> list[tuple[str, list[tuple[str, list[str]]]]]:
-    groups = []
-    for _, g in forgotten.groupby("cell_id", sort=False):
-        first = g.iloc[0].to_dict()
-        kinds = [(k, g[g["kind"] == k]["item"].tolist()) for k in FORGOTTEN_KINDS
-                 if (g["kind"] == k).any()]
-        groups.append((_cell_title(first), kinds))
-    return groups
+    # Plain dicts, one pass: per-cell DataFrame filtering made a 2,000-cell report take minutes.
+    cells: dict[Any, tuple[dict[str, Any], dict[str, list[str]]]] = {}
+    for record in forgotten.to_dict("records"):
+        entry = cells.setdefault(record["cell_id"], (record, {}))
+        entry[1].setdefault(record["kind"], []).append(record["item"])
+    return [(_cell_title(first), [(k, kinds[k]) for k in FORGOTTEN_KINDS if k in kinds])
+            for first, kinds in cells.values()]
 
 
 def _shown(items: list[str]) -> list[str]:
@@ -225,55 +239,6 @@ def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.Da
     return "\n".join(parts)
 
 
-_CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;
-padding:.25em .6em;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child
-{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}code{font-size:.9em}"""
-
-
-def _html_table(df: pd.DataFrame, name: str, formats: dict[str, str] | None = None) -> str:
-    # A fixed id instead of the Styler's random one: regenerating a report gives the same file.
-    styler = df.style.set_uuid(name).format(formats or {}, na_rep="—").hide(axis="index")
-    return styler.to_html()
-
-
-def _html(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.DataFrame,
-          pngs: dict[str, bytes], forgotten: pd.DataFrame, failures: pd.DataFrame) -> str:
-    esc = html.escape
-    body = [f"<h1>{esc(title)}</h1>",
-            "<p>Generated from <code>results.sqlite</code> by <code>workbench report</code>; "
-            "do not edit, regenerate.</p>"]
-    if run_line:
-        body.append(f"<p>{esc(run_line.replace('**', ''))}</p>")
-    body += ["<h2>Comparison table</h2>",
-             _html_table(table, "table", column_formats(table.columns))]
-    if not comparisons.empty:
-        body += ["<h2>Paired comparisons (b - a, bootstrap 95% CI)</h2>",
-                 _html_table(comparisons, "paired", _CMP_FORMATS)]
-    body.append("<h2>Plots</h2>")
-    for name, png in pngs.items():
-        data = base64.b64encode(png).decode("ascii")
-        body.append(f'<figure><img alt="{esc(name)}" src="data:image/png;base64,{data}">'
-                    f"<figcaption>{esc(name)}</figcaption></figure>")
-    body.append("<h2>What the summaries forgot</h2>")
-    groups = _forgotten_groups(forgotten) if not forgotten.empty else []
-    if not groups:
-        body.append("<p>Nothing recorded as forgotten.</p>")
-    for title_, kinds in groups[:MAX_FORGOTTEN_CELLS]:
-        items = "".join(f"<li><b>{esc(kind)}</b> ({len(values)}): "
-                        + "; ".join(f"<code>{esc(v)}</code>" for v in _shown(values)) + "</li>"
-                        for kind, values in kinds)
-        body.append(f"<h3>{esc(title_)}</h3><ul>{items}</ul>")
-    if len(groups) > MAX_FORGOTTEN_CELLS:
-        body.append(f"<p>... {len(groups) - MAX_FORGOTTEN_CELLS} more cells in "
-                    "forgotten.csv.</p>")
-    body.append("<h2>Failed cells</h2>")
-    body.append(_html_table(failures, "failures") if not failures.empty
-                else "<p>No failed cells.</p>")
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
-            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
-
-
 def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> dict[str, Path]:
     """Write the report of a run: Markdown, HTML, CSVs and PNG plots.
 
@@ -298,7 +263,8 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
 
     table = comparison_table(cells)
     comparisons = _comparison_frame(_comparisons(cells, seed) if not cells.empty else [])
-    forgotten = forgotten_frame(run_dir, cells)
+    by_cell = forgotten_by_cell(run_dir, cells)
+    forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
 
     paths: dict[str, Path] = {"markdown": out / "report.md", "html": out / "report.html",
@@ -322,6 +288,8 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     run_line = _run_line(results)
     paths["markdown"].write_text(_markdown(title, run_line, table, comparisons, plot_paths,
                                            forgotten, failures), encoding="utf-8")
-    paths["html"].write_text(_html(title, run_line, table, comparisons, pngs, forgotten,
-                                   failures), encoding="utf-8")
+    paths["html"].write_text(render_html(results, title=title, table=table,
+                                         comparisons=comparisons, pngs=pngs, forgotten=forgotten,
+                                         failures=failures, forgotten_by_cell=by_cell),
+                             encoding="utf-8")
     return paths
