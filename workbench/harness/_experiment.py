@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from workbench._redact import public_params, redact_obj
 from workbench.errors import ConfigError
 from workbench.harness._toml import dumps_toml
 from workbench.models._identity import format_window as format_model_window
@@ -125,7 +126,8 @@ class ModelEntry(_Strict):
         for prefix in CACHE_PREFIXES:
             if name.startswith(prefix):
                 name = name[len(prefix):]
-        public = {k: v for k, v in sorted(self.params.items()) if k not in SECRET_PARAMS}
+        public = dict(sorted(public_params(
+            {k: v for k, v in self.params.items() if k not in SECRET_PARAMS}).items()))
         if not public:
             return name
         inner = ",".join(f"{k}={v}" for k, v in public.items())
@@ -236,13 +238,14 @@ class Experiment(_Strict):
         return cls.from_toml(project_root() / DEFAULT_SPEC)
 
     def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
-        """A plain mapping in TOML shape; ``api_key`` params are dropped unless `secrets`."""
+        """A plain mapping in TOML shape; unless `secrets`, ``api_key`` params are dropped and
+        other secrets (secret headers, URL user-info) masked."""
         data = self.model_dump(mode="python")
         data["windows"] = [w if w is not None else "none" for w in self.windows]
         for entry in data["models"]:
             if not secrets:
-                entry["params"] = {k: v for k, v in entry["params"].items()
-                                   if k not in SECRET_PARAMS}
+                entry["params"] = redact_obj({k: v for k, v in entry["params"].items()
+                                              if k not in SECRET_PARAMS})
             if not entry["params"]:
                 del entry["params"]
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from workbench._redact import public_params, register_secrets_in
 from workbench.compaction._model import Usage
 from workbench.messages import Message
 from workbench.models._convert import from_openai_response, to_openai_messages
@@ -60,12 +61,15 @@ class LiteLLMModel:
         self.timeout = timeout
         self.params = dict(params)
         self._sleep = sleep
+        # Whatever a provider echoes back (a key in a 401 body) is then masked wherever it lands.
+        register_secrets_in(self.params)
 
     def __repr__(self) -> str:
         shown = [repr(self.model)]
-        shown += [f"{k}={v!r}" for k, v in sorted(self.params.items()) if k != "api_key"]
-        if "api_key" in self.params:
-            shown.append("api_key=<hidden>")
+        public = public_params(self.params)
+        shown += [f"{k}={v!r}" for k, v in sorted(public.items())]
+        if set(self.params) - set(public):
+            shown.append("<secrets hidden>")
         return f"LiteLLMModel({', '.join(shown)})"
 
     def describe(self) -> str:
