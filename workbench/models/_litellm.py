@@ -13,7 +13,7 @@ from workbench._redact import public_params, register_secrets_in
 from workbench.compaction._model import Usage
 from workbench.messages import Message
 from workbench.models._convert import from_openai_response, to_openai_messages
-from workbench.models._errors_map import load_litellm, map_litellm_errors
+from workbench.models._errors_map import load_litellm, map_litellm_errors, missing_key_error
 from workbench.models._retry import RetryPolicy, Sleep, call_with_retries
 
 __all__ = ["LiteLLMModel"]
@@ -68,8 +68,7 @@ class LiteLLMModel:
         shown = [repr(self.model)]
         public = public_params(self.params)
         shown += [f"{k}={v!r}" for k, v in sorted(public.items())]
-        if set(self.params) - set(public):
-            shown.append("<secrets hidden>")
+        shown += [f"{k}=<hidden>" for k in sorted(set(self.params) - set(public))]
         return f"LiteLLMModel({', '.join(shown)})"
 
     def describe(self) -> str:
@@ -88,6 +87,9 @@ class LiteLLMModel:
             RateLimited, ModelTimeout, TransientModelError: still failing after the retry budget.
             ModelCallError: any other provider error.
         """
+        missing = missing_key_error(self.model, self.params)
+        if missing is not None:
+            raise missing  # no attempt can succeed: fail at once, before any request
         litellm = load_litellm()
         payload = to_openai_messages(system, messages)
         secrets = [str(self.params["api_key"])] if self.params.get("api_key") else []
