@@ -193,8 +193,13 @@ class _Redactor:
         return value
 
 
+# Values that are placeholders, not secrets ("pass api_key=..." in a hint, "token: None").
+_PLACEHOLDER = re.compile(r"^(?:\.+|\*+|<[^>]*>|none|null|true|false|bearer|basic|\{\}|\$\w+)$",
+                          re.IGNORECASE)
+
+
 def _mask_assignment(match: re.Match[str]) -> str:
-    if not is_secret_name(match["name"]) or match["value"] == MASK:
+    if not is_secret_name(match["name"]) or _PLACEHOLDER.match(match["value"]):
         return match.group(0)
     return f"{match['name']}{match['q1']}{match['sep']}{match['q2']}{MASK}"
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from workbench._redact import install_log_redaction, redact, register_secrets_in
 from workbench.harness._budget import BudgetedModel, RunBudget
-from workbench.harness._cell_run import CellOutcome, run_cell
+from workbench.harness._cell_run import run_cell
 from workbench.harness._cells import Cell, SessionCache, expand_cells, load_experiment_sessions
 from workbench.harness._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
 from workbench.harness._experiment import Experiment

@@ -10,6 +10,7 @@ litellm.RateLimitError                                     -> RateLimited       
 litellm.Timeout, asyncio/builtin TimeoutError              -> ModelTimeout            (retried)
 litellm.AuthenticationError, PermissionDeniedError         -> AuthenticationError     (not retried)
 any error whose text says the credentials are missing      -> AuthenticationError     (not retried)
+user:password@ in api_base clashing with the key header    -> ModelCallError          (not retried)
 5xx: InternalServerError, ServiceUnavailableError,
      BadGatewayError, APIConnectionError, APIError >= 500  -> TransientModelError     (retried)
 BadRequestError, NotFoundError and other API errors        -> ModelCallError          (not retried)
@@ -89,6 +90,13 @@ _MISSING_CREDENTIALS = re.compile(
     r"|api[_ ]key (?:is )?(?:missing|required|not (?:set|found|provided))",
     re.IGNORECASE,
 )
+
+# The HTTP client refuses a URL with user-info when the SDK also sends an Authorization header;
+# litellm reports that as a 500, but no retry can fix a local configuration.
+_URL_CREDENTIALS_CLASH = re.compile(r"credentials encoded in URL", re.IGNORECASE)
+URL_CREDENTIALS_MESSAGE = (
+    "{model}: api_base carries user:password@ and the client also sends the API key header, "
+    "which cannot be combined; put the credentials in api_key or extra_headers instead")
 
 # Providers authenticated by one API key variable alone, so a missing variable is certain to
 # fail; others (bedrock, vertex_ai, azure, local servers) have other ways to authenticate.
@@ -260,6 +268,8 @@ def to_workbench_error(
         err = RateLimited(f"{model}: rate limited (HTTP 429): {detail}", model)
     elif isinstance(exc, litellm.Timeout | TimeoutError):
         err = ModelTimeout(f"{model}: the request timed out: {detail}", model)
+    elif _URL_CREDENTIALS_CLASH.search(str(exc)):
+        err = ModelCallError(URL_CREDENTIALS_MESSAGE.format(model=model), model)
     elif isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError) or (
         says_credentials_missing(str(exc))
     ):
