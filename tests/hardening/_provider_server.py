@@ -40,6 +40,9 @@ class _Handler(BaseHTTPRequestHandler):
         credentials = self._credentials()
         with server.lock:
             server.requests.append({"model": body.get("model"), "credentials": credentials})
+        server.first_request.set()
+        if server.gate is not None:
+            server.gate.wait(timeout=60)
         if server.delay:
             time.sleep(server.delay)
         if body.get("model") in server.unauthorized:
@@ -84,6 +87,8 @@ class ProviderServer(ThreadingHTTPServer):
         requests: ``{"model", "credentials"}`` per request received, in order.
         unauthorized: Model names answered with the echoing 401.
         delay: Seconds each answer waits (to keep calls in flight).
+        gate: When set to an Event, answers wait until it is set.
+        first_request: Set when the first request arrives.
     """
 
     daemon_threads = True
@@ -94,6 +99,8 @@ class ProviderServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.unauthorized: set[str] = set()
         self.delay = 0.0
+        self.gate: threading.Event | None = None
+        self.first_request = threading.Event()
         self.reply_text = SUMMARY
         self.echo_in_reply = False
         self.prompt_tokens, self.output_tokens = 100, 50

@@ -150,7 +150,7 @@ class RunLock:
             with contextlib.suppress(OSError):
                 aside.unlink()
             self.previous = holder
-            return False if not self._claim_after_takeover() else True
+            return self._claim_after_takeover()
         self._write(fd)
         return True
 
