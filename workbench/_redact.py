@@ -65,13 +65,15 @@ _BARE_NOT_SECRET = frozenset({"key", "cache_key", "sort_key", "prompt_key", "pri
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
 _AUTH_SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=\-]{6,}")
 _PROVIDER_KEY = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{16,}")
-_NAME_WORDS = "|".join(re.escape(w).replace("_", "[_-]")
-                       for w in sorted(_SECRET_WORDS, key=len, reverse=True))
-# name = value, name: value, "name": "value", name='value' (also URL query parameters); only
-# names ending in a secret word are candidates, so other assignments never swallow them.
+# name = value, name: value, "name": "value", name='value' (also URL query parameters). The
+# pattern starts at the last word of a secret name (every secret word ends in one of these
+# tails); the rest of the name is read backwards and judged by `is_secret_name`, which keeps
+# the scan fast and lets no other assignment swallow a secret one.
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9_\-])(?P<name>(?:[A-Za-z0-9]+[_-])*(?:" + _NAME_WORDS + r"))"
+    r"(?i)(?:key|token|secret|passw(?:or)?d|authorization|cookie|credentials?|bearer)"
     r"(?P<q1>[\"']?)(?P<sep>\s*[:=]\s*)(?P<q2>[\"']?)(?P<value>[^\"'\s,;&}\])]+)")
+_NAME_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_HINTS = ("key", "token", "secret", "passw", "authorization", "cookie", "credential", "bearer")
 
 _registered: set[str] = set()
 _registered_lock = threading.Lock()
@@ -81,6 +83,7 @@ def _norm(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+@lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True when a parameter, header, JSON key or environment variable name says "secret".
 
@@ -107,8 +110,9 @@ def register_secret(value: Any) -> None:
         candidates.add(text[scheme.end(2):])
     with _registered_lock:
         for item in candidates:
-            if MIN_REGISTERED_SECRET <= len(item) <= MAX_SECRET:
+            if MIN_REGISTERED_SECRET <= len(item) <= MAX_SECRET and item not in _registered:
                 _registered.add(item)
+                _registry_version[0] += 1
 
 
 def register_secrets_in(value: Any) -> None:
@@ -142,6 +146,27 @@ def _env_secrets() -> tuple[str, ...]:
     return tuple(found)
 
 
+_base_cache: list[Any] = [None, -1, frozenset()]  # [environment snapshot, registry version, values]
+_registry_version = [0]
+
+
+def _base_values() -> frozenset[str]:
+    """Registered values plus secret environment values, recomputed only when either changed.
+
+    The snapshot is the raw environment mapping's items (a cheap tuple); decoding and judging
+    every variable again is what costs.
+    """
+    raw = getattr(os.environ, "_data", None)
+    snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
+    with _registered_lock:
+        version = _registry_version[0]
+        if snapshot is not None and _base_cache[0] == snapshot and _base_cache[1] == version:
+            return _base_cache[2]  # type: ignore[no-any-return]
+        values = frozenset(_registered | set(_env_secrets()))
+        _base_cache[:] = [snapshot, version, values]
+        return values
+
+
 @lru_cache(maxsize=64)
 def _values_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
     if not values:
@@ -155,24 +180,24 @@ class _Redactor:
     """The patterns for one pass; built once per `redact`/`redact_obj` call."""
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
-        with _registered_lock:
-            values = set(_registered)
-        values.update(_env_secrets())
-        values.update(v for v in extra if isinstance(v, str) and len(v) >= MIN_REGISTERED_SECRET)
-        self.values = _values_pattern(frozenset(values))
+        values = _base_values()
+        more = {v for v in extra if isinstance(v, str) and len(v) >= MIN_REGISTERED_SECRET}
+        self.values = _values_pattern(values | more if more else values)
 
     def text(self, text: str) -> str:
         if not text:
             return text
         if self.values is not None:
             text = self.values.sub(MASK, text)
+        # Patterns are tried only where a cheap substring search finds their first word:
+        # scanning every position of a long traceback with case-blind regexes costs ~1 ms.
         if "://" in text and "@" in text:
             text = _URL_USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
-        text = _AUTH_SCHEME.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
-        if "-" in text:
+        if "k-" in text:
             text = _PROVIDER_KEY.sub(MASK, text)
-        if ":" in text or "=" in text:
-            text = _ASSIGNMENT.sub(_mask_assignment, text)
+        text = _masked_at_hints(text, _AUTH_HINTS, _AUTH_SCHEME, _mask_auth)
+        if "=" in text or ":" in text:
+            text = _masked_at_hints(text, _HINTS, _ASSIGNMENT, _mask_value)
         return text
 
     def obj(self, value: Any) -> Any:
@@ -198,10 +223,62 @@ _PLACEHOLDER = re.compile(r"^(?:\.+|\*+|<[^>]*>|none|null|true|false|bearer|basi
                           re.IGNORECASE)
 
 
-def _mask_assignment(match: re.Match[str]) -> str:
-    if not is_secret_name(match["name"]) or _PLACEHOLDER.match(match["value"]):
-        return match.group(0)
-    return f"{match['name']}{match['q1']}{match['sep']}{match['q2']}{MASK}"
+_AUTH_HINTS = ("bearer", "basic", "token")
+
+
+def _mask_auth(text: str, match: re.Match[str], done: int) -> tuple[int, int] | None:
+    """The span to mask for an auth-scheme match (its credential), or None."""
+    start = match.start()
+    if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return None  # not at a word start
+    return match.end(2), match.end()
+
+
+def _mask_value(text: str, match: re.Match[str], done: int) -> tuple[int, int] | None:
+    """The span to mask for an assignment whose full name is a secret name, or None."""
+    start = match.start()
+    while start > done and text[start - 1] in _NAME_CHAR:
+        start -= 1
+    name = text[start:match.start("q1")]
+    if not is_secret_name(name) or _PLACEHOLDER.match(match["value"]):
+        return None
+    return match.start("value"), match.end()
+
+
+def _masked_at_hints(text: str, hints: tuple[str, ...], pattern: re.Pattern[str],
+                     span: Any) -> str:
+    """`text` with `span(text, match, done)` masked for each `pattern` match that starts where
+    one of `hints` occurs (case-blind)."""
+    low = text.lower()
+    if len(low) != len(text):  # a few non-ASCII letters change length when lowered
+        starts = sorted({m.start() for m in pattern.finditer(text)})
+    else:
+        found: set[int] = set()
+        for hint in hints:
+            at = low.find(hint)
+            while at != -1:
+                found.add(at)
+                at = low.find(hint, at + 1)
+        if not found:
+            return text
+        starts = sorted(found)
+    parts: list[str] = []
+    done = 0
+    for at in starts:
+        if at < done:
+            continue
+        match = pattern.match(text, at)
+        if match is None:
+            continue
+        cut = span(text, match, done)
+        if cut is None:
+            continue
+        parts += [text[done:cut[0]], MASK]
+        done = cut[1]
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def redact(text: str, *, secrets: Iterable[str] = ()) -> str:

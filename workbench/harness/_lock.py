@@ -163,7 +163,6 @@ class RunLock:
     def _write(self, fd: int) -> None:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(self.holder_info()).encode("utf-8"), 0)
-        os.fsync(fd)
         self._fd = fd
 
     def release(self) -> None:
