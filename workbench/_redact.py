@@ -358,10 +358,12 @@ def install_log_redaction() -> int:
     loggers: list[logging.Logger] = [logging.getLogger()]
     loggers += [lg for lg in logging.root.manager.loggerDict.values()
                 if isinstance(lg, logging.Logger)]
+    handlers = [h for logger in loggers for h in logger.handlers]
+    if logging.lastResort is not None:  # prints WARNING+ when no handler is configured
+        handlers.append(logging.lastResort)
     added = 0
-    for logger in loggers:
-        for handler in list(logger.handlers):
-            if _FILTER not in handler.filters:
-                handler.addFilter(_FILTER)
-                added += 1
+    for handler in handlers:
+        if _FILTER not in handler.filters:
+            handler.addFilter(_FILTER)
+            added += 1
     return added

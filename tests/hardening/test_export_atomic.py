@@ -81,6 +81,9 @@ def test_a_symlinked_template_is_written_through_to_its_target_and_backed_up_the
     assert result.backups == [backup]
     assert result.written == [dest / n for n in NAMES]
     assert sorted(p.name for p in dotfiles.iterdir()) == sorted([real.name, backup.name])
+    assert result.lines()[0] == (
+        f"wrote {dest / 'compaction.md'} (through the symlink, to {real}) (backed up the old "
+        f"file to {backup.name})")
 
 
 def test_a_folder_without_template_files_is_refused(dest: Path, tmp_path: Path) -> None:

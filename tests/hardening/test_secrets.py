@@ -9,6 +9,7 @@ import secrets
 import sqlite3
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,9 +93,13 @@ def test_model_labels_and_the_spec_copy_never_carry_secret_params() -> None:
             "extra_headers": {"Authorization": "Bearer hdr-123456789"}}}]})
     assert experiment.models[0].label == "openai/m[api_base=http://h/v1,temperature=0]"
     text = experiment.to_toml()
-    for secret in ("sk-secret-0000000000", "pw-123456", "hdr-123456789", "alice"):
+    for secret in ("sk-secret-0000000000", "pw-123456", "hdr-123456789", "alice",
+                   "Authorization", "api_key"):
         assert secret not in text
-    assert 'api_base = "http://***@h/v1"' in text
+    assert 'params = {temperature = 0, api_base = "http://h/v1"}' in text
+    # The copy is still a runnable spec with the same model label (hence the same cell ids).
+    copy = Experiment.from_dict(tomllib.loads(text))
+    assert copy.models[0].label == experiment.models[0].label
 
 
 def test_log_records_are_redacted_by_the_handlers_they_reach(

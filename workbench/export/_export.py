@@ -90,8 +90,11 @@ class ExportResult:
         backups = {b.name.split(BACKUP_MARK)[0]: b for b in self.backups}
         for path in self.written:
             line = f"{verb} {path}"
-            if path.name in backups:
-                line += f" ({backup_verb} the old file to {backups[path.name].name})"
+            real = _real(path)
+            if real != path:
+                line += f" (through the symlink, to {real})"
+            if real.name in backups:
+                line += f" ({backup_verb} the old file to {backups[real.name].name})"
             out.append(line)
         out.extend(f"unchanged {path}" for path in self.unchanged)
         out.extend(f"warning: {w}" for w in self.warnings)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from workbench._redact import public_params, redact_obj
+from workbench._redact import public_params
 from workbench.errors import ConfigError
 from workbench.harness._toml import dumps_toml
 from workbench.models._identity import format_window as format_model_window
@@ -238,14 +238,15 @@ class Experiment(_Strict):
         return cls.from_toml(project_root() / DEFAULT_SPEC)
 
     def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
-        """A plain mapping in TOML shape; unless `secrets`, ``api_key`` params are dropped and
-        other secrets (secret headers, URL user-info) masked."""
+        """A plain mapping in TOML shape; unless `secrets`, secret params (``api_key``, secret
+        headers) are dropped and URLs lose their user-info, so the copy still runs (with keys
+        from the environment) and gives the same cells."""
         data = self.model_dump(mode="python")
         data["windows"] = [w if w is not None else "none" for w in self.windows]
         for entry in data["models"]:
             if not secrets:
-                entry["params"] = redact_obj({k: v for k, v in entry["params"].items()
-                                              if k not in SECRET_PARAMS})
+                entry["params"] = public_params({k: v for k, v in entry["params"].items()
+                                                 if k not in SECRET_PARAMS})
             if not entry["params"]:
                 del entry["params"]
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]
