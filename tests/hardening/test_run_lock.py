@@ -163,3 +163,21 @@ def test_without_flock_a_lock_from_another_host_is_never_taken_over(
         RunLock(folder).acquire()
     assert err.value.holder == other
     assert json.loads((folder / LOCK_FILE).read_text()) == other
+
+
+def test_on_a_file_system_without_flock_the_exclusive_protocol_is_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class NoFlock:
+        LOCK_EX, LOCK_NB = 2, 4
+
+        @staticmethod
+        def flock(fd: int, op: int) -> None:
+            raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(lock_module, "fcntl", NoFlock)
+    folder = tmp_path / "run"
+    with RunLock(folder):
+        assert json.loads((folder / LOCK_FILE).read_text())["pid"] == os.getpid()
+        with pytest.raises(RunFolderLocked, match=f"in use by pid {os.getpid()} on host "):
+            RunLock(folder).acquire()
+    assert list(folder.iterdir()) == []

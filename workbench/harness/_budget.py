@@ -29,6 +29,7 @@ SPENT_MESSAGE = "Spent in this run folder: ${cost:.4f} and {tokens} billed token
 """States the real spend after a budget stop."""
 REFUSED_MESSAGE = "budget reached ({what}); the call to {model} was not sent"
 NOT_BILLED_FLAGS = ("cache_hit", "shared")
+_unpriced: set[str] = set()  # model strings litellm has no price for (asking again is slow)
 
 
 @dataclass
@@ -182,7 +183,11 @@ class BudgetedModel:
 
         estimator = self.estimator or default_estimator()
         tokens_in = estimator.count_chat_tokens(system, messages)
+        if self.model_string in _unpriced:
+            return tokens_in + self.output_tokens, None
         cost = cell_cost(self.model_string, tokens_in, self.output_tokens)
+        if cost is None:
+            _unpriced.add(self.model_string)
         return tokens_in + self.output_tokens, cost
 
     async def complete(self, system: str, messages: list[Message]) -> Any:

@@ -112,6 +112,15 @@ class RunLock:
             holder = _parse(os.pread(fd, 4096, 0).decode("utf-8", "replace"))
             os.close(fd)
             raise self._refuse(holder) from None
+        except OSError:
+            # A file system without flock (some network mounts): use the O_EXCL protocol,
+            # removing the empty file our open just created.
+            empty = os.fstat(fd).st_size == 0
+            os.close(fd)
+            if empty:
+                with contextlib.suppress(FileNotFoundError):
+                    self.path.unlink()
+            return self._try_exclusive()
         except BaseException:
             os.close(fd)
             raise
