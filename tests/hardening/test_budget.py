@@ -81,6 +81,28 @@ def test_a_budget_stopped_folder_runs_the_rest_once_the_budget_is_raised(
     assert list(second.runs["status"]) == ["budget_reached", "finished"]
 
 
+def test_the_stop_message_counts_the_spend_of_earlier_runs_of_the_folder(
+        tmp_path: Path, capsys: Any) -> None:
+    write_sessions(tmp_path, 3)
+    model = ScriptedModel([REPLY], usage=USAGE)
+
+    def factory(cell: Cell) -> ScriptedModel:
+        return model
+
+    out = tmp_path / "run"
+    spec = {"models": ["openai/unpriced-hardening-model"]}
+    run_experiment(experiment(tmp_path, sessions=["s00.json"], **spec), out,
+                   model_factory=factory, progress=False)
+    capsys.readouterr()
+    run_experiment(experiment(tmp_path, budget={"max_tokens": 250}, **spec), out,
+                   model_factory=factory, progress=False)
+    assert model.call_count == 2
+    assert capsys.readouterr().out.strip().endswith(
+        "budget reached (300 billed tokens >= max_tokens 250); 1 cell(s) not run. Raise [budget] "
+        "in the spec and run again to continue. Spent in this run folder: $0.0200 and 300 billed "
+        "tokens (200 input, 100 output).")
+
+
 def test_the_estimate_is_the_prompt_priced_by_litellms_bundled_map() -> None:
     budget = RunBudget(max_cost=1.0)
     wrapper = BudgetedModel(ScriptedModel(), budget, "cached:openai/gpt-4o-mini@8k",
@@ -95,7 +117,7 @@ def test_the_estimate_is_the_prompt_priced_by_litellms_bundled_map() -> None:
 
 async def test_a_call_is_refused_without_reaching_the_model_once_the_settled_spend_is_at_max(
         ) -> None:
-    budget = RunBudget(max_tokens=100, tokens=100)
+    budget = RunBudget(max_tokens=100, input_tokens=60, output_tokens=40)
     inner = ScriptedModel([REPLY], usage=USAGE)
     wrapper = BudgetedModel(inner, budget, "openai/x", output_tokens=10)
     with pytest.raises(BudgetReached, match=r"^budget reached \(100 billed tokens >= max_tokens "

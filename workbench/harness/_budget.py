@@ -47,14 +47,16 @@ class RunBudget:
         max_cost: US dollars, or None.
         max_tokens: Billed input + output tokens, or None.
         cost: Already spent (earlier runs of the folder).
-        tokens: Tokens already billed.
+        input_tokens: Input tokens already billed.
+        output_tokens: Output tokens already billed.
     """
 
     def __init__(self, max_cost: float | None = None, max_tokens: int | None = None,
-                 cost: float = 0.0, tokens: int = 0) -> None:
+                 cost: float = 0.0, input_tokens: int = 0, output_tokens: int = 0) -> None:
         self.max_cost, self.max_tokens = max_cost, max_tokens
-        self.cost, self.tokens = float(cost), int(tokens)
-        self.input_tokens = self.output_tokens = 0
+        self.cost = float(cost)
+        self.input_tokens, self.output_tokens = int(input_tokens), int(output_tokens)
+        self.tokens = self.input_tokens + self.output_tokens
         self.reserved_cost, self.reserved_tokens = 0.0, 0
         self.in_flight = 0
         self.refused = 0

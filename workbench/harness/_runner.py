@@ -138,7 +138,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     from tqdm.auto import tqdm
 
     by_id = {s.id: s for s in sessions}
-    budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *store.spent())
+    budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *store.billed())
     global_sem = asyncio.Semaphore(concurrency or experiment.concurrency)
     model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                   if m.concurrency}

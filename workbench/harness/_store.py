@@ -174,6 +174,13 @@ class ResultsStore:
         """Every attempt row as a dict, ordered by id (time)."""
         return [dict(r) for r in self.db.execute("SELECT * FROM attempts ORDER BY attempt_id")]
 
+    def billed(self) -> tuple[float, int, int]:
+        """(cost, billed input tokens, billed output tokens) summed over every stored cell."""
+        row = self.db.execute(
+            "SELECT COALESCE(SUM(cost), 0), COALESCE(SUM(billed_input_tokens), 0),"
+            " COALESCE(SUM(billed_output_tokens), 0) FROM cells").fetchone()
+        return float(row[0]), int(row[1]), int(row[2])
+
     def spent(self) -> tuple[float, int]:
         """(cost, billed input + output tokens) summed over every stored cell."""
         row = self.db.execute(
