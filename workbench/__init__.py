@@ -87,6 +87,11 @@ _EXPORTS: dict[str, str] = {
     "CachedModel": "workbench.models",
     "ExtractiveModel": "workbench.models",
     "user_dir": "workbench._paths",
+    # hardening (issue 9)
+    "redact": "workbench._redact",
+    "redact_obj": "workbench._redact",
+    "RunFolderLocked": "workbench.errors",
+    "BudgetReached": "workbench.errors",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -108,6 +113,10 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from workbench._paths import (
         user_dir,
+    )
+    from workbench._redact import (
+        redact,
+        redact_obj,
     )
     from workbench.compaction import (
         DEFAULT_COMPACTION_THRESHOLD,
@@ -135,11 +144,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         compact_messages,
     )
     from workbench.errors import (
+        BudgetReached,
         CacheMiss,
         CompactionError,
         ConfigError,
         ContextLengthExceeded,
         ModelCallError,
+        RunFolderLocked,
         SessionFormatError,
         TemplateError,
         WorkbenchError,

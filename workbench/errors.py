@@ -3,9 +3,11 @@
 ```
 WorkbenchError
 ├── ConfigError                  bad experiment file, model string, option or environment
+│   └── RunFolderLocked          another process is running into the same run folder (names it)
 ├── TemplateError                a template failed to load, compile or render (names the template)
 ├── SessionFormatError           a recording could not be read (names file, line or record, and what was expected)
 ├── CompactionError              summarize/compact gave up; carries the billed usage of every attempt
+├── BudgetReached                the run's budget has no room for another model call
 └── ModelCallError               a model call failed (names the model)
     ├── ContextLengthExceeded    the prompt does not fit the model's window: drives the removal ladder
     ├── RateLimited              429 after retries were exhausted
@@ -23,6 +25,7 @@ from typing import Any
 
 __all__ = [
     "AuthenticationError",
+    "BudgetReached",
     "CacheMiss",
     "CompactionError",
     "ConfigError",
@@ -30,6 +33,7 @@ __all__ = [
     "ModelCallError",
     "ModelTimeout",
     "RateLimited",
+    "RunFolderLocked",
     "SessionFormatError",
     "TemplateError",
     "WorkbenchError",
@@ -42,6 +46,18 @@ class WorkbenchError(Exception):
 
 class ConfigError(WorkbenchError):
     """A configuration value (experiment file, model string, option) is invalid."""
+
+
+class RunFolderLocked(ConfigError):
+    """Another live process holds the run folder's lock.
+
+    Attributes:
+        holder: What the lock file says about its holder (``pid``, ``host``, ``started_at``).
+    """
+
+    def __init__(self, message: str, holder: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.holder = dict(holder or {})
 
 
 class TemplateError(WorkbenchError):
@@ -91,6 +107,10 @@ class CompactionError(WorkbenchError):
         super().__init__(message)
         self.billed_usage = list(billed_usage or [])
         self.attempts = list(attempts or [])
+
+
+class BudgetReached(WorkbenchError):
+    """The experiment's budget is spent: the call was refused before dispatch."""
 
 
 class ModelCallError(WorkbenchError):

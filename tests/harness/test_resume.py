@@ -93,7 +93,8 @@ def test_a_killed_run_resumes_without_duplicates_or_recalls(tmp_path: Path) -> N
     assert len(results.cells) == 12 and results.cells["cell_id"].is_unique
     assert set(results.cells["status"]) == {"ok"}
     assert results.attempts.groupby("cell_id").size().max() == 1
-    assert list(results.runs["status"]) == ["running", "finished"]  # the killed run never finished
+    # The killed run never finished; the resume, holding the folder's lock, marked it.
+    assert list(results.runs["status"]) == ["interrupted", "finished"]
 
 
 def test_a_rerun_skips_errors_unless_retry_errors(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import importlib
 
 import click
 
+from workbench._redact import redact
 from workbench.errors import WorkbenchError
 
 # module name -> shown in this order in --help
@@ -22,7 +23,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except WorkbenchError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(redact(str(exc))) from exc
 
 
 @click.group(cls=_Group)

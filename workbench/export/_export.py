@@ -5,10 +5,15 @@ built-in templates when they exist (see `Templates.goose_overrides`). Exporting 
 variant's pair there so the live agent compacts the way the winning variant did. Both templates
 are rendered in the workbench's sandbox before anything is written, an existing file is copied
 to ``<name>.bak-<UTC timestamp>`` before it is replaced, and identical files are left alone.
+
+The pair is written as one change: both files go to temporary siblings first, then are renamed
+into place; if anything fails, files already renamed are put back as they were. A target that is
+a symlink (dotfile managers) is written through to the file it points to, and backed up there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
@@ -44,6 +49,10 @@ _GOOSE_ONLY = {
     "order": ("goose", "Goose will remove tool responses in its own order"),
 }
 _SAMPLE_TOKEN = "SAMPLE-TRANSCRIPT-7f3a"
+BUILTIN_VARIANT = "default"
+NOT_A_VARIANT = ("{folder} holds neither compaction.md nor compaction_summary.md, so it is not a "
+                 "template variant; pass a folder with at least one of them, or 'default' for "
+                 "the built-in templates")
 
 
 @dataclass
@@ -81,8 +90,11 @@ class ExportResult:
         backups = {b.name.split(BACKUP_MARK)[0]: b for b in self.backups}
         for path in self.written:
             line = f"{verb} {path}"
-            if path.name in backups:
-                line += f" ({backup_verb} the old file to {backups[path.name].name})"
+            real = _real(path)
+            if real != path:
+                line += f" (through the symlink, to {real})"
+            if real.name in backups:
+                line += f" ({backup_verb} the old file to {backups[real.name].name})"
             out.append(line)
         out.extend(f"unchanged {path}" for path in self.unchanged)
         out.extend(f"warning: {w}" for w in self.warnings)
@@ -105,6 +117,10 @@ def _resolve_variant(variant: str | Path) -> tuple[str, Path | None, dict[str, A
     folder = variant_folder(str(variant))
     if folder is None:
         return name, None, {}
+    if not any((folder / f).is_file() for f in _TEMPLATE_FILES):
+        if str(variant) == BUILTIN_VARIANT:
+            return name, None, {}  # prompts/default documents the built-ins; it has no files
+        raise ConfigError(NOT_A_VARIANT.format(folder=folder))
     return name, folder, read_variant_options(folder)
 
 
@@ -181,6 +197,59 @@ def _free_backup_path(path: Path, stamp: str) -> Path:
     return candidate
 
 
+def _real(path: Path) -> Path:
+    """Where writing `path` should go: the final target of a symlink, else `path` itself."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _tmp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_pair(plan: list[tuple[Path, bytes, Path | None]]) -> None:
+    """Write every ``(real target, bytes, backup or None)`` or none of them.
+
+    Stages all temporary files, makes the backups, then renames; on any failure the renamed
+    targets get their old bytes back (or are removed when they are new), and the temporary
+    files and this call's backups are deleted.
+    """
+    staged: list[tuple[Path, Path, Path | None, bytes | None]] = []  # (target, tmp, backup, old)
+    renamed: list[tuple[Path, bytes | None]] = []
+    made_backups: list[Path] = []
+    try:
+        for path, data, backup in plan:
+            tmp = _tmp_path(path)
+            old = path.read_bytes() if path.is_file() else None
+            staged.append((path, tmp, backup, old))
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if path.exists():
+                shutil.copymode(path, tmp)
+        for path, _tmp, backup, _old in staged:
+            if backup is not None:
+                shutil.copy2(path, backup)
+                made_backups.append(backup)
+        for path, tmp, _backup, old in staged:
+            os.replace(tmp, path)
+            renamed.append((path, old))
+    except BaseException:
+        for path, old in reversed(renamed):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    path.unlink()
+                else:
+                    _atomic_write(path, old)
+        for _path, tmp, _backup, _old in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+        for backup in made_backups:
+            with contextlib.suppress(OSError):
+                backup.unlink()
+        raise
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     # A sibling temp file then os.replace: Goose never reads a half-written template. Plain
     # open() (not mkstemp) so the new file gets the usual umask permissions, not 0600.
@@ -228,32 +297,28 @@ def export_template(variant: str | Path, *, dest: Path | None = None,
     if target.exists() and not target.is_dir():
         raise ConfigError(f"export destination {target} is a file; pass --dest a folder")
 
-    plan: list[tuple[Path, bytes, bool]] = []  # (path, new bytes, needs a backup)
+    stamp = _utc_stamp()
+    plan: list[tuple[Path, bytes, Path | None]] = []  # (real target, new bytes, backup)
     for file_name in _TEMPLATE_FILES:
         path = target / file_name
+        real = _real(path)
         data = sources[file_name][0].encode("utf-8")
-        if path.is_file():
-            if path.read_bytes() == data:
+        backup = None
+        if real.is_file():
+            if real.read_bytes() == data:
                 result.unchanged.append(path)
                 continue
-            plan.append((path, data, True))
-        else:
-            plan.append((path, data, False))
-
-    stamp = _utc_stamp()
-    for path, _data, backup in plan:
+            backup = _free_backup_path(real, stamp)
+            result.backups.append(backup)
+        elif real.exists():
+            raise ConfigError(f"export target {path} is not a regular file; move it away first")
         result.written.append(path)
-        if backup:
-            result.backups.append(_free_backup_path(path, stamp))
+        plan.append((real, data, backup))
     if dry_run or not plan:
         return result
     try:
         target.mkdir(parents=True, exist_ok=True)
-        backups = iter(result.backups)
-        for path, data, backup in plan:
-            if backup:
-                shutil.copy2(path, next(backups))
-            _atomic_write(path, data)
+        _write_pair(plan)
     except OSError as exc:
         raise ConfigError(f"cannot write to {target}: {exc}; check the folder's permissions "
                           "or pass --dest") from exc

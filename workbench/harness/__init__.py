@@ -2,12 +2,15 @@
 
 Smallest first: `Experiment` (the spec, from TOML), `expand_cells` / `Cell` (the matrix),
 `ResultsStore` (``results.sqlite`` with named migrations), `run_experiment_async` /
-`run_experiment` (the runner, resumable), `Results` (a run folder as DataFrames).
+`run_experiment` (the runner, resumable), `Results` (a run folder as DataFrames). `RunLock`
+keeps one writer per run folder; `RunBudget` / `BudgetedModel` reserve each call's cost.
 """
 
+from workbench.harness._budget import BudgetedModel, RunBudget
 from workbench.harness._cells import Cell, expand_cells
 from workbench.harness._estimate import DryRunEstimate
 from workbench.harness._experiment import Budget, CachePolicy, Experiment, ModelEntry, SessionSource
+from workbench.harness._lock import RunLock
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._report import write_report
 from workbench.harness._results import Results
@@ -18,6 +21,9 @@ from workbench.harness.metrics import compute_forgotten, compute_metrics, metric
 
 __all__ = [
     "Budget",
+    "BudgetedModel",
+    "RunBudget",
+    "RunLock",
     "PairedResult",
     "comparison_table",
     "compute_forgotten",

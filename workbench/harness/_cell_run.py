@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._redact import redact
 from workbench.harness._cells import Cell
 from workbench.harness._experiment import Experiment
 from workbench.harness._store import utc_now
@@ -174,7 +175,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
             row["metrics_json"] = json.dumps(values, default=float)
             forgotten = metrics.compute_forgotten(session, text)
             (out / "summaries" / f"{cell.cell_id}.forgotten.json").write_text(
-                json.dumps(forgotten, ensure_ascii=False, indent=1), encoding="utf-8")
+                redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
     except Exception as exc:  # one failing cell never stops the run
         row.setdefault("latency_ms", (time.perf_counter() - started) * 1000)
         records = list(getattr(exc, "attempts", None) or records)
@@ -193,5 +194,6 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
 
 def _write_summary(out: Path, cell: Cell, text: str) -> str:
     rel = f"summaries/{cell.cell_id}.md"
+    text = redact(text)
     (out / rel).write_text(text + ("\n" if not text.endswith("\n") else ""), encoding="utf-8")
     return rel

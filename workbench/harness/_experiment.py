@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from workbench._redact import public_params
 from workbench.errors import ConfigError
 from workbench.harness._tolerance import parse_tolerance
 from workbench.harness._toml import dumps_toml
@@ -150,7 +151,8 @@ class ModelEntry(_Strict):
         for prefix in CACHE_PREFIXES:
             if name.startswith(prefix):
                 name = name[len(prefix):]
-        public = {k: v for k, v in sorted(self.params.items()) if k not in SECRET_PARAMS}
+        public = dict(sorted(public_params(
+            {k: v for k, v in self.params.items() if k not in SECRET_PARAMS}).items()))
         if not public:
             return name
         inner = ",".join(f"{k}={v}" for k, v in public.items())
@@ -311,13 +313,15 @@ class Experiment(_Strict):
         return cls.from_toml(project_root() / DEFAULT_SPEC)
 
     def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
-        """A plain mapping in TOML shape; ``api_key`` params are dropped unless `secrets`."""
+        """A plain mapping in TOML shape; unless `secrets`, secret params (``api_key``, secret
+        headers) are dropped and URLs lose their user-info, so the copy still runs (with keys
+        from the environment) and gives the same cells."""
         data = self.model_dump(mode="python")
         data["windows"] = [w if w is not None else "none" for w in self.windows]
         for entry in data["models"]:
             if not secrets:
-                entry["params"] = {k: v for k, v in entry["params"].items()
-                                   if k not in SECRET_PARAMS}
+                entry["params"] = public_params({k: v for k, v in entry["params"].items()
+                                                 if k not in SECRET_PARAMS})
             if not entry["params"]:
                 del entry["params"]
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]

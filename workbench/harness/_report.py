@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench._redact import redact
 from workbench.errors import WorkbenchError
 from workbench.harness._html_report import render_html
 from workbench.harness._paired import PairedResult, paired_comparison
@@ -270,9 +271,10 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     paths: dict[str, Path] = {"markdown": out / "report.md", "html": out / "report.html",
                               "table_csv": out / "table.csv", "cells_csv": out / "cells.csv",
                               "forgotten_csv": out / "forgotten.csv"}
-    table.to_csv(paths["table_csv"], index=False)
-    cells.to_csv(paths["cells_csv"], index=False)
-    forgotten.to_csv(paths["forgotten_csv"], index=False)
+    # Every text file goes through the redaction layer (stores written by older versions may
+    # still hold a key in a traceback).
+    for frame, name in ((table, "table_csv"), (cells, "cells_csv"), (forgotten, "forgotten_csv")):
+        paths[name].write_text(redact(frame.to_csv(index=False)), encoding="utf-8")
 
     pngs: dict[str, bytes] = {}
     plot_paths: dict[str, Path] = {}
@@ -286,10 +288,11 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
 
     title = f"Compaction report: {getattr(spec, 'name', None) or run_dir.name}"
     run_line = _run_line(results)
-    paths["markdown"].write_text(_markdown(title, run_line, table, comparisons, plot_paths,
-                                           forgotten, failures), encoding="utf-8")
-    paths["html"].write_text(render_html(results, title=title, table=table,
-                                         comparisons=comparisons, pngs=pngs, forgotten=forgotten,
-                                         failures=failures, forgotten_by_cell=by_cell),
+    paths["markdown"].write_text(redact(_markdown(title, run_line, table, comparisons, plot_paths,
+                                                  forgotten, failures)), encoding="utf-8")
+    paths["html"].write_text(redact(render_html(results, title=title, table=table,
+                                                comparisons=comparisons, pngs=pngs,
+                                                forgotten=forgotten, failures=failures,
+                                                forgotten_by_cell=by_cell)),
                              encoding="utf-8")
     return paths

@@ -3,6 +3,11 @@ writes every finished cell (with its attempts) to the run folder's results store
 
 Re-running over the same folder resumes: cells already stored are skipped ('error' cells too,
 unless ``retry_errors``). A failing cell is recorded with its error and the run goes on.
+
+One writer per folder: the run holds `RunLock` from before it reads the store until it has
+written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
+With a budget, every model call reserves its estimated cost first (`BudgetedModel`). Everything
+written (spec copy, rows, logs) passes through the redaction layer.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.harness._cell_run import CellOutcome, run_cell
+from workbench._redact import install_log_redaction, redact, register_secrets_in
+from workbench.harness._budget import BudgetedModel, RunBudget
+from workbench.harness._cell_run import run_cell
 from workbench.harness._cells import Cell, SessionCache, expand_cells, load_experiment_sessions
-from workbench.harness._estimate import estimate_cells
+from workbench.harness._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
 from workbench.harness._experiment import Experiment
+from workbench.harness._lock import RunLock
 from workbench.harness._run_folder import check_run_folder, fresh_folder
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
@@ -30,6 +38,8 @@ DB_FILE = "results.sqlite"
 SUMMARIES_DIR = "summaries"
 BUDGET_MESSAGE = ("budget reached ({what}); {left} cell(s) not run. Raise [budget] in the spec "
                   "and run again to continue.")
+BUDGET_STOPPED = "BudgetReached"
+"""``error_type`` of a cell the budget stopped after it was billed; such cells run again."""
 
 ModelFactory = Callable[[Cell], Any]
 
@@ -49,27 +59,8 @@ def write_spec(experiment: Experiment, out: Path) -> Path:
     base = str(Path(experiment.base_dir or ".").resolve())
     as_run = experiment.model_copy(update={"base_dir": base})
     path = out / SPEC_FILE
-    path.write_text(as_run.to_toml(), encoding="utf-8")
+    path.write_text(redact(as_run.to_toml()), encoding="utf-8")
     return path
-
-
-class _Budget:
-    def __init__(self, experiment: Experiment, cost: float, tokens: int) -> None:
-        self.max_cost = experiment.budget.max_cost
-        self.max_tokens = experiment.budget.max_tokens
-        self.cost, self.tokens = cost, tokens
-
-    def add(self, outcome: CellOutcome) -> None:
-        row = outcome.row
-        self.cost += row.get("cost") or 0.0
-        self.tokens += (row.get("billed_input_tokens") or 0) + (row.get("billed_output_tokens") or 0)
-
-    def reached(self) -> str | None:
-        if self.max_cost is not None and self.cost >= self.max_cost:
-            return f"cost ${self.cost:.4f} >= max_cost ${self.max_cost:g}"
-        if self.max_tokens is not None and self.tokens >= self.max_tokens:
-            return f"{self.tokens} billed tokens >= max_tokens {self.max_tokens}"
-        return None
 
 
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
@@ -100,36 +91,49 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     experiment = _coerce(spec)
     out = fresh_folder(Path(out)) if new else Path(out)
     check_run_folder(experiment, out)
+    for entry in experiment.models:
+        register_secrets_in(entry.params)
+    install_log_redaction()
     session_cache = SessionCache()
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)
     variants = {name: load_variant(name, experiment) for name in dict.fromkeys(c.template for c in cells)}
-    stored = {}
-    if (out / DB_FILE).is_file():
-        with ResultsStore(out / DB_FILE) as store:
-            stored = store.cell_statuses()
-    todo = [c for c in cells
-            if c.cell_id not in stored or (retry_errors and stored[c.cell_id] == "error")]
     if dry_run:
+        stored = {}
+        if (out / DB_FILE).is_file():
+            with ResultsStore(out / DB_FILE) as store:
+                stored = store.cell_statuses()
+        todo = [c for c in cells
+                if c.cell_id not in stored or (retry_errors and stored[c.cell_id] == "error")]
         estimate = estimate_cells(experiment, cells, todo, sessions, variants)
         print(estimate)
         return estimate
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / SUMMARIES_DIR).mkdir(exist_ok=True)
-    write_spec(experiment, out)
-    store = ResultsStore(out / DB_FILE)
-    try:
-        run_id = store.start_run(experiment.name, experiment.model_dump_json(
-            exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
-        status = "running"
+    # The lock comes before reading the store: a second process fails here, before any call.
+    with RunLock(out) as lock:
+        if lock.previous:
+            log.warning("took over the lock of a killed run (pid %s on %s since %s)",
+                        lock.previous.get("pid"), lock.previous.get("host"),
+                        lock.previous.get("started_at"))
+        (out / SUMMARIES_DIR).mkdir(exist_ok=True)
+        write_spec(experiment, out)
+        store = ResultsStore(out / DB_FILE)
         try:
-            status = await _run_cells(experiment, out, store, run_id, todo, sessions, variants,
-                                      model_factory, progress, concurrency)
+            store.mark_interrupted()
+            stored = store.cell_statuses()
+            rerun = store.cells_with_error_type(BUDGET_STOPPED)
+            todo = [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
+                    or (retry_errors and stored[c.cell_id] == "error")]
+            run_id = store.start_run(experiment.name, redact(experiment.model_dump_json(
+                exclude={"models": {"__all__": {"params": {"api_key"}}}})), _version())
+            status = "running"
+            try:
+                status = await _run_cells(experiment, out, store, run_id, todo, sessions,
+                                          variants, model_factory, progress, concurrency)
+            finally:
+                store.finish_run(run_id, status if status != "running" else "interrupted")
         finally:
-            store.finish_run(run_id, status if status != "running" else "interrupted")
-    finally:
-        store.close()
+            store.close()
     from workbench.harness._results import Results
 
     return Results.load(out)
@@ -142,7 +146,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     from tqdm.auto import tqdm
 
     by_id = {s.id: s for s in sessions}
-    budget = _Budget(experiment, *store.spent())
+    budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *store.billed())
     global_sem = asyncio.Semaphore(concurrency or experiment.concurrency)
     model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                   if m.concurrency}
@@ -151,7 +155,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     skipped = 0
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
-    def model_for(cell: Cell) -> Any:
+    def base_model(cell: Cell) -> Any:
         if model_factory is not None:
             return model_factory(cell)
         key = (cell.model_index, cell.window)
@@ -161,6 +165,17 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
 
     async def one(cell: Cell) -> None:
         nonlocal skipped
+        wrappers: list[BudgetedModel] = []
+
+        def model_for(c: Cell) -> Any:
+            model = base_model(c)
+            if not budget.active:
+                return model
+            wrapper = BudgetedModel(model, budget, c.model_string, output_tokens=int(
+                c.params.get("max_tokens") or OUTPUT_TOKENS_ESTIMATE))
+            wrappers.append(wrapper)
+            return wrapper
+
         sem = model_sems.get(cell.model_index)
         async with sem if sem is not None else contextlib.nullcontext():
             async with global_sem:
@@ -172,8 +187,14 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                     return
                 outcome = await run_cell(cell, by_id[cell.session_id], variants[cell.template],
                                          model_for, experiment, out, run_id)
+        if any(w.refused for w in wrappers):
+            if not stopped:
+                stopped.append(budget.reached() or "no room for another call")
+            skipped += 1
+            if not _billed(outcome.row):
+                return  # nothing was billed: the cell simply runs next time
+            outcome.row["error_type"] = BUDGET_STOPPED
         store.record_cell(outcome.row, outcome.attempts)
-        budget.add(outcome)
         bar.update(1)
 
     try:
@@ -181,11 +202,15 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     finally:
         bar.close()
     if stopped:
-        message = BUDGET_MESSAGE.format(what=stopped[0], left=skipped)
+        message = BUDGET_MESSAGE.format(what=stopped[0], left=skipped) + " " + budget.spent_line()
         log.warning(message)
         print(message)
         return "budget_reached"
     return "finished"
+
+
+def _billed(row: dict[str, Any]) -> bool:
+    return bool(row.get("cost") or row.get("billed_input_tokens") or row.get("billed_output_tokens"))
 
 
 def _load_model(experiment: Experiment, cell: Cell) -> Any:

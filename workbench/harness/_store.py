@@ -1,7 +1,8 @@
 """`ResultsStore`: the run folder's ``results.sqlite`` (runs, cells, attempts).
 
 One writer: the runner's own event loop. A cell row and its attempt rows are written in a single
-transaction, so a killed run loses only the cells in flight and never leaves half a cell.
+transaction, so a killed run loses only the cells in flight and never leaves half a cell. Every
+text value is passed through `workbench._redact` on its way in, so no key reaches the file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from workbench._redact import redact, redactor
 from workbench.harness._migrations import migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
@@ -98,8 +100,20 @@ class ResultsStore:
         with transaction(self.db):
             self.db.execute(
                 "INSERT INTO runs (run_id, name, spec_json, started_at, workbench_version, status)"
-                " VALUES (?, ?, ?, ?, ?, 'running')", (run_id, name, spec_json, utc_now(), version))
+                " VALUES (?, ?, ?, ?, ?, 'running')",
+                (run_id, redact(name), redact(spec_json), utc_now(), version))
         return run_id
+
+    def mark_interrupted(self, exclude: str | None = None) -> int:
+        """Mark runs still 'running' (their process died) as 'interrupted'; returns how many.
+
+        Only safe while holding the run folder's lock: then no other process is running.
+        """
+        with transaction(self.db):
+            cur = self.db.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = COALESCE(finished_at, ?)"
+                " WHERE status = 'running' AND run_id IS NOT ?", (utc_now(), exclude))
+        return cur.rowcount
 
     def finish_run(self, run_id: str, status: str) -> None:
         """Set a run's final status and finish time."""
@@ -117,6 +131,11 @@ class ResultsStore:
         """cell_id -> status of every stored cell."""
         return {r[0]: r[1] for r in self.db.execute("SELECT cell_id, status FROM cells")}
 
+    def cells_with_error_type(self, error_type: str) -> set[str]:
+        """Ids of the stored cells whose ``error_type`` is `error_type`."""
+        return {r[0] for r in self.db.execute(
+            "SELECT cell_id FROM cells WHERE error_type = ?", (error_type,))}
+
     def record_cell(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> None:
         """Write a finished cell and its attempts in one transaction, replacing an older row.
 
@@ -129,18 +148,22 @@ class ResultsStore:
         if unknown:
             raise ValueError(f"unknown cell columns: {sorted(unknown)}")
         cell_id = row["cell_id"]
+        clean = redactor().text
         with transaction(self.db):
             self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
             self.db.execute("DELETE FROM cells WHERE cell_id = ?", (cell_id,))
-            self._insert("cells", CELL_COLUMNS, row)
+            self._insert("cells", CELL_COLUMNS, row, clean)
             for attempt in attempts:
                 full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
-                self._insert("attempts", ATTEMPT_COLUMNS, full)
+                self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
 
-    def _insert(self, table: str, columns: tuple[str, ...], row: dict[str, Any]) -> None:
+    def _insert(self, table: str, columns: tuple[str, ...], row: dict[str, Any],
+                clean: Any = None) -> None:
         names = [c for c in columns if c in row]
         marks = ", ".join("?" for _ in names)
         values = [_sql_value(row[c]) for c in names]
+        if clean is not None:
+            values = [clean(v) if isinstance(v, str) else v for v in values]
         self.db.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", values)
 
     def cells(self) -> list[dict[str, Any]]:
@@ -150,6 +173,13 @@ class ResultsStore:
     def attempts(self) -> list[dict[str, Any]]:
         """Every attempt row as a dict, ordered by id (time)."""
         return [dict(r) for r in self.db.execute("SELECT * FROM attempts ORDER BY attempt_id")]
+
+    def billed(self) -> tuple[float, int, int]:
+        """(cost, billed input tokens, billed output tokens) summed over every stored cell."""
+        row = self.db.execute(
+            "SELECT COALESCE(SUM(cost), 0), COALESCE(SUM(billed_input_tokens), 0),"
+            " COALESCE(SUM(billed_output_tokens), 0) FROM cells").fetchone()
+        return float(row[0]), int(row[1]), int(row[2])
 
     def spent(self) -> tuple[float, int]:
         """(cost, billed input + output tokens) summed over every stored cell."""

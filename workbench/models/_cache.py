@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench._paths import cache_path as default_cache_path
+from workbench._redact import redactor
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import CacheMiss, ConfigError, ContextLengthExceeded
 from workbench.messages import Message
@@ -292,10 +293,11 @@ class ResponseCache:
         usage_data = usage.to_dict()
         usage_data["extra"] = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
         version = usage_data["extra"].get("model_version") or usage.model or None
+        clean = redactor()
         row = (
-            key, model, prompt_sha256, message.concat_text(),
-            canonical_json(message.to_goose()), canonical_json(usage_data),
-            usage.cost, latency_ms, version, _now(),
+            key, clean.text(model), prompt_sha256, clean.text(message.concat_text()),
+            canonical_json(clean.obj(message.to_goose())), canonical_json(clean.obj(usage_data)),
+            usage.cost, latency_ms, clean.text(version) if version else None, _now(),
         )
         with self._lock:
             cur = self._conn.execute(
@@ -308,11 +310,12 @@ class ResponseCache:
 
     def put_refusal(self, key: str, *, model: str, prompt_sha256: str, error: str) -> bool:
         """Record that the real model refused this prompt as too long. Returns True when inserted."""
+        clean = redactor()
         with self._lock:
             cur = self._conn.execute(
                 "INSERT OR IGNORE INTO responses (key, model, prompt_hash, text, message_json, "
                 "usage_json, created_at, refusal) VALUES (?, ?, ?, '', 'null', 'null', ?, ?)",
-                (key, model, prompt_sha256, _now(), error),
+                (key, clean.text(model), prompt_sha256, _now(), clean.text(error)),
             )
         return cur.rowcount == 1
 

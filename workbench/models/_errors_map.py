@@ -9,6 +9,8 @@ litellm.ContextWindowExceededError, context-length 400s   -> ContextLengthExceed
 litellm.RateLimitError                                     -> RateLimited             (retried)
 litellm.Timeout, asyncio/builtin TimeoutError              -> ModelTimeout            (retried)
 litellm.AuthenticationError, PermissionDeniedError         -> AuthenticationError     (not retried)
+any error whose text says the credentials are missing      -> AuthenticationError     (not retried)
+user:password@ in api_base clashing with the key header    -> ModelCallError          (not retried)
 5xx: InternalServerError, ServiceUnavailableError,
      BadGatewayError, APIConnectionError, APIError >= 500  -> TransientModelError     (retried)
 BadRequestError, NotFoundError and other API errors        -> ModelCallError          (not retried)
@@ -18,6 +20,7 @@ BadRequestError, NotFoundError and other API errors        -> ModelCallError    
 from __future__ import annotations
 
 import email.utils
+import os
 import re
 import time
 import warnings
@@ -39,6 +42,7 @@ __all__ = [
     "api_key_env_var",
     "load_litellm",
     "map_litellm_errors",
+    "missing_key_error",
     "parse_retry_after",
     "to_workbench_error",
 ]
@@ -79,6 +83,29 @@ _CONTEXT_PHRASES = re.compile(
 )
 
 
+# Phrases SDKs use when no key was given at all (the OpenAI SDK's complaint reaches litellm as
+# a 500 "InternalServerError", which would otherwise be retried as transient).
+_MISSING_CREDENTIALS = re.compile(
+    r"missing credentials|api_key client option must be set|no api[_ ]key (?:was )?(?:provided|found|set)"
+    r"|api[_ ]key (?:is )?(?:missing|required|not (?:set|found|provided))",
+    re.IGNORECASE,
+)
+
+# The HTTP client refuses a URL with user-info when the SDK also sends an Authorization header;
+# litellm reports that as a 500, but no retry can fix a local configuration.
+_URL_CREDENTIALS_CLASH = re.compile(r"credentials encoded in URL", re.IGNORECASE)
+URL_CREDENTIALS_MESSAGE = (
+    "{model}: api_base carries user:password@ and the client also sends the API key header, "
+    "which cannot be combined; put the credentials in api_key or extra_headers instead")
+
+# Providers authenticated by one API key variable alone, so a missing variable is certain to
+# fail; others (bedrock, vertex_ai, azure, local servers) have other ways to authenticate.
+KEY_ONLY_PROVIDERS = frozenset({
+    "openai", "text-completion-openai", "anthropic", "gemini", "mistral", "groq", "deepseek",
+    "openrouter", "together_ai", "fireworks_ai", "cohere", "xai", "perplexity",
+})
+
+
 def load_litellm() -> Any:
     """Import litellm the offline way (no price-map download, no provider-list banners)."""
     from workbench._offline import ensure_offline
@@ -109,6 +136,36 @@ def api_key_env_var(model: str) -> str | None:
         except Exception:  # noqa: BLE001 - unknown model strings simply have no known variable
             return None
     return _KEY_ENV_VARS.get(provider)
+
+
+def says_credentials_missing(text: str) -> bool:
+    """True when an error text says no API key was supplied (see `_MISSING_CREDENTIALS`)."""
+    return bool(_MISSING_CREDENTIALS.search(text))
+
+
+def missing_key_error(model: str, params: dict[str, Any]) -> AuthenticationError | None:
+    """An `AuthenticationError` naming the variable to set when `model` certainly has no key.
+
+    Only for `KEY_ONLY_PROVIDERS`, and only when neither an ``api_key`` parameter nor the
+    provider's variable is set (litellm's ``mock_response`` needs no key); None otherwise (the
+    call is then left to the provider).
+    """
+    if params.get("api_key") or params.get("mock_response") is not None:
+        return None
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    if provider not in KEY_ONLY_PROVIDERS:
+        return None
+    env = _KEY_ENV_VARS.get(provider)
+    if env is None or os.environ.get(env):
+        return None
+    return AuthenticationError(_auth_message(model, env, "no API key was given"), model)
+
+
+def _auth_message(model: str, env: str | None, what: str, permission: bool = False) -> str:
+    fix = f"set {env} to a valid key" if env else "set the provider's API key variable"
+    if permission:
+        fix += " that has access to this model"
+    return f"{model}: {what}; {fix} (or pass api_key=...)"
 
 
 def says_context_too_long(text: str) -> bool:
@@ -211,14 +268,15 @@ def to_workbench_error(
         err = RateLimited(f"{model}: rate limited (HTTP 429): {detail}", model)
     elif isinstance(exc, litellm.Timeout | TimeoutError):
         err = ModelTimeout(f"{model}: the request timed out: {detail}", model)
-    elif isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        env = api_key_env_var(model)
-        fix = f"set {env} to a valid key" if env else "set the provider's API key variable"
-        if isinstance(exc, litellm.PermissionDeniedError):
-            fix += " that has access to this model"
+    elif _URL_CREDENTIALS_CLASH.search(str(exc)):
+        err = ModelCallError(URL_CREDENTIALS_MESSAGE.format(model=model), model)
+    elif isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError) or (
+        says_credentials_missing(str(exc))
+    ):
         err = AuthenticationError(
-            f"{model}: credentials were missing or rejected; {fix} (or pass api_key=...). "
-            f"Provider said: {detail}",
+            _auth_message(model, api_key_env_var(model), "credentials were missing or rejected",
+                          isinstance(exc, litellm.PermissionDeniedError))
+            + f". Provider said: {detail}",
             model,
         )
     elif isinstance(

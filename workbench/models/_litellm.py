@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from workbench._redact import public_params, register_secrets_in
 from workbench.compaction._model import Usage
 from workbench.messages import Message
 from workbench.models._convert import from_openai_response, to_openai_messages
-from workbench.models._errors_map import load_litellm, map_litellm_errors
+from workbench.models._errors_map import load_litellm, map_litellm_errors, missing_key_error
 from workbench.models._retry import RetryPolicy, Sleep, call_with_retries
 
 __all__ = ["LiteLLMModel"]
@@ -60,12 +61,14 @@ class LiteLLMModel:
         self.timeout = timeout
         self.params = dict(params)
         self._sleep = sleep
+        # Whatever a provider echoes back (a key in a 401 body) is then masked wherever it lands.
+        register_secrets_in(self.params)
 
     def __repr__(self) -> str:
         shown = [repr(self.model)]
-        shown += [f"{k}={v!r}" for k, v in sorted(self.params.items()) if k != "api_key"]
-        if "api_key" in self.params:
-            shown.append("api_key=<hidden>")
+        public = public_params(self.params)
+        shown += [f"{k}={v!r}" for k, v in sorted(public.items())]
+        shown += [f"{k}=<hidden>" for k in sorted(set(self.params) - set(public))]
         return f"LiteLLMModel({', '.join(shown)})"
 
     def describe(self) -> str:
@@ -84,6 +87,9 @@ class LiteLLMModel:
             RateLimited, ModelTimeout, TransientModelError: still failing after the retry budget.
             ModelCallError: any other provider error.
         """
+        missing = missing_key_error(self.model, self.params)
+        if missing is not None:
+            raise missing  # no attempt can succeed: fail at once, before any request
         litellm = load_litellm()
         payload = to_openai_messages(system, messages)
         secrets = [str(self.params["api_key"])] if self.params.get("api_key") else []

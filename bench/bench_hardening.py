@@ -1,0 +1,194 @@
+"""Hardening benchmark: what redaction, the run-folder lock and budget reservation cost per cell,
+printed next to the latency of a model call.
+
+Run: ``python bench/bench_hardening.py [--rounds 200]``. Offline: the model call is a litellm
+call to an OpenAI-compatible server on 127.0.0.1 that answers at once (a floor: real providers
+take 0.5-30 s), plus a zero-latency `ScriptedModel` for the wrapper overhead.
+
+1. Redaction per cell: masking one realistic cell row (a 4 KB chained traceback holding an
+   echoed key, error message, labels) and its attempt rows, as ``ResultsStore.record_cell`` does,
+   plus the summary file text; with several secret-looking environment variables set.
+2. Locking per run: acquire + release of `RunLock` (one per run, so per cell it is this divided
+   by the cell count), and marking interrupted runs.
+3. Budget reservation per call: `BudgetedModel` (prompt token estimate, price lookup, reserve,
+   settle) around a zero-latency scripted model, minus the bare model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workbench._redact import redact, redactor, register_secret  # noqa: E402
+from workbench.compaction import Usage  # noqa: E402
+from workbench.harness._budget import BudgetedModel, RunBudget  # noqa: E402
+from workbench.harness._lock import RunLock  # noqa: E402
+from workbench.harness._store import ResultsStore  # noqa: E402
+from workbench.messages import Message  # noqa: E402
+from workbench.testing import ScriptedModel  # noqa: E402
+
+KEY = "sk-bench-" + "0123456789abcdef" * 2
+
+
+def cell_row() -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    frames = "".join(f'  File "/site-packages/litellm/module_{i}.py", line {i * 7}, in call_{i}\n'
+                     f"    response = await self.client.post(url, json=payload)\n"
+                     for i in range(30))
+    traceback = ("Traceback (most recent call last):\n" + frames
+                 + f"litellm.AuthenticationError: Incorrect API key provided: Bearer {KEY}\n")
+    row = {"cell_id": "0123456789abcdef", "run_id": "01HZX", "session_id": "gen-005k-s1",
+           "session_path": "/work/datasets/gen-005k-s1.json", "session_format": "goose-json",
+           "strategy": "goose", "model": "openai/gpt-4o-mini[api_base=http://h/v1,temperature=0]",
+           "template": "default", "window": 8192, "repeat": 0, "status": "error",
+           "error_type": "CompactionCallFailed",
+           "error_message": f"openai/gpt-4o-mini: credentials were rejected: {KEY}",
+           "traceback": traceback, "metrics_json": json.dumps({"probe_recall": 0.5} | {
+               f"metric_{i}": i / 7 for i in range(20)})}
+    attempts = [{"attempt_no": i + 1, "outcome": "error", "model": "openai/gpt-4o-mini",
+                 "error": f"rejected {KEY}", "prompt_hash": "ab" * 32} for i in range(2)]
+    summary = ("# Conversation Summary\n\n## User Intent\n- fix the failing login test\n"
+               + "## Files\n" + "".join(f"- src/module_{i}.py: edited the parser\n"
+                                        for i in range(40)))
+    return row, attempts, summary
+
+
+def per_call_us(fn: Any, rounds: int) -> float:
+    fn()
+    started = time.perf_counter()
+    for _ in range(rounds):
+        fn()
+    return (time.perf_counter() - started) / rounds * 1e6
+
+
+def bench_redaction(rounds: int) -> float:
+    row, attempts, summary = cell_row()
+
+    def one_cell() -> None:
+        clean = redactor().text
+        for item in [row, *attempts]:
+            for value in item.values():
+                if isinstance(value, str):
+                    clean(value)
+        redact(summary)
+
+    us = per_call_us(one_cell, rounds)
+    masked = redactor().text(row["traceback"])
+    assert KEY not in masked
+    print(f"redaction per cell        {us:10.1f} us   ({sum(isinstance(v, str) for v in row.values())}"
+          f" row strings + {len(attempts)} attempts + summary; traceback "
+          f"{len(row['traceback'])} chars)")
+    return us
+
+
+def bench_lock(rounds: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "run"
+        store = ResultsStore(Path(tmp) / "results.sqlite")
+
+        def one_run() -> None:
+            with RunLock(folder):
+                store.mark_interrupted()
+
+        us = per_call_us(one_run, rounds)
+        store.close()
+    print(f"lock + mark per run       {us:10.1f} us   (per cell: this / cells in the run)")
+    return us
+
+
+def bench_budget(rounds: int) -> tuple[float, float]:
+    messages = [Message.user("Summarize the conversation above.")]
+    system = "You summarize.\n" + "transcript line\n" * 400
+    usage = Usage(model="scripted", input_tokens=100, output_tokens=50, cost=0.001)
+    bare = ScriptedModel(["summary"], usage=usage)
+    budget = RunBudget(max_cost=1e9)
+    wrapped = BudgetedModel(ScriptedModel(["summary"], usage=usage), budget,
+                            "openai/gpt-4o-mini", output_tokens=1000)
+
+    async def calls(model: Any) -> float:
+        await model.complete(system, messages)
+        started = time.perf_counter()
+        for _ in range(rounds):
+            await model.complete(system, messages)
+        return (time.perf_counter() - started) / rounds * 1e6
+
+    bare_us = asyncio.run(calls(bare))
+    wrapped_us = asyncio.run(calls(wrapped))
+    print(f"budget reservation / call {wrapped_us - bare_us:10.1f} us   (wrapped {wrapped_us:.1f}"
+          f" us vs bare scripted model {bare_us:.1f} us; 6 KB prompt)")
+    return bare_us, wrapped_us
+
+
+class _Instant(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        data = json.dumps({
+            "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "summary"}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def bench_model_call(rounds: int) -> float:
+    from workbench.models._litellm import LiteLLMModel
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Instant)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    model = LiteLLMModel("openai/bench", api_base=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                         api_key=KEY)
+
+    async def calls() -> float:
+        await model.complete("s", [Message.user("u")])
+        started = time.perf_counter()
+        for _ in range(rounds):
+            await model.complete("s", [Message.user("u")])
+        return (time.perf_counter() - started) / rounds * 1e6
+
+    try:
+        us = asyncio.run(calls())
+    finally:
+        server.shutdown()
+        server.server_close()
+    print(f"model call (local, 0 ms)  {us:10.1f} us   (litellm to 127.0.0.1; real providers "
+          "take 0.5-30 s)")
+    return us
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args()
+    for name in ("BENCH_A_API_KEY", "BENCH_B_TOKEN", "BENCH_C_SECRET", "BENCH_D_PASSWORD"):
+        os.environ.setdefault(name, name.lower() + "-value-0123456789")
+    register_secret(KEY)
+    print(f"python {sys.version.split()[0]}, {args.rounds} rounds each, "
+          f"{len(os.environ)} environment variables")
+    redaction = bench_redaction(args.rounds)
+    lock = bench_lock(max(args.rounds // 4, 10))
+    _, _ = bench_budget(args.rounds)
+    call = bench_model_call(max(args.rounds // 10, 10))
+    print(f"\nredaction is {redaction / call * 100:.2f} % of a 0 ms local model call; "
+          f"lock {lock / call * 100:.2f} % once per run.")
+
+
+if __name__ == "__main__":
+    main()

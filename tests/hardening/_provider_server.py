@@ -1,0 +1,125 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for the hardening tests (no network).
+
+`ProviderServer` answers ``POST /v1/chat/completions`` from a thread. By default it answers
+200 with a structured summary; a request for a model named in ``unauthorized`` gets a 401 whose
+body echoes every credential it was sent (the bearer token, ``x-api-key``, and the decoded
+user-info of a Basic header), as a careless proxy does. Every request is counted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SUMMARY = ('<analysis>checked</analysis>\n```json\n{"user_intent": ["fix the bug in app.py"], '
+           '"current_work": "editing app.py"}\n```')
+
+
+def completion(text: str, *, prompt: int = 100, output: int = 50) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000,
+        "model": "served-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": output,
+                  "total_tokens": prompt + output},
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ProviderServer
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        length = int(self.headers.get("content-length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        server = self.server
+        credentials = self._credentials()
+        with server.lock:
+            server.requests.append({"model": body.get("model"), "credentials": credentials})
+        server.first_request.set()
+        if server.gate is not None:
+            server.gate.wait(timeout=60)
+        if server.delay:
+            time.sleep(server.delay)
+        if body.get("model") in server.unauthorized:
+            status = 401
+            reply: dict[str, Any] = {"error": {
+                "message": f"Incorrect API key provided: {' | '.join(credentials)}",
+                "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
+        else:
+            status = 200
+            text = server.reply_text
+            if server.echo_in_reply:
+                text += "\n" + " ".join(credentials)
+            reply = completion(text, prompt=server.prompt_tokens, output=server.output_tokens)
+        data = json.dumps(reply).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _credentials(self) -> list[str]:
+        found = []
+        for name in ("authorization", "x-api-key", "api-key"):
+            value = self.headers.get(name)
+            if value:
+                found.append(f"{name}: {value}")
+                if value.lower().startswith("basic "):
+                    found.append(base64.b64decode(value[6:]).decode("utf-8", "replace"))
+        return found
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class ProviderServer(ThreadingHTTPServer):
+    """The server; start with `start()`, stop with `stop()`.
+
+    Attributes:
+        requests: ``{"model", "credentials"}`` per request received, in order.
+        unauthorized: Model names answered with the echoing 401.
+        delay: Seconds each answer waits (to keep calls in flight).
+        gate: When set to an Event, answers wait until it is set.
+        first_request: Set when the first request arrives.
+    """
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self.unauthorized: set[str] = set()
+        self.delay = 0.0
+        self.gate: threading.Event | None = None
+        self.first_request = threading.Event()
+        self.reply_text = SUMMARY
+        self.echo_in_reply = False
+        self.prompt_tokens, self.output_tokens = 100, 50
+        self._thread = threading.Thread(target=self.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def base(self, userinfo: str = "") -> str:
+        """The ``api_base`` URL, optionally with ``user:password@`` in it."""
+        at = f"{userinfo}@" if userinfo else ""
+        return f"http://{at}127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ProviderServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()

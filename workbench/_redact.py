@@ -1,0 +1,369 @@
+"""One redaction layer: every string the workbench writes (store rows, spec copy, labels, logs,
+reports, cache rows) passes through `redact` or `redact_obj` first.
+
+What is blanked out (replaced by `MASK`):
+
+- values of parameters, headers and JSON keys whose *name* says they hold a secret
+  (``api_key``, ``Authorization``, ``x-api-key``, ``token``, ``password``, ``*_secret``...);
+- URL user-info: ``https://user:pass@host`` becomes ``https://***@host``;
+- ``Bearer``/``Basic`` credentials and ``sk-...``-shaped provider keys in free text;
+- the exact values of secret-looking environment variables currently set (``*_API_KEY``,
+  ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_KEY``), and values registered with
+  `register_secret` (the gateway registers every ``api_key`` and secret header it is given),
+  so a key echoed back by a provider inside an error body is caught wherever it lands.
+
+Why exact values as well as patterns: a proxy that echoes a token in a 401 body puts it in a
+chained traceback with no ``api_key=`` in front of it; only the value itself can find it there.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+__all__ = [
+    "MASK",
+    "RedactingFilter",
+    "install_log_redaction",
+    "is_secret_name",
+    "public_params",
+    "redact",
+    "redact_obj",
+    "register_secret",
+    "register_secrets_in",
+]
+
+MASK = "***"
+"""What a secret is replaced with."""
+
+MIN_ENV_SECRET = 8
+"""Shorter values of secret-looking environment variables are ignored (``1``, ``true``...)."""
+MAX_SECRET = 4096
+"""Longer values are not treated as secrets (certificates, JSON blobs)."""
+MIN_REGISTERED_SECRET = 6
+"""Shorter registered values are ignored: blanking ``abc`` everywhere would wreck the output."""
+
+# A key name holds a secret when, lower-cased with '-' as '_', it is one of these words or ends
+# with '_' + one of them. Plural 'tokens' (max_tokens, input_tokens) deliberately does not match.
+_SECRET_WORDS = (
+    "api_key", "apikey", "key", "token", "access_token", "refresh_token", "auth_token",
+    "id_token", "session_token", "secret", "client_secret", "password", "passwd",
+    "authorization", "cookie", "set_cookie", "private_key", "access_key", "credentials",
+    "credential", "bearer",
+)
+_SECRET_NAME = re.compile(r"^(?:.*_)?(?:" + "|".join(sorted(_SECRET_WORDS, key=len, reverse=True))
+                          + r")$")
+# 'key' alone as a JSON/dict key is too common (cache keys, sort keys): only named params and
+# environment variables ending in _KEY count, never a bare 'key'.
+_BARE_NOT_SECRET = frozenset({"key", "cache_key", "sort_key", "prompt_key", "primary_key"})
+
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
+_AUTH_SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=\-]{6,}")
+_PROVIDER_KEY = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{16,}")
+# name = value, name: value, "name": "value", name='value' (also URL query parameters). The
+# pattern starts at the last word of a secret name (every secret word ends in one of these
+# tails); the rest of the name is read backwards and judged by `is_secret_name`, which keeps
+# the scan fast and lets no other assignment swallow a secret one.
+_ASSIGNMENT = re.compile(
+    r"(?i)(?:key|token|secret|passw(?:or)?d|authorization|cookie|credentials?|bearer)"
+    r"(?P<q1>[\"']?)(?P<sep>\s*[:=]\s*)(?P<q2>[\"']?)(?P<value>[^\"'\s,;&}\])]+)")
+_NAME_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_HINTS = ("key", "token", "secret", "passw", "authorization", "cookie", "credential", "bearer")
+
+_registered: set[str] = set()
+_registered_lock = threading.Lock()
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+@lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """True when a parameter, header, JSON key or environment variable name says "secret".
+
+    Examples: ``api_key``, ``Authorization``, ``x-api-key``, ``OPENAI_API_KEY``, ``HF_TOKEN``,
+    ``db_password``, ``client_secret``; not ``max_tokens``, ``key`` or ``cache_key``.
+    """
+    norm = _norm(str(name))
+    if norm in _BARE_NOT_SECRET:
+        return False
+    return bool(_SECRET_NAME.match(norm))
+
+
+def register_secret(value: Any) -> None:
+    """Remember `value` as a secret for the rest of the process (ignored when too short).
+
+    A ``Bearer <token>`` value registers the token too.
+    """
+    if not isinstance(value, str):
+        return
+    text = value.strip()
+    candidates = {text}
+    scheme = _AUTH_SCHEME.match(text)
+    if scheme:
+        candidates.add(text[scheme.end(2):])
+    with _registered_lock:
+        for item in candidates:
+            if MIN_REGISTERED_SECRET <= len(item) <= MAX_SECRET and item not in _registered:
+                _registered.add(item)
+                _registry_version[0] += 1
+
+
+def register_secrets_in(value: Any) -> None:
+    """Register every secret found in a parameter mapping (at any depth).
+
+    Values under secret names are registered, and so are the user-info parts (user, password
+    and ``user:password``) of URLs anywhere in it.
+    """
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if is_secret_name(str(key)) and isinstance(item, str | int):
+                register_secret(str(item))
+            else:
+                register_secrets_in(item)
+    elif isinstance(value, list | tuple | set):
+        for item in value:
+            register_secrets_in(item)
+    elif isinstance(value, str):
+        for match in re.finditer(r"(?i)\b[a-z][a-z0-9+.\-]*://([^/\s@?#]+)@", value):
+            userinfo = match.group(1)
+            register_secret(userinfo)
+            for part in userinfo.split(":", 1):
+                register_secret(part)
+
+
+def _env_secrets() -> tuple[str, ...]:
+    found = []
+    for name, value in os.environ.items():
+        if MIN_ENV_SECRET <= len(value) <= MAX_SECRET and is_secret_name(name):
+            found.append(value)
+    return tuple(found)
+
+
+_base_cache: list[Any] = [None, -1, frozenset()]  # [environment snapshot, registry version, values]
+_registry_version = [0]
+
+
+def _base_values() -> frozenset[str]:
+    """Registered values plus secret environment values, recomputed only when either changed.
+
+    The snapshot is the raw environment mapping's items (a cheap tuple); decoding and judging
+    every variable again is what costs.
+    """
+    raw = getattr(os.environ, "_data", None)
+    snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
+    with _registered_lock:
+        version = _registry_version[0]
+        if snapshot is not None and _base_cache[0] == snapshot and _base_cache[1] == version:
+            return _base_cache[2]  # type: ignore[no-any-return]
+        values = frozenset(_registered | set(_env_secrets()))
+        _base_cache[:] = [snapshot, version, values]
+        return values
+
+
+@lru_cache(maxsize=64)
+def _values_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
+    if not values:
+        return None
+    # Longest first, so a key that contains another secret is masked whole.
+    ordered = sorted(values, key=len, reverse=True)
+    return re.compile("|".join(re.escape(v) for v in ordered))
+
+
+class _Redactor:
+    """The patterns for one pass; built once per `redact`/`redact_obj` call."""
+
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        values = _base_values()
+        more = {v for v in extra if isinstance(v, str) and len(v) >= MIN_REGISTERED_SECRET}
+        self.values = _values_pattern(values | more if more else values)
+
+    def text(self, text: str) -> str:
+        if not text:
+            return text
+        if self.values is not None:
+            text = self.values.sub(MASK, text)
+        # Patterns are tried only where a cheap substring search finds their first word:
+        # scanning every position of a long traceback with case-blind regexes costs ~1 ms.
+        if "://" in text and "@" in text:
+            text = _URL_USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
+        if "k-" in text:
+            text = _PROVIDER_KEY.sub(MASK, text)
+        text = _masked_at_hints(text, _AUTH_HINTS, _AUTH_SCHEME, _mask_auth)
+        if "=" in text or ":" in text:
+            text = _masked_at_hints(text, _HINTS, _ASSIGNMENT, _mask_value)
+        return text
+
+    def obj(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            out = {}
+            for key, item in value.items():
+                if is_secret_name(str(key)) and isinstance(item, str | int) and item != "":
+                    out[key] = MASK
+                else:
+                    out[key] = self.obj(item)
+            return out
+        if isinstance(value, list):
+            return [self.obj(item) for item in value]
+        if isinstance(value, tuple):
+            return tuple(self.obj(item) for item in value)
+        return value
+
+
+# Values that are placeholders, not secrets ("pass api_key=..." in a hint, "token: None").
+_PLACEHOLDER = re.compile(r"^(?:\.+|\*+|<[^>]*>|none|null|true|false|bearer|basic|\{\}|\$\w+)$",
+                          re.IGNORECASE)
+
+
+_AUTH_HINTS = ("bearer", "basic", "token")
+
+
+def _mask_auth(text: str, match: re.Match[str], done: int) -> tuple[int, int] | None:
+    """The span to mask for an auth-scheme match (its credential), or None."""
+    start = match.start()
+    if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return None  # not at a word start
+    return match.end(2), match.end()
+
+
+def _mask_value(text: str, match: re.Match[str], done: int) -> tuple[int, int] | None:
+    """The span to mask for an assignment whose full name is a secret name, or None."""
+    start = match.start()
+    while start > done and text[start - 1] in _NAME_CHAR:
+        start -= 1
+    name = text[start:match.start("q1")]
+    if not is_secret_name(name) or _PLACEHOLDER.match(match["value"]):
+        return None
+    return match.start("value"), match.end()
+
+
+def _masked_at_hints(text: str, hints: tuple[str, ...], pattern: re.Pattern[str],
+                     span: Any) -> str:
+    """`text` with `span(text, match, done)` masked for each `pattern` match that starts where
+    one of `hints` occurs (case-blind)."""
+    low = text.lower()
+    if len(low) != len(text):  # a few non-ASCII letters change length when lowered
+        starts = sorted({m.start() for m in pattern.finditer(text)})
+    else:
+        found: set[int] = set()
+        for hint in hints:
+            at = low.find(hint)
+            while at != -1:
+                found.add(at)
+                at = low.find(hint, at + 1)
+        if not found:
+            return text
+        starts = sorted(found)
+    parts: list[str] = []
+    done = 0
+    for at in starts:
+        if at < done:
+            continue
+        match = pattern.match(text, at)
+        if match is None:
+            continue
+        cut = span(text, match, done)
+        if cut is None:
+            continue
+        parts += [text[done:cut[0]], MASK]
+        done = cut[1]
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+def redact(text: str, *, secrets: Iterable[str] = ()) -> str:
+    """`text` with every secret replaced by `MASK` (see the module docstring for what counts).
+
+    Args:
+        text: Any text about to be written (a traceback, a TOML file, a CSV cell...).
+        secrets: Extra exact values to blank out on this call only.
+    """
+    if not isinstance(text, str):
+        return text
+    return _Redactor(secrets).text(text)
+
+
+def redact_obj(value: Any, *, secrets: Iterable[str] = ()) -> Any:
+    """A copy of `value` (dicts, lists, tuples, strings at any depth) with secrets masked.
+
+    Values under secret-named keys become `MASK`; every string is passed through `redact`.
+    Other values (numbers, None, objects) are returned as they are.
+    """
+    return _Redactor(secrets).obj(value)
+
+
+def redactor(secrets: Iterable[str] = ()) -> _Redactor:
+    """One prepared redactor, for callers that redact many strings in a row (store rows)."""
+    return _Redactor(secrets)
+
+
+def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Model parameters fit for a label: secret-named entries dropped at every depth, and URLs
+    stripped of their user-info (``https://u:p@host`` -> ``https://host``)."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if is_secret_name(str(key)):
+            continue
+        if isinstance(value, Mapping):
+            inner = public_params(value)
+            if inner:
+                out[key] = inner
+        elif isinstance(value, str):
+            out[key] = redact(_URL_USERINFO.sub(lambda m: m.group(1), value))
+        else:
+            out[key] = value
+    return out
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each record's message (arguments merged in first)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken format string is logging's own problem
+            return True
+        cleaned = redact(message)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, None
+        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_redaction() -> int:
+    """Add the redacting filter to every handler of every logger known now (idempotent).
+
+    Handler filters run for records of child loggers too (logger filters do not), so this
+    covers the workbench's, litellm's and the root logger's output.
+
+    Returns:
+        How many handlers got the filter by this call.
+    """
+    loggers: list[logging.Logger] = [logging.getLogger()]
+    loggers += [lg for lg in logging.root.manager.loggerDict.values()
+                if isinstance(lg, logging.Logger)]
+    handlers = [h for logger in loggers for h in logger.handlers]
+    if logging.lastResort is not None:  # prints WARNING+ when no handler is configured
+        handlers.append(logging.lastResort)
+    added = 0
+    for handler in handlers:
+        if _FILTER not in handler.filters:
+            handler.addFilter(_FILTER)
+            added += 1
+    return added
