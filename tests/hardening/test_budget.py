@@ -91,7 +91,9 @@ def test_the_stop_message_counts_the_spend_of_earlier_runs_of_the_folder(
 
     out = tmp_path / "run"
     spec = {"models": ["openai/unpriced-hardening-model"]}
-    run_experiment(experiment(tmp_path, sessions=["s00.json"], **spec), out,
+    # The first run stops after one cell (a run folder keeps its cells: only budget and
+    # concurrency change between the two runs).
+    run_experiment(experiment(tmp_path, budget={"max_tokens": 150}, concurrency=1, **spec), out,
                    model_factory=factory, progress=False)
     capsys.readouterr()
     run_experiment(experiment(tmp_path, budget={"max_tokens": 250}, **spec), out,
