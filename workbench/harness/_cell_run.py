@@ -162,7 +162,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                    structured=int(bool(summary.structured)))
         row["summary_path"] = _write_summary(out, cell, text)
         if model.last_text is not None:  # the parser's input, shown in the report's drill-down
-            (out / "summaries" / f"{cell.cell_id}.raw.txt").write_text(model.last_text,
+            (out / "summaries" / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
                                                                        encoding="utf-8")
         metrics = _metrics_module()
         if metrics is not None:
