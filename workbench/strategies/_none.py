@@ -1,0 +1,29 @@
+"""``none``: no compaction, the baseline every strategy must beat on cost and lose to on recall."""
+
+from __future__ import annotations
+
+from workbench.strategies._base import (
+    CompactionRequest,
+    Strategy,
+    StrategyResult,
+    render_context,
+    visible_tokens,
+)
+from workbench.strategies._registry import strategy
+
+__all__ = ["NoCompaction"]
+
+
+@strategy("none")
+class NoCompaction(Strategy):
+    """Keep the history exactly as it is (the context may overflow the window)."""
+
+    uses_model = False
+    uses_template = False
+
+    async def compact(self, request: CompactionRequest) -> StrategyResult:
+        """Return the history unchanged; nothing is billed."""
+        context = list(request.messages)
+        return StrategyResult(context=context, summary_text=render_context(context),
+                              retained_tokens=visible_tokens(context, request.estimator),
+                              compacted=False, detail={"reason": "no compaction"})
