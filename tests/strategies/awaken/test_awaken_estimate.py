@@ -8,6 +8,7 @@ from workbench.strategies.awaken import (
     estimate_message_tokens,
     estimate_tokens,
     estimate_tool_tokens,
+    memo_counter,
     tiktoken_counter,
 )
 
@@ -88,3 +89,17 @@ def test_the_tiktoken_option_sees_call_arguments_the_heuristic_ignores() -> None
     assert count(long) - count(short) == 199
     assert estimate_tokens([short, long], count) == count(short) + count(long)
     assert count(Message.user()) == 4
+
+
+def test_memo_counter_counts_each_message_object_once() -> None:
+    calls: list[Message] = []
+
+    def counting(msg: Message) -> int:
+        calls.append(msg)
+        return estimate_message_tokens(msg)
+
+    count = memo_counter(counting)
+    a, b = user("abcdefgh"), user("abcdefgh")
+    assert [count(a), count(a), count(b), count(a)] == [6, 6, 6, 6]
+    assert calls == [a, b] and calls[0] is a and calls[1] is b
+    assert memo_counter()(user("x" * 40)) == 14

@@ -16,11 +16,13 @@ from workbench.strategies.awaken import (
     CompactionConfig,
     ContextWindowPolicy,
     SummarizationError,
+    apply_summary,
     build_summary_prompt,
     check_savings,
     compact_once,
     compaction_savings_ratio_ppm,
     min_savings_ratio_ppm,
+    plan_compaction,
     ratio_to_ppm,
     summarize_cumulative,
     summary_message_tokens,
@@ -201,3 +203,16 @@ async def test_no_plan_means_no_call() -> None:
     model = ScriptedModel(["s"])
     outcome = await compact_once(conversation(4), ContextWindowPolicy(), model)
     assert outcome.status == "no_plan" and model.call_count == 0
+
+
+async def test_background_summarizer_uses_snapshot_not_live_messages() -> None:
+    thread = conversation(10)
+    plan = plan_compaction(thread, ContextWindowPolicy())
+    assert plan is not None
+    late = user("appended while the summary was being written", id="late")
+    thread.append(late)
+    summary = await summarize_cumulative(ScriptedModel(["s"]), plan.transcript)
+    assert "appended while" not in summary.prompt
+    swapped = apply_summary(thread, plan.boundary_message_id, summary.text)
+    assert swapped is not None
+    assert [m.id for m in swapped[0][1:]] == ["8", "9", "late"]

@@ -49,6 +49,7 @@ from workbench.strategies.awaken._estimate import (
     estimate_message_tokens,
     estimate_tokens,
     estimate_tool_tokens,
+    memo_counter,
     tiktoken_counter,
 )
 from workbench.strategies.awaken._plan import (
@@ -123,7 +124,7 @@ __all__ = [
     "compaction_keep_suffix", "compaction_savings_ratio_ppm", "content_chars", "effective_policy",
     "ensure_ids", "estimate_message_tokens", "estimate_tokens", "estimate_tool_tokens",
     "extract_previous_summary", "find_compaction_boundary", "find_split_point",
-    "is_summary_message", "latest_user_suffix", "min_savings_ratio_ppm",
+    "is_summary_message", "latest_user_suffix", "memo_counter", "min_savings_ratio_ppm",
     "patch_dangling_tool_calls", "plan_compaction", "ratio_to_ppm", "render_transcript",
     "role_of", "should_compact", "summarize_cumulative", "summary_message",
     "summary_message_tokens", "system_prefix_length", "tiktoken_counter",

@@ -132,3 +132,26 @@ def tiktoken_counter(estimator: TokenEstimator | None = None) -> MessageCounter:
         return est.count_chat_tokens("", [msg]) - empty
 
     return count
+
+
+def memo_counter(count: MessageCounter | None = None) -> MessageCounter:
+    """A counter that remembers each message object's count (for replays that re-count).
+
+    The cache is keyed by object identity and keeps the message alive, so an id is never reused
+    for another message; messages must not be mutated after they are first counted.
+
+    Args:
+        count: The counter to remember; None means awaken's heuristic.
+    """
+    base = count or estimate_message_tokens
+    seen: dict[int, tuple[Message, int]] = {}
+
+    def counted(msg: Message) -> int:
+        hit = seen.get(id(msg))
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        tokens = base(msg)
+        seen[id(msg)] = (msg, tokens)
+        return tokens
+
+    return counted
