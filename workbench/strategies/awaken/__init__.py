@@ -32,6 +32,8 @@ Files, smallest first, each mapped to its awaken source (paths under ``crates/``
 * ``_savings.py``    <- ``context/compaction.rs`` and ``loop_runner/compaction.rs``: ppm gate.
 * ``_summary.py``    <- ``context/summarizer.rs``: ``DefaultSummarizer``.
 * ``_round.py``      <- ``loop_runner/compaction.rs`` + ``try_consume_compaction_event``: one pass.
+* ``_fold.py``       <- ``contract/message.rs`` (durable fold), ``loop_runner/checkpoint.rs``
+  (marks) and ``strip_unpaired_tool_calls_from_view``: the committed view on load.
 """
 
 from workbench.strategies.awaken._boundary import abandoned_call_ids, find_compaction_boundary
@@ -51,6 +53,16 @@ from workbench.strategies.awaken._estimate import (
     estimate_tool_tokens,
     memo_counter,
     tiktoken_counter,
+)
+from workbench.strategies.awaken._fold import (
+    COMPACTION_MARK_KEY,
+    CompactionMark,
+    compaction_mark,
+    effective_committed_view,
+    effective_messages,
+    stamp_compaction_mark,
+    strip_unpaired_tool_calls,
+    with_compaction_mark,
 )
 from workbench.strategies.awaken._plan import (
     MIN_COMPACTION_GAIN_TOKENS,
@@ -112,21 +124,22 @@ from workbench.strategies.awaken._truncate import (
 from workbench.strategies.awaken._view import role_of
 
 __all__ = [
-    "DEFAULT_SUMMARIZER_SYSTEM_PROMPT", "DEFAULT_SUMMARIZER_USER_PROMPT",
+    "COMPACTION_MARK_KEY", "DEFAULT_SUMMARIZER_SYSTEM_PROMPT", "DEFAULT_SUMMARIZER_USER_PROMPT",
     "INTERRUPTED_TOOL_RESULT_TEXT", "MIN_COMPACTION_GAIN_TOKENS", "PREVIEW_MARKER",
     "SKIP_REASON_MIN_SAVINGS_RATIO", "SUMMARY_CLOSE_TAG", "SUMMARY_OPEN_TAG",
     "AppliedCompaction", "ArtifactCompactionConfig", "BackOff", "CompactionConfig",
+    "CompactionMark",
     "CompactionExecutionMode", "CompactionOutcome", "CompactionPlan", "CompactionRawRetention",
     "ContextCompactionMode", "ContextWindowPolicy", "CumulativeSummary", "MessageCounter",
     "SavingsCheck", "SummarizationError", "TruncationResult",
     "abandoned_call_ids", "adjust_split_for_tool_pairs", "apply_summary", "build_summary_prompt",
     "check_savings", "compact_artifact", "compact_once", "compact_tool_results",
-    "compaction_keep_suffix", "compaction_savings_ratio_ppm", "content_chars", "effective_policy",
+    "compaction_keep_suffix", "compaction_mark", "effective_committed_view", "effective_messages", "compaction_savings_ratio_ppm", "content_chars", "effective_policy",
     "ensure_ids", "estimate_message_tokens", "estimate_tokens", "estimate_tool_tokens",
     "extract_previous_summary", "find_compaction_boundary", "find_split_point",
     "is_summary_message", "latest_user_suffix", "memo_counter", "min_savings_ratio_ppm",
     "patch_dangling_tool_calls", "plan_compaction", "ratio_to_ppm", "render_transcript",
-    "role_of", "should_compact", "summarize_cumulative", "summary_message",
+    "role_of", "should_compact", "stamp_compaction_mark", "strip_unpaired_tool_calls", "summarize_cumulative", "summary_message",
     "summary_message_tokens", "system_prefix_length", "tiktoken_counter",
-    "trim_to_compaction_boundary", "truncate",
+    "trim_to_compaction_boundary", "truncate", "with_compaction_mark",
 ]
