@@ -115,6 +115,7 @@ def strip_unpaired_tool_calls(messages: Sequence[Message]) -> list[Message]:
     issued = {cid for m in messages for cid in call_ids(m)}
     answered = {cid for m in messages for cid in result_ids(m)}
     out: list[Message] = []
+    kind: type[ToolRequest] | type[ToolResponse]
     for msg in messages:
         if msg.role == "assistant":
             drop, kind = set(call_ids(msg)) - answered, ToolRequest
