@@ -12,6 +12,7 @@ Layers, smallest first:
   `_replay_table` turns `ReplayResult` objects into a table and a plot.
 """
 
+from workbench.strategies._awaken import AwakenSettings, AwakenStrategy
 from workbench.strategies._base import (
     CompactionRequest,
     NoSettings,
@@ -19,6 +20,15 @@ from workbench.strategies._base import (
     StrategyResult,
     render_context,
 )
+from workbench.strategies._goose import GooseStrategy
+from workbench.strategies._mask import (
+    MASK_PLACEHOLDER,
+    MaskSettings,
+    ObservationMasking,
+    mask_observations,
+)
+from workbench.strategies._none import NoCompaction
+from workbench.strategies._reference import RecordedSummary, ReferenceSettings, reference_summary
 from workbench.strategies._registry import (
     STRATEGIES,
     get_strategy,
@@ -26,18 +36,23 @@ from workbench.strategies._registry import (
     strategy_class,
     strategy_names,
 )
-
-# Built-ins register on import, in this order.
-from workbench.strategies._goose import GooseStrategy  # noqa: I001
-from workbench.strategies._none import NoCompaction
-from workbench.strategies._mask import MASK_PLACEHOLDER, MaskSettings, ObservationMasking, mask_observations
+from workbench.strategies._replay import (
+    CompactionRound,
+    ReplayResult,
+    TurnRow,
+    replay_session,
+    replay_session_async,
+)
+from workbench.strategies._replay_table import plot_replay, replay_frame, replay_table
 from workbench.strategies._truncate import TruncateSettings, Truncation, truncate_history
-from workbench.strategies._reference import RecordedSummary, ReferenceSettings, reference_summary
 
 __all__ = [
     "MASK_PLACEHOLDER",
     "STRATEGIES",
+    "AwakenSettings",
+    "AwakenStrategy",
     "CompactionRequest",
+    "CompactionRound",
     "GooseStrategy",
     "MaskSettings",
     "NoCompaction",
@@ -45,14 +60,21 @@ __all__ = [
     "ObservationMasking",
     "RecordedSummary",
     "ReferenceSettings",
+    "ReplayResult",
     "Strategy",
     "StrategyResult",
     "TruncateSettings",
     "Truncation",
+    "TurnRow",
     "get_strategy",
     "mask_observations",
+    "plot_replay",
     "reference_summary",
     "render_context",
+    "replay_frame",
+    "replay_session",
+    "replay_session_async",
+    "replay_table",
     "strategy",
     "strategy_class",
     "strategy_names",

@@ -99,6 +99,8 @@ class Strategy(ABC):
         uses_model: False when `compact` never calls the model: the harness then runs such a
             strategy once per session and window instead of once per model.
         uses_template: False when the template variant does not matter.
+        compacts: False for a strategy that never changes the history (``none``): a replay
+            then never fires its trigger.
 
     Args:
         settings: Validated settings (an instance of `Settings`); defaults when None.
@@ -108,6 +110,7 @@ class Strategy(ABC):
     Settings: ClassVar[type[BaseModel]] = NoSettings
     uses_model: ClassVar[bool] = True
     uses_template: ClassVar[bool] = True
+    compacts: ClassVar[bool] = True
 
     def __init__(self, settings: BaseModel | None = None) -> None:
         self.settings: Any = settings if settings is not None else self.Settings()

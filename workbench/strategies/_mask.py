@@ -55,18 +55,18 @@ def mask_observations(messages: list[Message], keep_last: int = 3,
     turn_of_request: dict[str, int] = {}
     turns: list[int] = []
     for i, m in enumerate(visible):
-        if m.role == "assistant" and m.tool_requests:
+        if m.role == "assistant" and m.tool_requests():
             turns.append(i)
-            for req in m.tool_requests:
+            for req in m.tool_requests():
                 turn_of_request[req.id] = i
-    kept_turns = set(turns[len(turns) - keep_last:]) if keep_last else set()
+    kept_turns = set(turns[max(len(turns) - keep_last, 0):]) if keep_last else set()
     out: list[Message] = []
     masked = 0
     last_turn = -1
     for i, m in enumerate(visible):
-        if m.role == "assistant" and m.tool_requests:
+        if m.role == "assistant" and m.tool_requests():
             last_turn = i
-        if not m.tool_responses:
+        if not m.tool_responses():
             out.append(m)
             continue
         content = []

@@ -20,6 +20,7 @@ class NoCompaction(Strategy):
 
     uses_model = False
     uses_template = False
+    compacts = False
 
     async def compact(self, request: CompactionRequest) -> StrategyResult:
         """Return the history unchanged; nothing is billed."""

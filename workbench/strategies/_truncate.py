@@ -56,9 +56,9 @@ def truncate_history(messages: list[Message], budget: int, estimator: object,
             break
         total += cost
         start = i
-    requested = {r.id for m in visible[start:] for r in m.tool_requests}
-    while (start < len(visible) - min_messages and visible[start].tool_responses
-           and not any(r.id in requested for r in visible[start].tool_responses)):
+    requested = {r.id for m in visible[start:] for r in m.tool_requests()}
+    while (start < len(visible) - min_messages and visible[start].tool_responses()
+           and not any(r.id in requested for r in visible[start].tool_responses())):
         start += 1
     return visible[start:]
 
