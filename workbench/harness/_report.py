@@ -324,4 +324,32 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
                                            forgotten, failures), encoding="utf-8")
     paths["html"].write_text(_html(title, run_line, table, comparisons, pngs, forgotten,
                                    failures), encoding="utf-8")
+    _add_replay_section(results, out, paths)
     return paths
+
+
+def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None:
+    """Append the whole-session replay table and plots, when the run has replays."""
+    if not hasattr(results, "replays") or results.replays.empty:
+        return
+    from workbench.harness._replay_results import replay_report
+    from workbench.strategies._replay_table import REPLAY_KEYS
+
+    table, pngs = replay_report(results, out)
+    paths["replay_csv"] = out / "replay.csv"
+    table.to_csv(paths["replay_csv"], index=False)
+    formats = {c: "{:,.0f}" for c in table.columns if c not in REPLAY_KEYS
+               and not c.startswith(("facts_", "probe_"))}
+    formats.update({c: "{:.1%}" for c in table.columns if c.startswith(("facts_", "probe_"))})
+    heading = "Whole-session replay"
+    md = [f"\n## {heading}\n", markdown_table(table, formats)]
+    md += [f"![{name}]({name})\n" for name in pngs]
+    with paths["markdown"].open("a", encoding="utf-8") as fh:
+        fh.write("\n".join(md))
+    images = "".join(f'<figure><img alt="{name}" src="data:image/png;base64,'
+                     f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
+    section = f"<h2>{heading}</h2>{_html_table(table, 'replay', formats)}{images}"
+    text = paths["html"].read_text(encoding="utf-8")
+    paths["html"].write_text(text.replace("</body>", section + "\n</body>", 1), encoding="utf-8")
+    for name in pngs:
+        paths[f"plot_{name.removesuffix('.png')}"] = out / name

@@ -9,7 +9,7 @@ own settings (validated by its pydantic ``Settings``: an unknown key is an error
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -119,8 +119,9 @@ class ReplaySpec(BaseModel):
     """Context windows the agent runs under."""
     thresholds: list[float] = Field(default_factory=lambda: [0.8], min_length=1)
     """Compaction triggers: compact before a turn whose prompt reaches threshold x window."""
-    probes: bool = True
-    """Score fact survival after every compaction round (the harness probes)."""
+    probes: Literal["facts", "all", "none"] = "facts"
+    """What to score after every compaction round: ``facts`` (planted facts still in the
+    context), ``all`` (also the files/errors/requests probes: slower) or ``none``."""
 
     @model_validator(mode="after")
     def _check(self) -> ReplaySpec:

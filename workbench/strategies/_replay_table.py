@@ -49,6 +49,9 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     frame = results if isinstance(results, pd.DataFrame) else replay_frame(results)
     by = list(by)
     columns = [*by, "sessions", *REPLAY_COLUMNS]
+    if "billed_tokens" not in frame.columns and not frame.empty:
+        frame = frame.assign(billed_tokens=pd.to_numeric(frame["billed_input_tokens"])
+                             + pd.to_numeric(frame["billed_output_tokens"]))
     if frame.empty:
         return pd.DataFrame(columns=columns)
     rows = []
@@ -56,6 +59,9 @@ def replay_table(results: Iterable[ReplayResult] | Any,
         key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
         for col in REPLAY_COLUMNS:
+            if col not in g.columns:
+                row[col] = None
+                continue
             values = pd.to_numeric(g[col], errors="coerce")
             if col == "peak_context":
                 row[col] = values.max()
