@@ -216,3 +216,19 @@ async def test_background_summarizer_uses_snapshot_not_live_messages() -> None:
     swapped = apply_summary(thread, plan.boundary_message_id, summary.text)
     assert swapped is not None
     assert [m.id for m in swapped[0][1:]] == ["8", "9", "late"]
+
+
+async def test_a_growing_cumulative_summary_fails_the_ratio_when_little_new_text_came_in() -> None:
+    from workbench.strategies.awaken import summary_message
+
+    stored = summary_message("f" * 3000, id="old")  # 3047 bytes: 765 tokens
+    model = ScriptedModel(["f" * 3800])  # the rewrite grows: 4 + 3847 // 4 = 965 tokens
+    short = [stored, *conversation(4)]  # prefix through index 2: 765 + 2 * 254 = 1273
+    outcome = await compact_once(short, ContextWindowPolicy(), model)
+    assert outcome.status == "skipped" and outcome.savings is not None
+    assert (outcome.savings.pre_tokens, outcome.savings.post_tokens,
+            outcome.savings.savings_ratio_ppm) == (1273, 965, 241_948)
+    longer = [stored, *conversation(8)]  # enough new raw text: 765 + 6 * 254 = 2289
+    outcome = await compact_once(longer, ContextWindowPolicy(), model)
+    assert outcome.status == "applied" and outcome.savings is not None
+    assert outcome.savings.savings_ratio_ppm == 578_419
