@@ -25,8 +25,7 @@ from workbench.strategies._base import (
     CompactionRequest,
     Strategy,
     StrategyResult,
-    render_context,
-    visible_tokens,
+    scored_view,
 )
 from workbench.strategies._registry import strategy
 
@@ -144,13 +143,14 @@ class AwakenStrategy(Strategy):
         changed = applied or dropped > 0 or any(a is not b for a, b in zip(context, thread,
                                                                             strict=False))
         summary = outcome.summary.text if applied and outcome.summary is not None else None
+        text, tokens = scored_view(context, request)
         detail: dict[str, Any] = {"status": outcome.status, "truncated_messages": dropped}
         if outcome.savings is not None:
             detail["savings_ppm"] = outcome.savings.savings_ratio_ppm
         return StrategyResult(
             context=context, usages=list(outcome.usage), attempts=attempts,
-            summary_text=summary if summary is not None else render_context(context),
-            retained_tokens=visible_tokens(context, request.estimator), compacted=changed,
+            summary_text=summary if summary is not None else text,
+            retained_tokens=tokens, compacted=changed,
             parse_outcome="text" if outcome.summary is not None else None, structured=False,
             detail=detail)
 

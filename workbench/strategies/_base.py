@@ -41,6 +41,9 @@ class CompactionRequest:
         manual_compact: Compact as a manual ``/compact`` (Goose's flag).
         session: The recorded session, for strategies that read its ``meta`` (the reference).
         boundary: Where in `messages` the compaction happens (None = after the last message).
+        score: False when the caller only needs the next context (a replay): strategies
+            without a summary may then leave `StrategyResult.summary_text` empty and
+            `StrategyResult.retained_tokens` at 0 instead of rendering and counting it all.
     """
 
     messages: Sequence[Message]
@@ -52,6 +55,7 @@ class CompactionRequest:
     manual_compact: bool = True
     session: Any = None
     boundary: int | None = None
+    score: bool = True
 
     def __post_init__(self) -> None:
         if self.estimator is None:
@@ -131,6 +135,14 @@ class Strategy(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.settings.model_dump().items())
         return f"{type(self).__name__}({args})"
+
+
+def scored_view(context: Sequence[Message], request: CompactionRequest) -> tuple[str, int]:
+    """(`render_context`, `visible_tokens`) of `context`, or ("", 0) when the request does not
+    score."""
+    if not request.score:
+        return "", 0
+    return render_context(context), visible_tokens(context, request.estimator)
 
 
 def render_context(messages: Sequence[Message]) -> str:

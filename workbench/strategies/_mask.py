@@ -16,8 +16,7 @@ from workbench.strategies._base import (
     CompactionRequest,
     Strategy,
     StrategyResult,
-    render_context,
-    visible_tokens,
+    scored_view,
 )
 from workbench.strategies._registry import strategy
 
@@ -103,6 +102,7 @@ class ObservationMasking(Strategy):
         """Mask older tool outputs; nothing is billed."""
         s = self.settings
         context, masked = mask_observations(list(request.messages), s.keep_last, s.placeholder)
-        return StrategyResult(context=context, summary_text=render_context(context),
-                              retained_tokens=visible_tokens(context, request.estimator),
+        text, tokens = scored_view(context, request)
+        return StrategyResult(context=context, summary_text=text,
+                              retained_tokens=tokens,
                               compacted=masked > 0, detail={"masked_outputs": masked})

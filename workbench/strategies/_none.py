@@ -6,8 +6,7 @@ from workbench.strategies._base import (
     CompactionRequest,
     Strategy,
     StrategyResult,
-    render_context,
-    visible_tokens,
+    scored_view,
 )
 from workbench.strategies._registry import strategy
 
@@ -25,6 +24,7 @@ class NoCompaction(Strategy):
     async def compact(self, request: CompactionRequest) -> StrategyResult:
         """Return the history unchanged; nothing is billed."""
         context = list(request.messages)
-        return StrategyResult(context=context, summary_text=render_context(context),
-                              retained_tokens=visible_tokens(context, request.estimator),
+        text, tokens = scored_view(context, request)
+        return StrategyResult(context=context, summary_text=text,
+                              retained_tokens=tokens,
                               compacted=False, detail={"reason": "no compaction"})

@@ -424,7 +424,7 @@ async def _compact(strategy: Strategy, ctx: _Context, session: Any, index: int, 
     request = CompactionRequest(messages=list(ctx.messages), model=model, window=window,
                                 estimator=estimator, templates=templates,
                                 options=dict(options or {}), manual_compact=False,
-                                session=session)
+                                session=session, score=False)
     try:
         out = await strategy.compact(request)
     except Exception as exc:  # a failed round is recorded; the session goes on uncompacted

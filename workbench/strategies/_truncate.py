@@ -15,8 +15,7 @@ from workbench.strategies._base import (
     CompactionRequest,
     Strategy,
     StrategyResult,
-    render_context,
-    visible_tokens,
+    scored_view,
 )
 from workbench.strategies._registry import strategy
 
@@ -82,6 +81,7 @@ class Truncation(Strategy):
             budget = int(request.window * s.target_ratio)
             context = truncate_history(messages, budget, request.estimator, s.min_messages)
         dropped = len(visible) - len(context)
-        return StrategyResult(context=context, summary_text=render_context(context),
-                              retained_tokens=visible_tokens(context, request.estimator),
+        text, tokens = scored_view(context, request)
+        return StrategyResult(context=context, summary_text=text,
+                              retained_tokens=tokens,
                               compacted=dropped > 0, detail={"messages_dropped": dropped})
