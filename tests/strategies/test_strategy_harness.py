@@ -121,8 +121,10 @@ def test_the_reference_row_appears_for_claude_code_sessions_with_a_compaction(
         tmp_path: Path, shared_sessions: Path) -> None:
     folder = shared_sessions / "claude-code" / "test" / "fixtures" / "transcripts"
     exp = Experiment.from_dict({"name": "ref", "sessions": [str(folder / "*.jsonl")],
-                                "models": ["extractive"], "strategies": ["reference", "none"],
-                                "windows": ["none"], "base_dir": str(tmp_path)})
+                                "models": ["extractive"],
+                                "strategies": ["reference", "none",
+                                               {"name": "truncate", "at": "recorded"}],
+                                "windows": ["32k"], "base_dir": str(tmp_path)})
     results = run_experiment(exp, tmp_path / "run", progress=False)
     ref = results.cells[results.cells["strategy"] == "reference"].set_index("session_id")
     assert sorted(ref.index) == ["4d5611e5-241a-462a-8d15-5122611a9569",
@@ -141,7 +143,12 @@ def test_the_reference_row_appears_for_claude_code_sessions_with_a_compaction(
         text = (tmp_path / "run" / ref.loc[sid, "summary_path"]).read_text(encoding="utf-8")
         assert text.rstrip("\n") == recorded["text"].rstrip("\n")
         assert 0 < ref.loc[sid, "probe_recall"] <= 1
-    assert "reference" in set(results.table()["strategy"])
+    # A strategy compacted "at recorded" faces the same prefix and the same probes.
+    at = results.cells[results.cells["strategy"] == "truncate@recorded"].set_index("session_id")
+    assert sorted(at.index) == sorted(ref.index)
+    assert (at["original_tokens"] == ref["original_tokens"]).all()
+    assert (at["retained_tokens"] <= 16384).all()
+    assert set(results.table()["strategy"]) == {"reference", "none", "truncate@recorded"}
 
 
 def test_the_reference_strategy_cuts_at_the_recorded_boundary() -> None:

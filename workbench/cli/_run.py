@@ -80,6 +80,10 @@ def _print_replays(results: Results) -> None:
     for col in shown.columns:
         if col == "facts_recall_mean":
             shown[col] = ["—" if pd.isna(v) else f"{v:.1%}" for v in shown[col]]
+        elif col == "window":
+            from workbench.harness._experiment import format_window
+
+            shown[col] = [format_window(int(v)) for v in shown[col]]
         elif col not in ("strategy", "threshold"):
             shown[col] = ["—" if pd.isna(v) else f"{v:,.0f}" for v in shown[col]]
     click.echo("\nwhole-session replay (means per session):")

@@ -47,6 +47,8 @@ class Cell:
         strategy_name: The registered strategy name behind `strategy`.
         strategy_settings: Its settings as written in the experiment.
         uses_model: False for strategies that call no model (their model label is ``none``).
+        strategy_at: ``end`` (compact the whole recording) or ``recorded`` (at the recorded
+            agent's first compaction boundary).
     """
 
     cell_id: str
@@ -66,6 +68,7 @@ class Cell:
     strategy_settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False,
                                               repr=False)
     uses_model: bool = True
+    strategy_at: str = "end"
 
 
 def cell_key(session_id: str, strategy: str, model: str, template: str, window: int | None,
@@ -192,7 +195,8 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
     for session in sessions:
         for entry in experiment.strategies:
             kind = strategy_class(entry.name)
-            if not kind.applies_to(session):
+            if not kind.applies_to(session) or (
+                    entry.at == "recorded" and not strategy_class("reference").applies_to(session)):
                 continue
             # A strategy that calls no model runs once, not once per model (or template).
             models = (list(enumerate(experiment.models)) if kind.uses_model
@@ -217,5 +221,5 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
                                 params=dict(spec.params) if spec is not None else {},
                                 strategy_name=entry.name,
                                 strategy_settings=dict(entry.settings),
-                                uses_model=kind.uses_model))
+                                uses_model=kind.uses_model, strategy_at=entry.at))
     return cells

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from workbench.errors import ConfigError
 from workbench.harness._cells import Cell
 from workbench.harness._experiment import Experiment
 from workbench.sessions import Session
-from workbench.strategies import CompactionRequest, StrategyResult, get_strategy
+from workbench.strategies import CompactionRequest, StrategyResult, get_strategy, reference_summary
 
 __all__ = ["run_strategy", "scored_session"]
 
@@ -30,11 +31,32 @@ async def run_strategy(cell: Cell, session: Session, variant: Any, model: Any,
         The `StrategyResult`.
     """
     strategy = get_strategy(cell.strategy_name, cell.strategy_settings)
+    messages = session.messages
+    if cell.strategy_at == "recorded" and cell.strategy_name != "reference":
+        messages = recorded_prefix(session)
     request = CompactionRequest(
-        messages=session.messages, model=model, window=cell.window, estimator=estimator,
+        messages=messages, model=model, window=cell.window, estimator=estimator,
         templates=variant.templates, options=dict(variant.options),
         manual_compact=experiment.manual_compact, session=session)
-    return await strategy.compact(request)
+    result = await strategy.compact(request)
+    if messages is not session.messages:
+        result.detail["scored_messages"] = messages
+    return result
+
+
+def recorded_prefix(session: Session) -> list[Any]:
+    """The messages before the first recorded summary's boundary (what the ``reference`` row
+    covers).
+
+    Raises:
+        ConfigError: the session carries no recorded summary.
+    """
+    found = reference_summary(session)
+    if found is None:
+        raise ConfigError(f"session {session.id} carries no recorded summary to compact at")
+    index = found.get("index")
+    end = len(session.messages) if index is None else int(index)
+    return list(session.messages[:end])
 
 
 def scored_session(session: Session, result: StrategyResult) -> Session:

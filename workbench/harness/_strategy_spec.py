@@ -33,6 +33,10 @@ def strategy_label(name: str, settings: dict[str, Any]) -> str:
     return f"{name}[{inner}]"
 
 
+ENTRY_KEYS = ("name", "label", "at")
+"""Keys of a strategies table that are not the strategy's own settings."""
+
+
 class StrategyEntry(BaseModel):
     """One ``strategies`` entry: a registered strategy name with its settings."""
 
@@ -43,6 +47,10 @@ class StrategyEntry(BaseModel):
     ``reference`` (or one a plugin registered)."""
     label: str | None = Field(default=None, min_length=1)
     """Short name for tables and cell keys; default: the name plus its settings."""
+    at: Literal["end", "recorded"] = "end"
+    """Where the history is compacted: ``end`` (the whole recording) or ``recorded`` (at the
+    first compaction the recorded agent made, scored against that prefix, as the ``reference``
+    row is; only sessions with a recorded summary get such cells)."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """The strategy's settings (in TOML, written beside ``name`` in the same table)."""
 
@@ -52,8 +60,8 @@ class StrategyEntry(BaseModel):
         if isinstance(value, str):
             return {"name": value}
         if isinstance(value, dict) and "settings" not in value:
-            own = {k: v for k, v in value.items() if k in ("name", "label")}
-            rest = {k: v for k, v in value.items() if k not in ("name", "label")}
+            own = {k: v for k, v in value.items() if k in ENTRY_KEYS}
+            rest = {k: v for k, v in value.items() if k not in ENTRY_KEYS}
             return {**own, "settings": rest}
         return value
 
@@ -73,15 +81,19 @@ class StrategyEntry(BaseModel):
     def __eq__(self, other: object) -> bool:
         # A bare name compares equal to the entry it stands for ("goose" == goose entry).
         if isinstance(other, str):
-            return self.label is None and not self.settings and self.name == other
+            return (self.label is None and not self.settings and self.at == "end"
+                    and self.name == other)
         return super().__eq__(other)
 
     __hash__ = None  # type: ignore[assignment]
 
     @property
     def display(self) -> str:
-        """How the strategy is named in cell keys and tables."""
-        return self.label or strategy_label(self.name, self.settings)
+        """How the strategy is named in cell keys and tables (``@recorded`` marks ``at``)."""
+        if self.label:
+            return self.label
+        base = strategy_label(self.name, self.settings)
+        return base if self.at == "end" or self.name == "reference" else f"{base}@recorded"
 
     def build(self) -> Any:
         """The `Strategy` instance."""
@@ -91,11 +103,13 @@ class StrategyEntry(BaseModel):
 
     def to_toml_value(self) -> Any:
         """The entry in TOML shape: the bare name when it has no label or settings."""
-        if self.label is None and not self.settings:
+        if self.label is None and not self.settings and self.at == "end":
             return self.name
         out: dict[str, Any] = {"name": self.name}
         if self.label is not None:
             out["label"] = self.label
+        if self.at != "end":
+            out["at"] = self.at
         out.update(self.settings)
         return out
 
