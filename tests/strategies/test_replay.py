@@ -178,3 +178,15 @@ def test_the_strategy_object_can_be_passed_directly_with_a_label() -> None:
                             estimator=CharEstimator(), label="mask-1")
     assert result.strategy == "mask-1"
     assert result.summary()["strategy"] == "mask-1"
+
+
+def test_replaying_never_changes_the_recorded_session() -> None:
+    from workbench.models import load_model
+
+    session = load_session(ROOT / "datasets" / "gen-025k-s3.json")
+    before = [m.to_goose() for m in session.messages]
+    for name in ("goose", "awaken", "mask", "truncate"):
+        result = replay_session(session, name, window=8192, threshold=0.6,
+                                model=load_model("extractive"))
+        assert result.compactions > 0, name
+    assert [m.to_goose() for m in session.messages] == before

@@ -28,8 +28,17 @@ class GooseStrategy(Strategy):
 
         if request.model is None:
             raise ValueError("the goose strategy needs a model")
+        messages = list(request.messages)
+        if not request.manual_compact:
+            from workbench.context_mgmt._compact_messages import _find_preserved
+
+            # Goose re-dates the prompt it preserves in place; give it a copy, so compacting
+            # never changes the caller's recorded messages (a replay walks them again).
+            found = _find_preserved(messages)
+            if found is not None:
+                messages[found[0]] = found[1].copy_with()
         result = await compact_messages(
-            request.model, list(request.messages), manual_compact=request.manual_compact,
+            request.model, messages, manual_compact=request.manual_compact,
             templates=request.templates, estimator=request.estimator, **request.options)
         summary = result.summary
         records = list(summary.attempt_records)

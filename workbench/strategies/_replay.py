@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from workbench.messages import Message
@@ -461,7 +461,3 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
 
-
-def with_label(result: ReplayResult, label: str) -> ReplayResult:
-    """A copy of `result` under another strategy label."""
-    return replace(result, strategy=label)
