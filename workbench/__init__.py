@@ -92,6 +92,18 @@ _EXPORTS: dict[str, str] = {
     "redact_obj": "workbench._redact",
     "RunFolderLocked": "workbench.errors",
     "BudgetReached": "workbench.errors",
+    # strategies and whole-session replay (issue 10)
+    "Strategy": "workbench.strategies",
+    "StrategyResult": "workbench.strategies",
+    "CompactionRequest": "workbench.strategies",
+    "strategy": "workbench.strategies",
+    "get_strategy": "workbench.strategies",
+    "strategy_names": "workbench.strategies",
+    "replay_session": "workbench.strategies",
+    "replay_session_async": "workbench.strategies",
+    "ReplayResult": "workbench.strategies",
+    "replay_table": "workbench.strategies",
+    "plot_replay": "workbench.strategies",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -185,6 +197,19 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         inspect_session,
         load_session,
         load_sessions,
+    )
+    from workbench.strategies import (
+        CompactionRequest,
+        ReplayResult,
+        Strategy,
+        StrategyResult,
+        get_strategy,
+        plot_replay,
+        replay_session,
+        replay_session_async,
+        replay_table,
+        strategy,
+        strategy_names,
     )
     from workbench.tokens import (
         TiktokenEstimator,

@@ -108,3 +108,21 @@ def test_every_replayed_attempt_links_to_its_recording_by_prompt_hash(
     # Each ladder step sends a different prompt.
     per_cell = attempts.groupby("cell_id")["prompt_hash"].nunique()
     assert (per_cell == attempts.groupby("cell_id").size()).all()
+
+
+def test_the_default_run_replays_two_sessions_under_five_strategies(
+        default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    out, stdout = default_run
+    results = Results.load(out)
+    replays = results.replays
+    assert set(replays["status"]) == {"ok"}
+    assert sorted(set(replays["session_id"])) == ["gen-025k-s3", "gen-050k-s4"]
+    table = results.replay_table()
+    assert list(dict.fromkeys(table["strategy"])) == [
+        "goose", "awaken", "mask[keep_last=3]", "truncate", "none"]
+    assert len(table) == 5 * 2  # strategies x thresholds
+    assert "whole-session replay" in stdout
+    none = table[table["strategy"] == "none"]
+    assert (none["compactions"] == 0).all() and (none["overflow_turns"] > 0).all()

@@ -19,7 +19,7 @@ def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
 def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
-                           "m004_attempt_prompt_hash"]
+                           "m004_attempt_prompt_hash", "m010_replays"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -96,5 +96,5 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
         m(db)
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
-    assert migrate(db) == ["m004_attempt_prompt_hash"]
+    assert migrate(db) == ["m004_attempt_prompt_hash", "m010_replays"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]

@@ -52,6 +52,9 @@ def test_the_notebook_runs_offline_and_shows_table_widgets_and_export(
     assert any("parse_success_pct" in t and "<table" in t for t in texts)
     assert any("winner: lean-facts" in t for t in texts)
     assert any("image/png" in o.get("data", {}) for o in outputs)
+    # Strategies as a table dimension, and the whole-session replay table.
+    assert any("mask[keep_last=3]" in t and "<table" in t for t in texts)
+    assert any("cache_breaks" in t and "awaken" in t for t in texts)
     goose_prompts = _user_dir / "xdg" / "goose" / "prompts"
     exported = re.compile(rf"export '[\w-]+' -> {re.escape(str(goose_prompts))} \(dry run\)")
     assert any(exported.search(t) for t in texts)

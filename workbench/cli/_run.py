@@ -51,7 +51,7 @@ def _print_results(results: Results) -> None:
         from workbench.harness._experiment import format_window
         from workbench.harness._table import column_formats, format_cell
 
-        keep = [c for c in table.columns if c in ("template", "model", "window") or
+        keep = [c for c in table.columns if c in ("strategy", "template", "model", "window") or
                 c in TABLE_COLUMNS]
         shown = table[keep].copy()
         if "window" in shown:
@@ -62,7 +62,33 @@ def _print_results(results: Results) -> None:
             shown[col] = [format_cell(v, fmt) for v in shown[col]]
         with pd.option_context("display.width", 250, "display.max_columns", 40):
             click.echo(shown.to_string(index=False))
+    _print_replays(results)
     errors = int((results.cells["status"] == "error").sum()) if not results.cells.empty else 0
     click.echo(f"\nrun folder: {results.run_dir} ({len(results.cells)} cells, {errors} errors, "
                f"status {results.status})")
     click.echo(f"report: workbench report {results.run_dir}")
+
+
+REPLAY_SHOWN = ("strategy", "window", "threshold", "sessions", "compactions", "billed_tokens",
+                "cache_breaks", "peak_context", "overflow_turns", "facts_recall_mean")
+
+
+def _print_replays(results: Results) -> None:
+    import pandas as pd
+
+    if results.replays.empty:
+        return
+    table = results.replay_table()
+    shown = table[[c for c in REPLAY_SHOWN if c in table.columns]].copy()
+    for col in shown.columns:
+        if col == "facts_recall_mean":
+            shown[col] = ["—" if pd.isna(v) else f"{v:.1%}" for v in shown[col]]
+        elif col == "window":
+            from workbench.harness._experiment import format_window
+
+            shown[col] = [format_window(int(v)) for v in shown[col]]
+        elif col not in ("strategy", "threshold"):
+            shown[col] = ["—" if pd.isna(v) else f"{v:,.0f}" for v in shown[col]]
+    click.echo("\nwhole-session replay (means per session):")
+    with pd.option_context("display.width", 250, "display.max_columns", 40):
+        click.echo(shown.to_string(index=False))

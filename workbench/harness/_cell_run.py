@@ -132,7 +132,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         out: The run folder (summaries are written under it).
         run_id: The current run's id.
     """
-    from workbench.context_mgmt import compact_messages
+    from workbench.harness._strategy_run import run_strategy, scored_session
 
     estimator = default_estimator()
     row: dict[str, Any] = {
@@ -146,27 +146,28 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
     recorder: _Recorder | None = None
     try:
         row["original_tokens"] = estimator.count_context_tokens(session.messages)
-        model = recorder = _Recorder(model_for(cell))
-        result = await compact_messages(
-            model, session.messages, manual_compact=experiment.manual_compact,
-            templates=variant.templates, estimator=estimator, **variant.options)
+        model = recorder = _Recorder(model_for(cell)) if cell.uses_model else None
+        result = await run_strategy(cell, session, variant, model, experiment, estimator)
         row["latency_ms"] = (time.perf_counter() - started) * 1000
-        summary = result.summary
-        records = list(summary.attempt_records)
-        text = summary.message.concat_text()
+        records = list(result.attempts)
+        text = result.summary_text
         summary_tokens = estimator.count_text_tokens(text)
-        usages = [r.usage for r in records if r.usage is not None] or [summary.usage]
+        usages = list(result.usages)
         row.update(_sum_usage(usages) | _ladder_columns(records))
-        row.update(status="ok", retained_tokens=result.retained_context_tokens,
-                   summary_tokens=summary_tokens, parse_outcome=summary.parse_outcome,
-                   structured=int(bool(summary.structured)))
+        row.update(status="ok", retained_tokens=result.retained_tokens,
+                   summary_tokens=summary_tokens, parse_outcome=result.parse_outcome,
+                   structured=int(bool(result.structured)) if cell.uses_model else None)
         row["summary_path"] = _write_summary(out, cell, text)
-        if model.last_text is not None:  # the parser's input, shown in the report's drill-down
+        if model is not None and model.last_text is not None:  # the parser's input (drill-down)
             (out / "summaries" / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
                                                                        encoding="utf-8")
+        if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
+            session = scored_session(session, result)
+            row["original_tokens"] = estimator.count_context_tokens(session.messages)
         metrics = _metrics_module()
         if metrics is not None:
-            structured = _parse_structured(model.last_text) if summary.structured else None
+            last_text = model.last_text if model is not None else None
+            structured = _parse_structured(last_text) if result.structured else None
             values = metrics.compute_metrics(session, text, structured,
                                              original_tokens=row["original_tokens"],
                                              summary_tokens=summary_tokens)

@@ -17,11 +17,14 @@ from typing import Any
 from workbench.errors import ConfigError
 from workbench.harness._experiment import Experiment, SessionSource, format_window, project_root
 from workbench.sessions import Session, load_sessions
+from workbench.strategies import strategy_class
 
 MANIFEST = "datasets/manifest.json"
 ALL_DATASETS = "dataset:all"
 ALL_TEMPLATES = "all"
 DEFAULT_TEMPLATE = "default"
+NO_MODEL = "none"
+"""Model label of cells whose strategy calls no model (masking, truncation...)."""
 
 
 @dataclass(frozen=True)
@@ -34,13 +37,18 @@ class Cell:
         session_id: `Session.id` of the session compacted.
         session_path: The file it was read from.
         session_format: The importer that read it.
-        strategy: Compaction strategy name (``goose``).
+        strategy: Compaction strategy label (``goose``, ``mask[keep_last=3]``...).
         model: Model label (string plus public params) as shown in tables.
         model_string: The string passed to ``load_model``.
         template: Template variant name.
         window: Simulated context window in tokens, or None for no cap.
         repeat: Repeat index, from 0.
         model_index: Position of the model in ``Experiment.models``.
+        strategy_name: The registered strategy name behind `strategy`.
+        strategy_settings: Its settings as written in the experiment.
+        uses_model: False for strategies that call no model (their model label is ``none``).
+        strategy_at: ``end`` (compact the whole recording) or ``recorded`` (at the recorded
+            agent's first compaction boundary).
     """
 
     cell_id: str
@@ -56,6 +64,11 @@ class Cell:
     repeat: int
     model_index: int = 0
     params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    strategy_name: str = "goose"
+    strategy_settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False,
+                                              repr=False)
+    uses_model: bool = True
+    strategy_at: str = "end"
 
 
 def cell_key(session_id: str, strategy: str, model: str, template: str, window: int | None,
@@ -180,20 +193,33 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
     cells: list[Cell] = []
     seen: set[str] = set()
     for session in sessions:
-        for strategy in experiment.strategies:
-            for model_index, spec in enumerate(experiment.models):
-                for template in templates:
+        for entry in experiment.strategies:
+            kind = strategy_class(entry.name)
+            if not kind.applies_to(session) or (
+                    entry.at == "recorded" and not strategy_class("reference").applies_to(session)):
+                continue
+            # A strategy that calls no model runs once, not once per model (or template).
+            models = (list(enumerate(experiment.models)) if kind.uses_model
+                      else [(0, None)])
+            for model_index, spec in models:
+                model_label = spec.label if spec is not None else NO_MODEL
+                for template in templates if kind.uses_template else templates[:1]:
                     for window in experiment.windows:
                         for repeat in range(experiment.repeats):
-                            key = cell_key(session.id, strategy, spec.label, template, window,
-                                           repeat)
+                            key = cell_key(session.id, entry.display, model_label, template,
+                                           window, repeat)
                             if key in seen:  # the same model or window listed twice
                                 continue
                             seen.add(key)
                             cells.append(Cell(
                                 cell_id=cell_id_for(key), key=key, session_id=session.id,
                                 session_path=str(session.path), session_format=session.format,
-                                strategy=strategy, model=spec.label, model_string=spec.model,
+                                strategy=entry.display, model=model_label,
+                                model_string=spec.model if spec is not None else NO_MODEL,
                                 template=template, window=window, repeat=repeat,
-                                model_index=model_index, params=dict(spec.params)))
+                                model_index=model_index,
+                                params=dict(spec.params) if spec is not None else {},
+                                strategy_name=entry.name,
+                                strategy_settings=dict(entry.settings),
+                                uses_model=kind.uses_model, strategy_at=entry.at))
     return cells

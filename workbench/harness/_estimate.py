@@ -101,6 +101,8 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
     total_tokens = 0
     total_cost: float | None = 0.0
     for cell in todo:
+        if not cell.uses_model:  # masking, truncation...: no call to estimate
+            continue
         style = variants[cell.template].options.get("transcript_style", "goose")
         key = (cell.session_id, style)
         if key not in transcript_tokens:

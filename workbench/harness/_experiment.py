@@ -24,13 +24,14 @@ from pydantic_core import PydanticCustomError
 
 from workbench._redact import public_params
 from workbench.errors import ConfigError
+from workbench.harness._strategy_spec import ReplaySpec, StrategyEntry
 from workbench.harness._tolerance import parse_tolerance
 from workbench.harness._toml import dumps_toml
 from workbench.models._identity import format_window as format_model_window
 from workbench.models._spec import check_model_string
 
-STRATEGIES: tuple[str, ...] = ("goose",)
-"""Strategies the runner knows: ``goose`` = Goose's summarize through ``compact_messages``."""
+STRATEGIES: tuple[str, ...] = ("goose", "awaken", "mask", "truncate", "none", "reference")
+"""Built-in strategies (`workbench.strategies`); ``goose`` = Goose's ``compact_messages``."""
 
 CACHE_PREFIXES = ("cached:", "replay:")
 """Cache-mode prefixes of model strings; not part of a model's label."""
@@ -191,9 +192,12 @@ class Experiment(_Strict):
     templates: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
     """Template variants: folder names under the project's ``prompts/``, paths, ``default``
     (the built-in templates), or ``all`` (every folder under ``prompts/``)."""
-    strategies: list[Literal["goose"]] = Field(default_factory=lambda: ["goose"],  # type: ignore[arg-type]
-                                               min_length=1)
-    """Compaction strategies; ``goose`` runs Goose's ``compact_messages``."""
+    strategies: list[StrategyEntry] = Field(
+        default_factory=lambda: [StrategyEntry(name="goose")], min_length=1)
+    """Compaction strategies: names or ``{name = "mask", keep_last = 3, label = "mask3"}``
+    tables (see `workbench.strategies`); ``goose`` runs Goose's ``compact_messages``."""
+    replay: ReplaySpec | None = None
+    """Whole-session replay run after the cells (``[replay]``); none when omitted."""
     windows: list[Window] = Field(default_factory=lambda: [None],  # type: ignore[arg-type]
                                   min_length=1)
     """Context windows to simulate: token counts, ``"8k"``, or ``"none"`` for no cap."""
@@ -325,6 +329,11 @@ class Experiment(_Strict):
             if not entry["params"]:
                 del entry["params"]
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]
+        data["strategies"] = [s.to_toml_value() for s in self.strategies]
+        if self.replay is None:
+            data.pop("replay", None)
+        else:
+            data["replay"] = self.replay.to_toml_value()
         for m in data["models"]:
             for key in ("concurrency", "name"):
                 if m.get(key) is None:

@@ -101,7 +101,43 @@ def m004_attempt_prompt_hash(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN prompt_hash TEXT")
 
 
-MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash]
+def m010_replays(db: sqlite3.Connection) -> None:
+    """One row per whole-session replay (session x strategy x window x threshold): its totals,
+    and its turns and compaction rounds as JSON."""
+    db.execute("""
+        CREATE TABLE replays (
+            replay_id TEXT PRIMARY KEY,
+            run_id TEXT REFERENCES runs (run_id),
+            session_id TEXT,
+            strategy TEXT,
+            model TEXT,
+            window INTEGER,
+            threshold REAL,
+            status TEXT,
+            turns INTEGER,
+            compactions INTEGER,
+            rounds INTEGER,
+            billed_input_tokens INTEGER,
+            billed_output_tokens INTEGER,
+            cached_tokens INTEGER,
+            cache_breaks INTEGER,
+            peak_context INTEGER,
+            overflow_turns INTEGER,
+            facts_recall_mean REAL,
+            facts_recall_last REAL,
+            probe_recall_mean REAL,
+            errors INTEGER,
+            turns_json TEXT,
+            rounds_json TEXT,
+            error_type TEXT,
+            error_message TEXT,
+            latency_ms REAL,
+            finished_at TEXT
+        )""")
+
+
+MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
+                               m010_replays]
 
 
 @contextmanager

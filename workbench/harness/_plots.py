@@ -27,7 +27,8 @@ def _empty(fig: Figure, ax: Any, what: str) -> Figure:
 
 def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
                   y: str = "probe_recall") -> Figure:
-    """Retained tokens against probe recall: one marker per template/model.
+    """Retained tokens against probe recall: one marker per template/model (per strategy too,
+    when the cells hold several).
 
     Markers sit at the mean over ok cells; error bars are 1.96 standard errors of each mean
     (absent for a single cell). Up and to the left is better.
@@ -49,12 +50,14 @@ def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
                                 y: pd.to_numeric(df[y], errors="coerce")}).dropna(subset=[x, y])
     if df.empty:
         return _empty(fig, ax, f"{x} and {y}")
-    for i, ((template, model), g) in enumerate(df.groupby(["template", "model"], sort=True)):
+    keys = (["strategy"] if "strategy" in df and df["strategy"].nunique() > 1 else []) + [
+        "template", "model"]
+    for i, (key, g) in enumerate(df.groupby(keys, sort=True)):
         n = len(g)
         xe = 1.96 * g[x].std(ddof=1) / np.sqrt(n) if n > 1 else None
         ye = 1.96 * g[y].std(ddof=1) / np.sqrt(n) if n > 1 else None
         ax.errorbar(g[x].mean(), g[y].mean(), xerr=xe, yerr=ye, fmt=_MARKERS[i % len(_MARKERS)],
-                    capsize=3, markersize=8, label=f"{template} / {model} (n={n})")
+                    capsize=3, markersize=8, label=f"{' / '.join(map(str, key))} (n={n})")
     ax.set_xlabel(f"{x} (mean)")
     ax.set_ylabel(f"{y} (mean)")
     ax.set_title("Retention against size")

@@ -9,6 +9,8 @@ meant to be edited by hand: run ``workbench report RUN_DIR`` again instead.
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import json
 from pathlib import Path
@@ -19,6 +21,7 @@ import pandas as pd
 from workbench._redact import redact
 from workbench.errors import WorkbenchError
 from workbench.harness._html_report import render_html
+from workbench.harness._html_table import plain_table
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._plots import PLOTS
 from workbench.harness._table import column_formats, comparison_table, format_cell, window_label
@@ -295,4 +298,35 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
                                                 forgotten=forgotten, failures=failures,
                                                 forgotten_by_cell=by_cell)),
                              encoding="utf-8")
+    _add_replay_section(results, out, paths)
     return paths
+
+
+def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None:
+    """Append the whole-session replay table and plots, when the run has replays."""
+    if not hasattr(results, "replays") or results.replays.empty:
+        return
+    from workbench.harness._replay_results import replay_report
+    from workbench.strategies._replay_table import REPLAY_KEYS
+
+    table, pngs = replay_report(results, out)
+    paths["replay_csv"] = out / "replay.csv"
+    table.to_csv(paths["replay_csv"], index=False)
+    formats = {c: "{:,.0f}" for c in table.columns if c not in REPLAY_KEYS
+               and not c.startswith(("facts_", "probe_"))}
+    formats.update({c: "{:.1%}" for c in table.columns if c.startswith(("facts_", "probe_"))})
+    heading = "Whole-session replay"
+    md = [f"\n## {heading}\n", markdown_table(table, formats)]
+    md += [f"![{name}]({name})\n" for name in pngs]
+    with paths["markdown"].open("a", encoding="utf-8") as fh:
+        fh.write(redact("\n".join(md)))
+    images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
+                     f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
+    section = (f'<section id="replay"><h2>{heading}</h2>{plain_table(table, formats)}'
+               f'<div class="wb-plots">{images}</div></section>')
+    text = paths["html"].read_text(encoding="utf-8")
+    paths["html"].write_text(redact(text.replace('<section id="details">',
+                                                 section + '\n<section id="details">', 1)),
+                             encoding="utf-8")
+    for name in pngs:
+        paths[f"plot_{name.removesuffix('.png')}"] = out / name

@@ -102,6 +102,28 @@ class Results:
             kwargs.setdefault("seed", self.spec.seed)
         return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
 
+    @property
+    def replays(self) -> pd.DataFrame:
+        """One row per whole-session replay of the run (empty without a ``[replay]`` table)."""
+        if getattr(self, "_replays", None) is None:
+            from workbench.harness._replay_results import read_replays
+
+            self._replays = read_replays(self.run_dir / DB_FILE)
+        return self._replays
+
+    def replay_table(self, **kwargs: Any) -> Any:
+        """The replay comparison: strategy x window x threshold (see ``replay_table``)."""
+        from workbench.strategies import replay_table
+
+        ok = self.replays[self.replays["status"] == "ok"] if not self.replays.empty else self.replays
+        return replay_table(ok, **kwargs)
+
+    def replay_results(self, session_id: str | None = None) -> list[Any]:
+        """The stored replays as `ReplayResult` objects (turns and rounds included)."""
+        from workbench.harness._replay_results import results_from_rows
+
+        return results_from_rows(self.replays, session_id)
+
     def plot(self, *args: Any, **kwargs: Any) -> Any:
         """A matplotlib Figure of the cells (see ``workbench.harness._plots``)."""
         from workbench.harness import _plots

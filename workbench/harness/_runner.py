@@ -130,6 +130,11 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             try:
                 status = await _run_cells(experiment, out, store, run_id, todo, sessions,
                                           variants, model_factory, progress, concurrency)
+                if experiment.replay is not None and status == "finished":
+                    from workbench.harness._replay_run import run_replays
+
+                    await run_replays(experiment, store, run_id, sessions,
+                                      retry_errors=retry_errors)
             finally:
                 store.finish_run(run_id, status if status != "running" else "interrupted")
         finally:

@@ -26,6 +26,8 @@ CELL_KEYS = ("session_id", "strategy", "model", "template", "window", "repeat")
 """The columns that identify a cell within a run (its key; `cell_id` hashes them)."""
 
 NO_WINDOW = "none"
+DEFAULT_BY = ("template", "model", "window")
+"""Default grouping; ``strategy`` is put first when the cells hold more than one strategy."""
 
 RECALL_COLUMNS = ("probe_recall", "files_recall", "errors_recall", "requests_recall",
                   "facts_recall", "stale_avoided", "fill_rate", "template_echo",
@@ -59,6 +61,10 @@ def window_label(value: Any) -> Any:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return NO_WINDOW
     return int(value)
+
+
+def _several(df: pd.DataFrame, col: str) -> bool:
+    return col in df.columns and df[col].nunique(dropna=False) > 1
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series:
@@ -98,13 +104,16 @@ def comparison_table(cells: pd.DataFrame,
 
     Args:
         cells: One row per cell (`Results.cells`), metrics expanded into columns.
-        by: Grouping columns, in display order.
+        by: Grouping columns, in display order. With the default, ``strategy`` is put first
+            when the cells hold more than one strategy.
 
     Returns:
         One row per group, the `by` columns first, sorted by them (windows numerically, then
         "none").
     """
     by = list(by)
+    if tuple(by) == DEFAULT_BY and _several(cells, "strategy"):
+        by = ["strategy", *by]  # strategies are a dimension like any other once there are two
     df = prepare_cells(cells)
     columns = by + ["cells", "retained_tokens", "summary_tokens", "billed_tokens", "cost",
                     "parse_success_pct", "retries_mean", "retries_max", "failures"]

@@ -1,7 +1,8 @@
 """Goose's message model in Python: `Message`, its content items and metadata.
 
 Layers, smallest first: `_content` (the items, MCP blocks, unknown items kept whole),
-`_message` (the message, its metadata, visibility and audience projection).
+`_message` (the message, its metadata, visibility and audience projection),
+`_system` (system and internal messages carried in metadata, beside Goose's two roles).
 """
 
 from workbench.messages._content import (
@@ -29,12 +30,21 @@ from workbench.messages._content import (
     strip_unicode_tags,
 )
 from workbench.messages._message import Message, MessageMetadata, Role, messages_from_goose
+from workbench.messages._system import (
+    SYSTEM_METADATA_KEY,
+    internal_message,
+    is_internal_message,
+    is_system_message,
+    new_message_id,
+    system_message,
+)
 
 __all__ = [
-    "ActionRequired", "Annotations", "CallToolResult", "Content", "DocumentContent",
+    "SYSTEM_METADATA_KEY", "ActionRequired", "Annotations", "CallToolResult", "Content", "DocumentContent",
     "ErrorContent", "FrontendToolRequest", "ImageContent", "McpBlock", "Message",
     "MessageMetadata", "RedactedThinkingContent", "Role", "SystemNotification", "TextContent",
     "ThinkingContent", "ToolCall", "ToolCallResult", "ToolConfirmationRequest", "ToolRequest",
     "ToolResponse", "ToolResponseResult", "UnknownContent", "content_from_goose",
-    "messages_from_goose", "strip_unicode_tags",
+    "internal_message", "is_internal_message", "is_system_message", "messages_from_goose",
+    "new_message_id", "strip_unicode_tags", "system_message",
 ]
