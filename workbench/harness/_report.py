@@ -322,7 +322,8 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
         fh.write(redact("\n".join(md)))
     images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
                      f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
-    section = (f'<section id="replay"><h2>{heading}</h2>{plain_table(table, formats)}'
+    section = (f'<section id="replay"><h2>{heading}</h2>'
+               f'<div class="wb-wide">{plain_table(table, formats)}</div>'
                f'<div class="wb-plots">{images}</div></section>')
     text = paths["html"].read_text(encoding="utf-8")
     paths["html"].write_text(redact(text.replace('<section id="details">',
