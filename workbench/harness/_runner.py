@@ -21,6 +21,7 @@ from workbench.harness._estimate import estimate_cells
 from workbench.harness._experiment import Experiment
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
+from workbench.models._shared import SharedCalls
 
 log = logging.getLogger("workbench.harness")
 
@@ -74,7 +75,8 @@ class _Budget:
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
-                               concurrency: int | None = None) -> Any:
+                               concurrency: int | None = None,
+                               share_calls: bool | SharedCalls = True) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -86,6 +88,9 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         model_factory: Builds the model of a cell instead of ``load_model`` (tests, custom
             models); called once per cell.
         concurrency: Overrides the experiment's global concurrency.
+        share_calls: True (default): cells sending the same prompt to the same model (same
+            repeat) share one call (`SharedCalls`); False: every cell calls; or a `SharedCalls`
+            to share calls across several runs (the tuner's rungs).
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
@@ -116,8 +121,10 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
         status = "running"
         try:
+            shared = (share_calls if isinstance(share_calls, SharedCalls)
+                      else SharedCalls(enabled=bool(share_calls)))
             status = await _run_cells(experiment, out, store, run_id, todo, sessions, variants,
-                                      model_factory, progress, concurrency)
+                                      model_factory, progress, concurrency, shared)
         finally:
             store.finish_run(run_id, status if status != "running" else "interrupted")
     finally:
@@ -130,7 +137,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,
                      todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
-                     concurrency: int | None) -> str:
+                     concurrency: int | None, shared: SharedCalls) -> str:
     from tqdm.auto import tqdm
 
     by_id = {s.id: s for s in sessions}
@@ -143,13 +150,17 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     skipped = 0
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
-    def model_for(cell: Cell) -> Any:
+    def base_model(cell: Cell) -> Any:
         if model_factory is not None:
             return model_factory(cell)
         key = (cell.model_index, cell.window)
         if key not in models:
             models[key] = _load_model(experiment, cell)
         return models[key]
+
+    def model_for(cell: Cell) -> Any:
+        # Repeats are independent samples: they never share a call.
+        return shared.wrap(base_model(cell), scope=cell.repeat)
 
     async def one(cell: Cell) -> None:
         nonlocal skipped
