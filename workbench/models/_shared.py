@@ -120,9 +120,9 @@ class SharedCalls:
             future.exception()  # retrieved: no "never retrieved" warning without waiters
             raise
         call_id = self._new_call_id()
-        usage.extra["call_id"] = call_id
-        answer = _Answer(message.model_copy(deep=True), usage.copy(extra=dict(usage.extra)),
-                         call_id)
+        # A new extra dict: the inner model's usage objects may share theirs between calls.
+        usage = usage.copy(extra={**(usage.extra or {}), "call_id": call_id})
+        answer = _Answer(message.model_copy(deep=True), usage, call_id)
         self._answers[key] = answer
         del self._in_flight[key]
         future.set_result(answer)
