@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
                                concurrency: int | None = None,
-                               share_calls: bool | SharedCalls = True) -> Any:
+                               share_calls: bool | SharedCalls = True,
+                               only_sessions: Collection[str] | None = None) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -91,6 +92,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         share_calls: True (default): cells sending the same prompt to the same model (same
             repeat) share one call (`SharedCalls`); False: every cell calls; or a `SharedCalls`
             to share calls across several runs (the tuner's rungs).
+        only_sessions: Run only the cells of these session ids (the tuner's rungs).
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
@@ -100,6 +102,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     session_cache = SessionCache()
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)
+    if only_sessions is not None:
+        cells = [c for c in cells if c.session_id in set(only_sessions)]
     variants = {name: load_variant(name, experiment) for name in dict.fromkeys(c.template for c in cells)}
     stored = {}
     if (out / DB_FILE).is_file():

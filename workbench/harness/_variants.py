@@ -63,12 +63,23 @@ class Variant:
     raw_templates: Any = None
 
 
+_EXTRA_FOLDERS: dict[str, Path] = {}
+
+
+def register_variant_folder(name: str, folder: Path) -> None:
+    """Make `name` resolve to `folder` in this process (the tuner's generated proposals, which
+    live in the run folder but keep short labels in tables)."""
+    _EXTRA_FOLDERS[name] = Path(folder)
+
+
 def variant_folder(name: str, experiment: Experiment | None = None) -> Path | None:
     """The folder of variant `name`, or None for the built-in ``default`` without a folder.
 
     Raises:
         ConfigError: no such folder; the message lists the project's variants.
     """
+    if name in _EXTRA_FOLDERS:
+        return _EXTRA_FOLDERS[name]
     prompts = project_root() / "prompts"
     if (prompts / name).is_dir():
         return prompts / name
