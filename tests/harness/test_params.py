@@ -124,3 +124,20 @@ def test_the_store_keeps_the_short_label_and_the_full_parameters(tmp_path: Path)
     template, params = db.execute("SELECT template, template_params FROM cells").fetchone()
     assert template == "top3-intent{intent_limit=1}"
     assert json.loads(params) == {"intent_limit": 1, "show_concepts": True}
+
+
+@pytest.mark.parametrize("name", ["top3-intent", "lean-facts"])
+def test_a_shipped_parametrised_folder_used_as_is_renders_like_its_defaults(name: str) -> None:
+    from workbench.compaction import FileActivity, StructuredSummary
+
+    folder = Path(__file__).resolve().parents[2] / "prompts" / name
+    baked = load_variant(name).templates
+    summary = StructuredSummary(user_intent=list("abcd"), technical_concepts=["t"],
+                                problem_solving=list("abcdefg"),
+                                files=[FileActivity("p.py", "read", "x = 1")])
+    raw_prompt = (folder / "compaction.md")
+    if raw_prompt.is_file():
+        assert render(raw_prompt.read_text(), {"messages": "M"}) == \
+            render(baked.compaction, {"messages": "M"})
+    assert summary.render((folder / "compaction_summary.md").read_text()) == \
+        summary.render(baked.summary)
