@@ -38,7 +38,7 @@ the complete revised template only, inside one ```markdown fenced block."""
 """The proposer's instructions (the model's system prompt)."""
 MAX_FORGOTTEN = 20
 """Most-forgotten items shown to the proposer."""
-_FENCE = re.compile(r"```(?:markdown|md|jinja)?[ \t]*\n(.*?)\n```", re.DOTALL)
+_OPEN_FENCE = re.compile(r"^```(?:markdown|md|jinja)?\s*$")
 _MESSAGES_VAR = re.compile(r"\{\{\s*messages\s*\}\}")
 
 
@@ -69,9 +69,14 @@ def proposer_prompt(base_prompt: str, forgotten: list[str]) -> str:
 
 
 def extract_template(reply: str) -> str:
-    """The template in a proposer's reply: the first fenced block, else the whole text."""
-    match = _FENCE.search(reply)
-    return (match.group(1) if match else reply).strip() + "\n"
+    """The template in a proposer's reply: from the first opening fence line to the last closing
+    fence line (the template itself holds fenced blocks), else the whole text."""
+    lines = reply.splitlines()
+    start = next((i for i, line in enumerate(lines) if _OPEN_FENCE.match(line)), None)
+    end = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() == "```"), None)
+    if start is not None and end is not None and end > start:
+        return "\n".join(lines[start + 1:end]).strip() + "\n"
+    return reply.strip() + "\n"
 
 
 def check_proposal(source: str) -> str | None:
