@@ -153,6 +153,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TemplateError,
         WorkbenchError,
     )
+    from workbench.export import (
+        export_from_run,
+        restore_last_export,
+    )
     from workbench.harness import (
         Experiment,
         Results,
@@ -168,10 +172,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from workbench.messages import (
         Message,
         MessageMetadata,
-    )
-    from workbench.export import (
-        export_from_run,
-        restore_last_export,
     )
     from workbench.models import (
         CachedModel,
