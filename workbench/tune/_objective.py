@@ -43,8 +43,13 @@ class Constraint:
             return False
         return value <= self.bound if self.op == "<=" else value >= self.bound
 
+    def text(self, metric: str = "recall") -> str:
+        """The bound in words, naming the recall column `metric`."""
+        column = metric if self.what == "recall" else SCORE_COLUMNS[self.what]
+        return f"{column} {self.op} {self.bound:g}"
+
     def __str__(self) -> str:
-        return f"{SCORE_COLUMNS[self.what]} {self.op} {self.bound:g}"
+        return self.text()
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,7 @@ class Objective:
                     "(higher); winner: the front point with the largest scaled "
                     f"{self.metric} minus scaled retained_tokens")
         if self.constraints:
-            text += "; subject to " + " and ".join(str(c) for c in self.constraints)
+            text += "; subject to " + " and ".join(c.text(self.metric) for c in self.constraints)
         return text
 
     def feasible(self, scores: pd.DataFrame) -> pd.Series:
