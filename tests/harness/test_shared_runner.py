@@ -51,3 +51,14 @@ def test_repeats_never_share_and_sharing_can_be_switched_off(tmp_path: Path) -> 
 
     assert repeated.call_count == 4
     assert unshared.call_count == 8
+
+
+def test_the_dry_run_counts_shared_cells_without_tokens_or_cost(tmp_path: Path) -> None:
+    alone = run_experiment(experiment(templates=["default"], windows=["none"]), tmp_path / "a",
+                           dry_run=True)
+    both = run_experiment(experiment(templates=["default", "top3-intent"], windows=["none"]),
+                          tmp_path / "b", dry_run=True)
+
+    assert (both.to_run, both.shared_cells) == (4, 2)
+    assert both.estimated_tokens == alone.estimated_tokens
+    assert "dry run: 4 cells, 4 to run (2 sharing a call), ~" in str(both)
