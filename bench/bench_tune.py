@@ -8,7 +8,8 @@ baseline, priced as if it were a paid model (``PRICE_IN`` / ``PRICE_OUT`` dollar
 tokens) so the cost columns mean something; the tune runs over the shipped datasets.
 
 Prints, for sharing on and off: wall time, model calls made and shared, billed tokens, cost,
-and per-variant cost (cost / variants) and per-variant wall time. Asserts nothing.
+and per-variant cost (cost / variants) and per-variant wall time; CPU seconds of the process
+beside the wall time, since the machine may be shared. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def one(folder: Path, sessions: list[str], out: Path, share: bool) -> dict[str, 
         "concurrency": 4, "base_dir": str(ROOT),
         "tune": {"variant": str(folder), "objective": "pareto"}})
     model = PricedExtractive()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result = tune(spec, out, model_factory=lambda cell: model, share_calls=share)
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     import sqlite3
 
     db = sqlite3.connect(out / "results.sqlite")
@@ -94,7 +96,7 @@ def one(folder: Path, sessions: list[str], out: Path, share: bool) -> dict[str, 
         "FROM cells").fetchone()
     db.close()
     variants = len(result.scores)
-    return {"share": share, "variants": variants, "cells": cells, "wall": wall,
+    return {"share": share, "variants": variants, "cells": cells, "wall": wall, "cpu": cpu,
             "calls": model.calls, "shared": result.calls_shared, "tokens": tokens, "cost": cost,
             "winner": result.winner, "front": int(result.scores["front"].sum())}
 
@@ -115,12 +117,12 @@ def main() -> None:
             rows.append(one(folder, names, Path(tmp) / "unshared", False))
     print(f"render-only tune over {len(names)} shipped sessions ({', '.join(names)}), "
           f"priced at ${PRICE_IN}/M in, ${PRICE_OUT}/M out")
-    head = (f"{'sharing':<8} {'variants':>8} {'cells':>6} {'wall s':>8} {'calls':>6} "
+    head = (f"{'sharing':<8} {'variants':>8} {'cells':>6} {'wall s':>8} {'cpu s':>7} {'calls':>6} "
             f"{'shared':>7} {'billed tok':>11} {'cost $':>9} {'$/variant':>10} {'ms/variant':>10}")
     print(head)
     for r in rows:
         print(f"{'on' if r['share'] else 'off':<8} {r['variants']:>8} {r['cells']:>6} "
-              f"{r['wall']:>8.1f} {r['calls']:>6} {r['shared']:>7} {r['tokens']:>11,} "
+              f"{r['wall']:>8.1f} {r['cpu']:>7.1f} {r['calls']:>6} {r['shared']:>7} {r['tokens']:>11,} "
               f"{r['cost']:>9.4f} {r['cost'] / r['variants']:>10.6f} "
               f"{1000 * r['wall'] / r['variants']:>10.1f}")
     print(f"winner (pareto knee): {rows[0]['winner']}; front size {rows[0]['front']}")
