@@ -11,6 +11,7 @@ Layers, smallest first (each depends only on the ones above it):
   window cap, response cache); `workbench.testing` holds scripted fakes.
 - `workbench.sessions`: importers for recorded sessions and the planted-fact generator.
 - `workbench.harness`: experiments, runner, results store, metrics, tables; `workbench.cli`.
+- `workbench.tune`, `workbench.export`: the tuning search and template export with evidence.
 
 Public names are imported lazily so ``import workbench`` stays fast (litellm and pandas load
 only when used).
@@ -104,6 +105,14 @@ _EXPORTS: dict[str, str] = {
     "ReplayResult": "workbench.strategies",
     "replay_table": "workbench.strategies",
     "plot_replay": "workbench.strategies",
+    # tuning (issue 11): shared calls, the search, export with evidence
+    "SharedCalls": "workbench.models",
+    "Objective": "workbench.tune",
+    "TuneResult": "workbench.tune",
+    "tune_async": "workbench.tune",
+    "write_winner": "workbench.tune",
+    "export_from_run": "workbench.export",
+    "restore_last_export": "workbench.export",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -167,6 +176,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TemplateError,
         WorkbenchError,
     )
+    from workbench.export import (
+        export_from_run,
+        restore_last_export,
+    )
     from workbench.harness import (
         Experiment,
         Results,
@@ -187,6 +200,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         CachedModel,
         ExtractiveModel,
         ResponseCache,
+        SharedCalls,
         WindowCap,
         load_model,
         parse_model_spec,
@@ -214,4 +228,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from workbench.tokens import (
         TiktokenEstimator,
         TokenEstimator,
+    )
+    from workbench.tune import (
+        Objective,
+        TuneResult,
+        tune_async,
+        write_winner,
     )

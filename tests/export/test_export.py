@@ -226,7 +226,7 @@ def test_cli_export_prints_what_it_wrote_and_the_backup(goose_root: Path) -> Non
         f"compaction.md.bak-{STAMP})",
         f"  wrote       {goose_root / 'compaction_summary.md'}",
         "Goose uses these templates from its next compaction.",
-        "Undo with workbench.export.restore_backup(<backup path>).",
+        "Undo with: workbench export --restore",
     ]
 
 

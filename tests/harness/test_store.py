@@ -19,7 +19,8 @@ def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
 def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
-                           "m004_attempt_prompt_hash", "m010_replays"]
+                           "m004_attempt_prompt_hash", "m010_replays", "m012_shared_calls",
+                           "m013_template_params"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -38,13 +39,13 @@ def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
                                   "summary_tokens", "billed_input_tokens", "billed_output_tokens",
                                   "cache_read_tokens", "cache_write_tokens", "structured",
                                   "attempts", "retries", "max_removal_percent",
-                                  "tool_responses_removed")},
+                                  "tool_responses_removed", "calls_made", "calls_shared")},
         **{c: "REAL" for c in ("cost", "latency_ms")},
         **{c: "TEXT" for c in CELL_COLUMNS if c not in (
             "window", "repeat", "original_tokens", "retained_tokens", "summary_tokens",
             "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
             "cache_write_tokens", "structured", "attempts", "retries", "max_removal_percent",
-            "tool_responses_removed", "cost", "latency_ms")}}
+            "tool_responses_removed", "cost", "latency_ms", "calls_made", "calls_shared")}}
     assert [c[0] for c in columns(store.db, "attempts")] == list(ATTEMPT_COLUMNS)
     indexes = {r[1] for r in store.db.execute("SELECT * FROM sqlite_master WHERE type='index'")}
     assert {"cells_status", "cells_run", "attempts_cell"} <= indexes
@@ -96,5 +97,6 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
         m(db)
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
-    assert migrate(db) == ["m004_attempt_prompt_hash", "m010_replays"]
+    assert migrate(db) == ["m004_attempt_prompt_hash", "m010_replays", "m012_shared_calls",
+                           "m013_template_params"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]

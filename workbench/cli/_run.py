@@ -10,7 +10,8 @@ from workbench.harness import DryRunEstimate, Experiment, Results, run_experimen
 from workbench.harness._runner import default_out
 
 TABLE_COLUMNS = ("cells", "retained_tokens", "summary_tokens", "billed_tokens", "cost",
-                 "parse_success_pct", "retries_mean", "retries_max", "failures", "probe_recall",
+                 "parse_success_pct", "retries_mean", "retries_max", "failures", "calls_made",
+                 "calls_shared", "probe_recall",
                  "template_echo")
 
 

@@ -85,6 +85,7 @@ def _attempt_rows(records: list[Any], cell: Cell,
         usage = rec.usage
         extra = (usage.extra or {}) if usage is not None else {}
         hit = extra.get("cache_hit")
+        shared = bool(extra.get("shared"))
         rows.append({
             "attempt_no": rec.number, "removal_percent": rec.removal_percent,
             "messages_removed": rec.messages_removed,
@@ -98,12 +99,19 @@ def _attempt_rows(records: list[Any], cell: Cell,
             "latency_ms": rec.latency_ms, "cache_hit": None if hit is None else int(bool(hit)),
             "error": rec.error,
             "prompt_hash": hashes[i] if i < len(hashes) else None,
+            "shared": int(shared) if usage is not None else None,
+            "shared_from": extra.get("shared_from"),
         })
+        if usage is not None and not shared and extra.get("call_id"):
+            rows[-1]["attempt_id"] = extra["call_id"]  # what sharers' shared_from points at
     return rows
 
 
 def _ladder_columns(records: list[Any]) -> dict[str, Any]:
+    extras = [(r.usage.extra or {}) for r in records if getattr(r, "usage", None) is not None]
     return {
+        "calls_made": sum(1 for e in extras if not e.get("shared")),
+        "calls_shared": sum(1 for e in extras if e.get("shared")),
         "attempts": len(records),
         "retries": max(len(records) - 1, 0),
         "max_removal_percent": max((r.removal_percent for r in records), default=None),
@@ -141,6 +149,8 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         "strategy": cell.strategy, "model": cell.model, "template": cell.template,
         "window": cell.window, "repeat": cell.repeat, "started_at": utc_now(),
     }
+    if variant.params:
+        row["template_params"] = json.dumps(variant.params, ensure_ascii=False)
     started = time.perf_counter()
     records: list[Any] = []
     recorder: _Recorder | None = None

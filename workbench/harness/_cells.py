@@ -171,10 +171,32 @@ def template_names(experiment: Experiment) -> list[str]:
             prompts = project_root() / "prompts"
             folders = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
             expanded = folders or [DEFAULT_TEMPLATE]
+        elif "{" in name:
+            from workbench.harness._variants import canonical_name
+
+            expanded = [canonical_name(name, experiment)]
         else:
             expanded = [name]
         names.extend(n for n in expanded if n not in names)
+    names.extend(n for n in tune_points(experiment) if n not in names)
     return names
+
+
+def tune_points(experiment: Experiment) -> list[str]:
+    """Labels of the points the experiment's ``[tune]`` table spans (empty without one)."""
+    tune = experiment.tune
+    if tune is None:
+        return []
+    from workbench.harness._params import expand_points, point_label
+    from workbench.harness._variants import read_variant_params, variant_folder
+
+    folder = variant_folder(tune.variant, experiment)
+    declared = read_variant_params(folder)
+    if not declared:
+        raise ConfigError(f"tune: variant {tune.variant!r} declares no [params] in its variant.toml")
+    points = expand_points(declared, tune.params, sample=tune.sample, seed=experiment.seed,
+                           where="tune.params")
+    return [point_label(tune.variant, p, declared) for p in points]
 
 
 def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) -> list[Cell]:

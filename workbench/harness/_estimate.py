@@ -28,17 +28,22 @@ class DryRunEstimate:
         to_run: Cells not yet stored in the run folder (what a run would execute).
         estimated_tokens: Input (transcript) plus assumed output tokens of the cells to run.
         estimated_cost: US dollars, or None when a model's price is unknown.
+        shared_cells: Cells to run that would share another cell's call (same session, model,
+            window, repeat and compaction prompt; only the summary template differs): they
+            add no tokens and no cost.
     """
 
     cells: int
     to_run: int
     estimated_tokens: int
     estimated_cost: float | None
+    shared_cells: int = 0
 
     def __str__(self) -> str:
         cost = "unknown" if self.estimated_cost is None else f"${self.estimated_cost:.4f}"
-        return (f"dry run: {self.cells} cells, {self.to_run} to run, ~{self.estimated_tokens} "
-                f"tokens, estimated cost {cost}")
+        shared = f" ({self.shared_cells} sharing a call)" if self.shared_cells else ""
+        return (f"dry run: {self.cells} cells, {self.to_run} to run{shared}, "
+                f"~{self.estimated_tokens} tokens, estimated cost {cost}")
 
 
 def _base_model(model_string: str) -> str:
@@ -100,10 +105,19 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
     transcript_tokens: dict[tuple[str, str], int] = {}
     total_tokens = 0
     total_cost: float | None = 0.0
+    calls: set[tuple[Any, ...]] = set()
+    shared = 0
     for cell in todo:
         if not cell.uses_model:  # masking, truncation...: no call to estimate
             continue
-        style = variants[cell.template].options.get("transcript_style", "goose")
+        variant = variants[cell.template]
+        call = (cell.session_id, cell.model, cell.window, cell.repeat,
+                variant.templates.compaction, json.dumps(variant.options, sort_keys=True))
+        if call in calls:  # the run shares this call (SharedCalls): no extra tokens or cost
+            shared += 1
+            continue
+        calls.add(call)
+        style = variant.options.get("transcript_style", "goose")
         key = (cell.session_id, style)
         if key not in transcript_tokens:
             messages = summarizer_input(by_id[cell.session_id].messages)
@@ -112,4 +126,4 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
         total_tokens += tokens_in + OUTPUT_TOKENS_ESTIMATE
         cost = cell_cost(cell.model_string, tokens_in, OUTPUT_TOKENS_ESTIMATE)
         total_cost = None if cost is None or total_cost is None else total_cost + cost
-    return DryRunEstimate(len(cells), len(todo), total_tokens, total_cost)
+    return DryRunEstimate(len(cells), len(todo), total_tokens, total_cost, shared)

@@ -27,6 +27,7 @@ from workbench.errors import ConfigError
 from workbench.harness._strategy_spec import ReplaySpec, StrategyEntry
 from workbench.harness._tolerance import parse_tolerance
 from workbench.harness._toml import dumps_toml
+from workbench.harness._tune_table import TuneTable
 from workbench.models._identity import format_window as format_model_window
 from workbench.models._spec import check_model_string
 
@@ -220,6 +221,9 @@ class Experiment(_Strict):
     compacts whole recordings rather than a live turn."""
     base_dir: str | None = None
     """Folder that relative paths resolve against; defaults to the spec file's folder."""
+    tune: TuneTable | None = None
+    """A parameter search over one variant folder: its points join ``templates`` (see
+    ``workbench tune``)."""
 
     @field_validator("sessions", mode="before")
     @classmethod

@@ -136,8 +136,24 @@ def m010_replays(db: sqlite3.Connection) -> None:
         )""")
 
 
+def m012_shared_calls(db: sqlite3.Connection) -> None:
+    """Shared model calls: an attempt answered by another cell's call is marked ``shared`` (its
+    usage is zero) and names the billed attempt in ``shared_from``; each cell counts the calls
+    it made and the calls it shared."""
+    db.execute("ALTER TABLE attempts ADD COLUMN shared INTEGER")
+    db.execute("ALTER TABLE attempts ADD COLUMN shared_from TEXT")
+    db.execute("ALTER TABLE cells ADD COLUMN calls_made INTEGER")
+    db.execute("ALTER TABLE cells ADD COLUMN calls_shared INTEGER")
+
+
+def m013_template_params(db: sqlite3.Connection) -> None:
+    """The full parameter values of a parametrised template point, as JSON (the ``template``
+    column keeps the short label)."""
+    db.execute("ALTER TABLE cells ADD COLUMN template_params TEXT")
+
+
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
-                               m010_replays]
+                               m010_replays, m012_shared_calls, m013_template_params]
 
 
 @contextmanager

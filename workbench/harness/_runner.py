@@ -16,7 +16,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from workbench.harness._lock import RunLock
 from workbench.harness._run_folder import check_run_folder, fresh_folder
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
+from workbench.models._shared import SharedCalls
 
 log = logging.getLogger("workbench.harness")
 
@@ -66,7 +67,9 @@ def write_spec(experiment: Experiment, out: Path) -> Path:
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
-                               concurrency: int | None = None, new: bool = False) -> Any:
+                               concurrency: int | None = None, new: bool = False,
+                               share_calls: bool | SharedCalls = True,
+                               only_sessions: Collection[str] | None = None) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -80,6 +83,10 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         concurrency: Overrides the experiment's global concurrency.
         new: Start a fresh folder (``<out>-2``, ``<out>-3``...) when `out` already holds a run,
             instead of resuming it.
+        share_calls: True (default): cells sending the same prompt to the same model (same
+            repeat) share one call (`SharedCalls`); False: every cell calls; or a `SharedCalls`
+            to share calls across several runs (the tuner's rungs).
+        only_sessions: Run only the cells of these session ids (the tuner's rungs).
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
@@ -97,6 +104,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     session_cache = SessionCache()
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)
+    if only_sessions is not None:
+        cells = [c for c in cells if c.session_id in set(only_sessions)]
     variants = {name: load_variant(name, experiment) for name in dict.fromkeys(c.template for c in cells)}
     if dry_run:
         stored = {}
@@ -128,8 +137,10 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                 exclude={"models": {"__all__": {"params": {"api_key"}}}})), _version())
             status = "running"
             try:
+                shared = (share_calls if isinstance(share_calls, SharedCalls)
+                          else SharedCalls(enabled=bool(share_calls)))
                 status = await _run_cells(experiment, out, store, run_id, todo, sessions,
-                                          variants, model_factory, progress, concurrency)
+                                          variants, model_factory, progress, concurrency, shared)
                 if experiment.replay is not None and status == "finished":
                     from workbench.harness._replay_run import run_replays
 
@@ -147,7 +158,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,
                      todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
-                     concurrency: int | None) -> str:
+                     concurrency: int | None, shared: SharedCalls) -> str:
     from tqdm.auto import tqdm
 
     by_id = {s.id: s for s in sessions}
@@ -173,13 +184,14 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
         wrappers: list[BudgetedModel] = []
 
         def model_for(c: Cell) -> Any:
+            # Sharing sits outside the budget: a cell answered by another cell's call never
+            # reserves. Repeats are independent samples: they never share a call.
             model = base_model(c)
-            if not budget.active:
-                return model
-            wrapper = BudgetedModel(model, budget, c.model_string, output_tokens=int(
-                c.params.get("max_tokens") or OUTPUT_TOKENS_ESTIMATE))
-            wrappers.append(wrapper)
-            return wrapper
+            if budget.active:
+                model = BudgetedModel(model, budget, c.model_string, output_tokens=int(
+                    c.params.get("max_tokens") or OUTPUT_TOKENS_ESTIMATE))
+                wrappers.append(model)
+            return shared.wrap(model, scope=c.repeat)
 
         sem = model_sems.get(cell.model_index)
         async with sem if sem is not None else contextlib.nullcontext():

@@ -28,13 +28,14 @@ CELL_COLUMNS: tuple[str, ...] = (
     "summary_tokens", "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
     "cache_write_tokens", "cost", "parse_outcome", "structured", "attempts", "retries",
     "max_removal_percent", "tool_responses_removed", "latency_ms", "error_type",
-    "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at")
+    "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at",
+    "calls_made", "calls_shared", "template_params")
 
 ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
     "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
     "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
-    "prompt_hash")
+    "prompt_hash", "shared", "shared_from")
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()

@@ -12,6 +12,8 @@ Rules, so the numbers can be checked by hand:
 - ``retries_mean`` / ``retries_max`` cover every cell that recorded retries.
 - Recall and fill columns are means over the cells that have the metric (ok cells).
 - A window of None (no cap) shows as ``"none"``.
+- ``calls_made`` / ``calls_shared`` (when the store has them) sum the model calls the group's
+  cells sent and the calls they took from another cell's identical prompt (billed once, there).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ RECALL_COLUMNS = ("probe_recall", "files_recall", "errors_recall", "requests_rec
 """Metric columns averaged into the table when the cells have them."""
 
 PERCENT_COLUMNS = frozenset(RECALL_COLUMNS) - {"compression_ratio"}
+
+CALL_COLUMNS = ("calls_made", "calls_shared")
+"""Call counts summed per group when the cells have them (shared calls, migration m012)."""
 
 
 def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -92,6 +97,9 @@ def _summarise(g: pd.DataFrame) -> dict[str, Any]:
         "retries_max": retries.max(),
         "failures": int((~ok).sum()),
     }
+    for col in CALL_COLUMNS:
+        if col in g.columns:
+            row[col] = int(_numeric(g, col).fillna(0).sum())
     for col in RECALL_COLUMNS:
         if col in g.columns:
             row[col] = _numeric(g, col).mean()
@@ -117,6 +125,7 @@ def comparison_table(cells: pd.DataFrame,
     df = prepare_cells(cells)
     columns = by + ["cells", "retained_tokens", "summary_tokens", "billed_tokens", "cost",
                     "parse_success_pct", "retries_mean", "retries_max", "failures"]
+    columns += [c for c in CALL_COLUMNS if c in df.columns]
     columns += [c for c in RECALL_COLUMNS if c in df.columns]
     if df.empty:
         return pd.DataFrame(columns=columns)
@@ -151,7 +160,7 @@ def column_formats(columns: Sequence[str]) -> dict[str, str]:
             fmt[col] = "${:,.4f}"
         elif col in ("retries_mean", "compression_ratio"):
             fmt[col] = "{:.3f}"
-        elif col in ("cells", "failures", "retries_max"):
+        elif col in ("cells", "failures", "retries_max", *CALL_COLUMNS):
             fmt[col] = "{:,.0f}"
     return fmt
 

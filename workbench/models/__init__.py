@@ -2,7 +2,8 @@
 
 Layers, smallest first: `_identity` (labels and secret-free identities), `_extractive` (the
 no-LLM baseline), `_cap` (`WindowCap`, a simulated context window), `_cache` (`ResponseCache`
-and `CachedModel`, record/replay), `_spec` (model strings and `load_model`). The litellm gateway
+and `CachedModel`, record/replay), `_shared` (`SharedCalls`, one call per distinct prompt in a
+run), `_spec` (model strings and `load_model`). The litellm gateway
 (`LiteLLMModel`, `RetryPolicy`) and the embedded llama.cpp model (`LocalModel`) import heavy
 dependencies, so they load on first access.
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.models._cache import CACHE_MISS_MESSAGE, CachedModel, ResponseCache, cache_key
 from workbench.models._cap import OVER_WINDOW_MESSAGE, WindowCap
 from workbench.models._extractive import ExtractiveModel
+from workbench.models._shared import SharedCalls, SharedModel
 from workbench.models._spec import ModelSpec, load_model, parse_model_spec
 
 _LAZY = {
@@ -36,6 +38,8 @@ __all__ = [
     "OVER_WINDOW_MESSAGE",
     "ResponseCache",
     "RetryPolicy",
+    "SharedCalls",
+    "SharedModel",
     "WindowCap",
     "cache_key",
     "load_model",

@@ -12,6 +12,13 @@ request messages themselves are read, minus the trailing instruction.
 The answer is ``<analysis>extractive</analysis>`` then one ```json block in the structured
 summary schema, filled by rules (see `ExtractiveModel`). Window limits are not its business:
 wrap it in `WindowCap` for that.
+
+It is a *simulated summarizer*, not a model: it follows the schema the compaction prompt asks
+for (`requested_schema`): only the fields present in the prompt's last ```json example are
+filled, and a list cap the prompt states ("at most N entries in each list", or per field:
+"`user_intent`: at most N entries") truncates those lists. A prompt with no readable schema,
+like the built-in one with no caps, gets every field in full, so prompt-side variants show their
+effect offline without changing the baseline's answers to the shipped prompts.
 """
 
 from __future__ import annotations
@@ -47,6 +54,12 @@ _TEMPLATE_RESUMES = re.compile(r"^(#{1,6}\s|</?[A-Za-z][\w-]*>\s*$)")
 _ERROR_LINE = re.compile(r"Error:|error:|FAILED")
 _FILE_EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 _SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=]+")
+_JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)\n```", re.DOTALL)
+_CAP = re.compile(r"at most (\d+) (?:entries|entry|items|item)\b", re.IGNORECASE)
+_FIELD_MENTION = re.compile(r"`([a-z_]+)`")
+SCHEMA_FIELDS = ("user_intent", "technical_concepts", "files", "errors_and_fixes",
+                 "problem_solving", "user_messages", "pending_tasks", "current_work", "next_step")
+"""The structured-summary fields, in the order the answer lists them."""
 
 
 @dataclass
@@ -258,6 +271,69 @@ def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class RequestedSchema:
+    """What a compaction prompt asks for: which fields, and list caps it states.
+
+    Attributes:
+        fields: Requested fields in `SCHEMA_FIELDS` order (all of them when the prompt shows
+            no readable schema).
+        list_cap: A cap stated for every list, or None.
+        field_caps: Caps stated for single fields (win over `list_cap`).
+    """
+
+    fields: tuple[str, ...] = SCHEMA_FIELDS
+    list_cap: int | None = None
+    field_caps: dict[str, int] = field(default_factory=dict)
+
+    def cap(self, name: str) -> int | None:
+        """The cap for list field `name`, or None."""
+        return self.field_caps.get(name, self.list_cap)
+
+
+def requested_schema(prompt: str) -> RequestedSchema:
+    """Read the schema a compaction prompt asks for (see the module docstring).
+
+    The last ```json block whose body is a JSON object naming at least one summary field is the
+    schema (the instructions follow the transcript in a compaction prompt, so a transcript
+    quoting JSON does not count). Caps are read from lines saying "at most N entries"/"items":
+    a line naming one summary field in backticks caps that field, any other caps every list.
+    """
+    fields: tuple[str, ...] = SCHEMA_FIELDS
+    for body in reversed(_JSON_BLOCK.findall(prompt)):
+        try:
+            shape = json.loads(body)
+        except ValueError:
+            continue
+        if isinstance(shape, dict) and any(k in SCHEMA_FIELDS for k in shape):
+            fields = tuple(f for f in SCHEMA_FIELDS if f in shape)
+            break
+    list_cap: int | None = None
+    field_caps: dict[str, int] = {}
+    for line in prompt.splitlines():
+        match = _CAP.search(line)
+        if match is None or not line.lstrip().startswith(("-", "*")):
+            continue
+        named = [f for f in _FIELD_MENTION.findall(line) if f in SCHEMA_FIELDS]
+        if len(named) == 1:
+            field_caps[named[0]] = int(match.group(1))
+        else:
+            list_cap = int(match.group(1))
+    return RequestedSchema(fields, list_cap, field_caps)
+
+
+def apply_schema(summary: dict[str, Any], schema: RequestedSchema) -> dict[str, Any]:
+    """`summary` reduced to the requested fields, lists cut to their caps."""
+    out: dict[str, Any] = {}
+    for name in schema.fields:
+        value = summary.get(name)
+        cap = schema.cap(name)
+        if isinstance(value, list) and cap is not None:
+            value = value[:cap]
+        out[name] = value
+    return out
+
+
 def render_answer(summary: dict[str, Any]) -> str:
     """The reply text: a stub analysis and one fenced JSON block.
 
@@ -279,6 +355,8 @@ class ExtractiveModel:
     line, lines with ``Error:``, ``error:`` or ``FAILED``), at most 10; ``user_messages`` = every
     user request clipped to 300 characters; ``pending_tasks`` = the last request;
     ``current_work`` = the last assistant text clipped to 500 characters; ``next_step`` = null.
+    Then only the fields the prompt's schema requests are kept, and the list caps it states are
+    applied (`requested_schema`): a simulated summarizer that follows the prompt's form.
 
     Usage: input tokens = the estimator's count of the prompt, output tokens = the count of the
     answer, cost 0.0.
@@ -305,7 +383,7 @@ class ExtractiveModel:
             if len(convo) > 1 and convo[-1].role == "user" and not convo[-1].has_tool_response():
                 convo = convo[:-1]  # the trailing instruction of a prefix-style template
             turns = _turns_from_messages(convo)
-        answer = render_answer(extract_summary(turns))
+        answer = render_answer(apply_schema(extract_summary(turns), requested_schema(system)))
         input_tokens = self.estimator.count_chat_tokens(system, messages)
         output_tokens = self.estimator.count_text_tokens(answer)
         usage = Usage(model=MODEL_ID, input_tokens=input_tokens, output_tokens=output_tokens,

@@ -1,0 +1,119 @@
+"""The tuner: shared calls make a render-only grid cost one variant; halving respects the budget."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.compaction import Usage
+from workbench.harness import Experiment, run_experiment
+from workbench.models import ExtractiveModel
+from workbench.testing import ScriptedModel
+from workbench.tune import tune, write_winner
+
+REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["one", "two", "three", "four"], '
+         '"technical_concepts": ["shell"], "current_work": "editing"}\n```')
+
+
+def spec(**tune_table: Any) -> Experiment:
+    data: dict[str, Any] = {"name": "t", "sessions": ["dataset:all"], "models": ["extractive"],
+                            "concurrency": 2}
+    budget = tune_table.pop("budget", None)
+    if budget:
+        data["budget"] = budget
+    data["tune"] = tune_table
+    return Experiment.from_dict(data)
+
+
+def test_a_20_variant_render_only_tune_makes_as_many_model_calls_as_one_variant(
+        tmp_path: Path) -> None:
+    one = ScriptedModel([REPLY])
+    run_experiment(Experiment.from_dict({"name": "one", "sessions": ["dataset:all"],
+                                         "models": ["extractive"], "templates": ["top3-intent"]}),
+                   tmp_path / "one", model_factory=lambda cell: one, progress=False)
+    counting = ScriptedModel([REPLY])
+
+    result = tune(spec(variant="top3-intent"), tmp_path / "tune",
+                  model_factory=lambda cell: counting)
+
+    assert len(result.scores) == 20
+    assert one.call_count == 6  # one call per shipped session
+    assert counting.call_count == one.call_count
+    assert (result.calls_made, result.calls_shared) == (6, 19 * 6)
+    db = sqlite3.connect(tmp_path / "tune" / "results.sqlite")
+    assert db.execute("SELECT SUM(calls_made), SUM(calls_shared) FROM cells").fetchone() == (6, 114)
+    billed = {r[0] for r in db.execute("SELECT attempt_id FROM attempts WHERE shared = 0")}
+    refs = {r[0] for r in db.execute("SELECT shared_from FROM attempts WHERE shared = 1")}
+    assert len(billed) == 6 and refs == billed
+    # intent_limit only re-renders: the limit shows in the summary, the prompt never changed
+    low = result.scores.set_index("template")
+    assert low.loc["top3-intent{intent_limit=1}", "retained_tokens"] < \
+        low.loc["top3-intent{intent_limit=4}", "retained_tokens"]
+
+
+def test_the_winner_folder_states_its_parameters_and_evidence(tmp_path: Path) -> None:
+    result = tune(spec(variant="top3-intent", params={"intent_limit": [1, 3]},
+                       objective="min-retained"), tmp_path / "run",
+                  model_factory=lambda cell: ScriptedModel([REPLY]))
+
+    folder = write_winner(result, tmp_path / "prompts", "lean-top3")
+
+    assert result.winner == "top3-intent{intent_limit=1}"
+    readme = (folder / "README.md").read_text()
+    assert "| `intent_limit` | `1` | `3` |" in readme
+    assert "- rule: minimise retained_tokens; ties: higher probe_recall, then the label" in readme
+    assert "against the baseline `top3-intent` (session-level paired comparison)" in readme
+    summary = (folder / "compaction_summary.md").read_text()
+    assert summary.startswith("{% set intent_limit = 1 %}\n{% set show_concepts = true %}\n")
+    evidence = json.loads((folder / "evidence.json").read_text())
+    assert evidence["params"] == {"intent_limit": 1, "show_concepts": True}
+    assert evidence["interval"]["n_pairs"] == 6
+    assert (tmp_path / "run" / "tune" / "front.png").stat().st_size > 0
+    with pytest.raises(Exception, match="exists; pass another --winner-name or --overwrite"):
+        write_winner(result, tmp_path / "prompts", "lean-top3")
+
+
+def test_successive_halving_over_prompt_groups_keeps_the_best_and_grows_the_sessions(
+        tmp_path: Path) -> None:
+    calls: list[str] = []
+    model = ExtractiveModel()
+
+    class Counting:
+        async def complete(self, system: str, messages: list) -> Any:  # type: ignore[type-arg]
+            calls.append(system)
+            return await model.complete(system, messages)
+
+    result = tune(spec(variant="lean-facts", params={"list_cap": "all", "drop_fields": "all"},
+                       objective="min-retained", min_sessions=1, eta=2), tmp_path / "run",
+                  model_factory=lambda cell: Counting())
+
+    assert [(r["sessions"], r["groups"], r["kept"]) for r in result.rungs] == [
+        (1, 16, 8), (2, 8, 4), (4, 4, 2), (6, 2, 2)]
+    # Later rungs pay only their new sessions; the baseline (lean-facts at its defaults, out
+    # after the first rung) keeps running beside the survivors so the winner can be paired with it.
+    survivors = 16 * 1 + 8 * 1 + 4 * 2 + 2 * 2
+    baseline = 1 + 2 + 2
+    assert len(calls) == survivors + baseline
+    assert result.baseline == "lean-facts" and result.comparison.n_pairs == 6
+    assert result.winner == "lean-facts{list_cap=3,drop_fields=[technical_concepts,user_messages,problem_solving]}"
+
+
+def test_successive_halving_stops_at_the_budget(tmp_path: Path) -> None:
+    scripted = ScriptedModel([REPLY], usage=Usage(model="scripted", input_tokens=10,
+                                                  output_tokens=5, cost=1.0))
+    experiment = spec(variant="lean-facts", params={"list_cap": "all", "drop_fields": "all"},
+                      budget={"max_cost": 20.0})
+    experiment = experiment.model_copy(update={"concurrency": 1})
+
+    result = tune(experiment, tmp_path / "run", model_factory=lambda cell: scripted)
+
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    spent = db.execute("SELECT SUM(cost) FROM cells").fetchone()[0]
+    assert scripted.call_count == 20 and spent == 20.0
+    assert result.status == "budget_reached" and result.rungs[-1]["status"] == "budget_reached"
+    assert [(r["sessions"], r["groups"]) for r in result.rungs] == [(1, 16), (2, 8)]
+    assert result.winner in set(result.scores["template"]) and len(result.scores) == 16

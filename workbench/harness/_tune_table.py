@@ -1,0 +1,44 @@
+"""The experiment's ``[tune]`` table: which parametrised variant to search, how, and for what.
+
+`workbench run` expands it into template points (a grid or a seeded random sample);
+`workbench tune` also reads the objective, the baseline and the search settings from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TuneTable(BaseModel):
+    """``[tune]``: the parameter search over one variant folder."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    variant: str = Field(min_length=1)
+    """The parametrised variant (a ``prompts/`` folder name or a path) whose parameters are searched."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Parameter -> list of values to try, or ``"all"`` for its declared domain; empty means every
+    declared parameter over its whole domain."""
+    sample: int | None = Field(default=None, gt=0)
+    """Try this many points drawn at random (seeded by the experiment's ``seed``) instead of the
+    full grid."""
+    objective: str = "max-recall"
+    """The rule that picks the winner: ``max-recall``, ``max-recall:retained<=2000``,
+    ``min-retained:recall>=0.6``, ``pareto`` (constraints: retained, recall, parse)."""
+    metric: str = "probe_recall"
+    """The recall column the objective maximises."""
+    baseline: str | None = None
+    """The variant the winner is compared with; default: the searched variant at its defaults."""
+    eta: int = Field(default=2, ge=2)
+    """Successive halving keeps the best 1/eta prompt points per rung and multiplies the sessions by eta."""
+    min_sessions: int = Field(default=1, ge=1)
+    """Sessions in the first rung of successive halving."""
+    winner_name: str | None = None
+    """Folder name the winner is written to under ``prompts/``; default ``<variant>-tuned``."""
+    proposer: str | None = None
+    """A model string; when set, it rewrites the compaction prompt from the failure analysis and
+    its proposals join the search."""
+    proposals: int = Field(default=1, ge=1)
+    """How many prompts the proposer writes."""

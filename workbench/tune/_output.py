@@ -1,0 +1,147 @@
+"""What a tune leaves behind: the front (CSV and plot), ``tune.json``, and the winner's folder.
+
+Under ``<run>/tune/``: ``front.csv`` (every scored point, ``front`` marking the Pareto front),
+``front.png``, ``tune.json`` (winner, rule, interval against the baseline, rungs, calls).
+`write_winner` writes the winner as an ordinary variant folder (``prompts/<name>/``): its two
+templates with the parameter values baked in (so Goose, which knows nothing of parameters,
+renders it the same), the searched variant's options, and a README stating the parameters and
+the evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
+from workbench.errors import ConfigError
+from workbench.harness._variants import VARIANT_FILE, load_variant
+
+FRONT_CSV = "front.csv"
+FRONT_PNG = "front.png"
+TUNE_JSON = "tune.json"
+
+
+def plot_front(scores: pd.DataFrame, winner: str | None = None, baseline: str | None = None,
+               metric: str = "probe_recall") -> Figure:
+    """Retained tokens against recall, one dot per point; the Pareto front joined by a line.
+
+    Args:
+        scores: Rows with ``template``, ``retained_tokens``, ``recall`` and ``front``.
+        winner: Label to mark with a star.
+        baseline: Label to mark with a square.
+        metric: The recall column's name, for the axis label.
+    """
+    fig = Figure(figsize=(6.5, 4.2))
+    ax = fig.add_subplot()
+    ax.scatter(scores["retained_tokens"], scores["recall"], s=14, color="0.6",
+               label=f"points ({len(scores)})")
+    front = scores[scores["front"]].sort_values("retained_tokens")
+    ax.plot(front["retained_tokens"], front["recall"], "-o", color="tab:blue", markersize=4,
+            label="Pareto front")
+    for label, marker, color, name in ((baseline, "s", "tab:orange", "baseline"),
+                                       (winner, "*", "tab:red", "winner")):
+        row = scores[scores["template"] == label]
+        if label is not None and not row.empty:
+            ax.scatter(row["retained_tokens"], row["recall"], marker=marker, s=140, color=color,
+                       zorder=3, label=f"{name}: {label}")
+    ax.set_xlabel("mean retained tokens (lower is better)")
+    ax.set_ylabel(f"mean {metric} (higher is better)")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def save_outputs(result: Any) -> Path:
+    """Write ``front.csv``, ``front.png`` and ``tune.json`` under ``<run>/tune/``; returns it."""
+    folder = Path(result.run_dir) / "tune"
+    folder.mkdir(parents=True, exist_ok=True)
+    result.scores.to_csv(folder / FRONT_CSV, index=False)
+    fig = plot_front(result.scores, result.winner, result.baseline, result.objective.metric)
+    fig.savefig(folder / FRONT_PNG, dpi=110)
+    data = result.evidence() | {"rungs": result.rungs, "proposals": result.proposals}
+    (folder / TUNE_JSON).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str),
+                                    encoding="utf-8")
+    return folder
+
+
+def _readme(name: str, evidence: dict[str, Any], declared: dict[str, Any]) -> str:
+    lines = [f"# {name}", "",
+             f"Written by `workbench tune` from variant `{evidence['variant']}`: the point "
+             f"`{evidence['winner']}`, chosen by the rule below. Its parameter values are baked "
+             "into the templates as `{% set %}` lines, so the folder renders the same anywhere "
+             "(Goose included).", "", "## Parameters", "", "| parameter | value | default | what it changes |",
+             "|---|---|---|---|"]
+    for key, value in evidence["params"].items():
+        param = declared.get(key)
+        default = json.dumps(param.default) if param is not None else ""
+        about = param.description if param is not None else ""
+        lines.append(f"| `{key}` | `{json.dumps(value)}` | `{default}` | {about} |")
+    lines += ["", "## Evidence", "",
+              f"- run: `{evidence['run']}` ({evidence['status']}; model calls made "
+              f"{evidence['calls_made']}, shared {evidence['calls_shared']})",
+              f"- rule: {evidence['rule']}",
+              f"- {evidence['metric']}: {_fmt(evidence['recall'])}; retained tokens: "
+              f"{_fmt(evidence['retained_tokens'])}; parse success: "
+              f"{_fmt(evidence['parse_success_pct'])} %"]
+    interval = evidence.get("interval")
+    if interval is None:
+        lines.append(f"- against the baseline `{evidence['baseline']}`: the winner is the "
+                     "baseline itself")
+    else:
+        lines.append(f"- against the baseline `{evidence['baseline']}` (session-level paired "
+                     f"comparison): {interval['text']}")
+    lines += [f"- date: {evidence['date']}", ""]
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{value:,.4g}"
+
+
+def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, *,
+                 overwrite: bool = False) -> Path:
+    """Write the tune's winner as ``<prompts_dir>/<name>/`` (see the module docstring).
+
+    Args:
+        result: A `TuneResult`.
+        prompts_dir: The folder of variant folders (the project's ``prompts/``).
+        name: The new folder's name; default the spec's ``winner_name`` or ``<variant>-tuned``.
+        overwrite: Replace an existing folder of that name.
+
+    Returns:
+        The folder written.
+
+    Raises:
+        ConfigError: the folder exists and `overwrite` is false, or the name is not a plain name.
+    """
+    name = name or f"{result.variant}-tuned"
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "{" in name:
+        raise ConfigError(f"winner name {name!r}: use a plain folder name such as lean-tuned")
+    target = Path(prompts_dir) / name
+    if target.exists():
+        if not overwrite:
+            raise ConfigError(f"{target} exists; pass another --winner-name or --overwrite")
+        shutil.rmtree(target)
+    variant = load_variant(result.winner, getattr(result, "experiment", None))
+    target.mkdir(parents=True)
+    (target / COMPACTION_TEMPLATE).write_text(variant.templates.compaction, encoding="utf-8")
+    (target / COMPACTION_SUMMARY_TEMPLATE).write_text(variant.templates.summary,
+                                                      encoding="utf-8")
+    evidence = result.evidence()
+    options = [f"{k} = {json.dumps(v)}" for k, v in variant.options.items()]
+    description = f"Tuned from {result.variant}: {result.winner}"
+    (target / VARIANT_FILE).write_text("\n".join([f"description = {json.dumps(description)}",
+                                                  *options]) + "\n", encoding="utf-8")
+    (target / "README.md").write_text(_readme(name, evidence, variant.declared),
+                                      encoding="utf-8")
+    (target / "evidence.json").write_text(json.dumps(evidence, indent=2, default=str),
+                                          encoding="utf-8")
+    result.winner_folder = target
+    return target

@@ -1,0 +1,283 @@
+"""`tune`: search a parametrised variant's points for the best template under a stated objective.
+
+Parameters split by what they cost. A parameter only the summary template reads is *render-only*:
+every value re-renders the JSON the model already returned, so the whole grid of render-only
+values shares one model call per (session, prompt, model, window, repeat) through `SharedCalls`.
+A parameter the compaction prompt reads changes the request, so each distinct prompt (a *prompt
+group*) costs calls; those groups go through successive halving: every group runs on the first
+``min_sessions`` sessions, the best 1/eta (by the objective, each group scored by its best
+render-only point) go on to eta times as many sessions, until one group is left, which then runs
+on every session. All rungs write into one run folder, so the experiment's budget (summed over the
+folder's cells) stops the search as it would stop a run; the winner is then picked from the last
+rung that finished.
+
+The winner is compared with the baseline (the variant at its defaults unless the spec names one)
+by the harness's session-level paired comparison (`paired_comparison`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.errors import ConfigError
+from workbench.harness._cells import load_experiment_sessions
+from workbench.harness._experiment import Experiment
+from workbench.harness._params import expand_points, point_label, template_variables
+from workbench.harness._runner import default_out, run_experiment_async, write_spec
+from workbench.harness._variants import load_variant
+from workbench.models._shared import SharedCalls
+from workbench.tune._objective import Objective, pareto_mask, variant_scores
+
+TUNE_DIR = "tune"
+
+
+@dataclass
+class TuneResult:
+    """What a tune found.
+
+    Attributes:
+        run_dir: The run folder holding every rung's cells.
+        objective: The rule that picked the winner.
+        scores: One row per point of the last finished rung (``template``, ``cells``,
+            ``retained_tokens``, ``recall``, ``parse_success_pct``, ``calls_made``,
+            ``calls_shared``, ``front``, ``params``).
+        winner: The winning label.
+        winner_params: Its full parameter values.
+        baseline: The label it was compared with.
+        comparison: The paired comparison (winner vs baseline) on the objective's metric, or
+            None when the winner is the baseline.
+        rungs: One dict per rung: ``sessions``, ``groups``, ``points``, ``kept``, ``status``.
+        status: ``finished`` or ``budget_reached``.
+        calls_made: Model calls sent during the tune.
+        calls_shared: Calls answered from an identical earlier or in-flight call.
+        variant: The searched variant.
+        proposals: Prompts written by the proposer (with provenance), if any.
+        winner_folder: Where the winner was written, if it was.
+    """
+
+    run_dir: Path
+    objective: Objective
+    scores: pd.DataFrame
+    winner: str
+    winner_params: dict[str, Any]
+    baseline: str
+    comparison: Any
+    rungs: list[dict[str, Any]]
+    status: str
+    calls_made: int
+    calls_shared: int
+    variant: str = ""
+    proposals: list[dict[str, Any]] = field(default_factory=list)
+    winner_folder: Path | None = None
+    experiment: Any = None
+
+    @property
+    def front(self) -> pd.DataFrame:
+        """The Pareto front rows of `scores` (retained lower, recall and parse higher)."""
+        return self.scores[self.scores["front"]].reset_index(drop=True)
+
+    def evidence(self) -> dict[str, Any]:
+        """The facts a README or an export comment states: run, rule, metric, interval, date."""
+        row = self.scores[self.scores["template"] == self.winner].iloc[0]
+        comp = self.comparison
+        return {
+            "run": str(self.run_dir), "variant": self.variant, "winner": self.winner,
+            "params": self.winner_params, "rule": self.objective.describe(),
+            "metric": self.objective.metric, "recall": _float(row["recall"]),
+            "retained_tokens": _float(row["retained_tokens"]),
+            "parse_success_pct": _float(row["parse_success_pct"]),
+            "baseline": self.baseline,
+            "interval": None if comp is None else {
+                "mean_diff": _float(comp.mean_diff), "ci_low": _float(comp.ci_low),
+                "ci_high": _float(comp.ci_high), "n_pairs": int(comp.n_pairs),
+                "winner": comp.winner, "text": str(comp)},
+            "status": self.status, "calls_made": self.calls_made,
+            "calls_shared": self.calls_shared,
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        }
+
+    def lines(self) -> list[str]:
+        """What ``workbench tune`` prints after the front table."""
+        out = [f"winner: {self.winner}", f"rule: {self.objective.describe()}"]
+        if self.comparison is None:
+            out.append(f"vs baseline {self.baseline}: the winner is the baseline")
+        else:
+            out.append(f"vs baseline {self.baseline}: {self.comparison}")
+        out.append(f"model calls made: {self.calls_made}, shared: {self.calls_shared}; "
+                   f"status {self.status}")
+        return out
+
+
+def _float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+@dataclass
+class _Group:
+    key: str
+    labels: list[str]
+
+
+def _split_points(experiment: Experiment) -> tuple[str, list[_Group], dict[str, dict[str, Any]]]:
+    tune = experiment.tune
+    assert tune is not None
+    base = load_variant(tune.variant, experiment)
+    if not base.declared:
+        raise ConfigError(f"tune: variant {tune.variant!r} declares no [params] in its "
+                          "variant.toml")
+    prompt_vars = template_variables(base.raw_templates.compaction)
+    points = expand_points(base.declared, tune.params, sample=tune.sample, seed=experiment.seed,
+                           where="tune.params")
+    groups: dict[str, _Group] = {}
+    params: dict[str, dict[str, Any]] = {base.name: dict(base.params)}
+    for point in points:
+        label = point_label(tune.variant, point, base.declared)
+        params[label] = point
+        key = json.dumps({k: v for k, v in point.items() if k in prompt_vars}, sort_keys=True)
+        groups.setdefault(key, _Group(key, [])).labels.append(label)
+    return base.name, list(groups.values()), params
+
+
+def _ranked_groups(groups: list[_Group], scores: pd.DataFrame,
+                   objective: Objective) -> list[_Group]:
+    ranked = list(objective.rank(scores)["template"])
+    position = {label: i for i, label in enumerate(ranked)}
+
+    def best(group: _Group) -> float:
+        return min((position.get(label, math.inf) for label in group.labels), default=math.inf)
+
+    return sorted(groups, key=best)
+
+
+async def tune_async(spec: Experiment | str | Path, out: str | Path | None = None, *,
+                     model_factory: Any = None, share_calls: bool = True,
+                     progress: bool = False, concurrency: int | None = None,
+                     proposer: Any = None) -> TuneResult:
+    """Run the search the spec's ``[tune]`` table describes (see the module docstring).
+
+    Args:
+        spec: An `Experiment` with a ``tune`` table, or its TOML path.
+        out: The run folder; default ``runs/<name>``. Re-running resumes finished cells.
+        model_factory: Builds each cell's model instead of ``load_model`` (tests).
+        share_calls: Share identical calls (False: every cell calls; for comparisons).
+        progress: Show progress bars.
+        concurrency: Overrides the experiment's concurrency.
+        proposer: A `CompactionModel` that proposes prompts (default: the ``[tune] proposer``
+            model string, when set).
+
+    Returns:
+        The `TuneResult`; nothing is written outside the run folder (see `write_winner`).
+
+    Raises:
+        ConfigError: no ``[tune]`` table, a variant without parameters, a bad objective, or
+            no variant satisfying the objective's constraints.
+    """
+    experiment = spec if isinstance(spec, Experiment) else Experiment.from_toml(spec)
+    tune = experiment.tune
+    if tune is None:
+        raise ConfigError("tune: the spec has no [tune] table; add one naming the variant "
+                          "to search, e.g. [tune] variant = \"top3-intent\"")
+    objective = Objective.parse(tune.objective, tune.metric)
+    folder = Path(out) if out is not None else default_out(experiment)
+    (folder / TUNE_DIR).mkdir(parents=True, exist_ok=True)
+    write_spec(experiment, folder / TUNE_DIR)
+    base_label, groups, params = _split_points(experiment)
+    baseline = tune.baseline or base_label
+    sessions = [s.id for s in load_experiment_sessions(experiment)]
+    shared = SharedCalls(enabled=share_calls)
+    proposals: list[dict[str, Any]] = []
+    rung_experiment = experiment.model_copy(update={"tune": None})
+
+    async def run_rung(labels: list[str], n_sessions: int) -> tuple[Any, str]:
+        sub = rung_experiment.model_copy(update={"templates": list(dict.fromkeys(
+            [baseline, *labels]))})
+        results = await run_experiment_async(
+            sub, folder, model_factory=model_factory, progress=progress,
+            concurrency=concurrency, share_calls=shared, only_sessions=sessions[:n_sessions])
+        return results, results.status or "finished"
+
+    if tune.proposer is not None or proposer is not None:
+        from workbench.tune._proposer import add_proposals
+
+        first, status = await run_rung([baseline], min(tune.min_sessions, len(sessions)))
+        proposals = await add_proposals(experiment, folder / TUNE_DIR, first, baseline,
+                                        proposer, groups, params)
+
+    n = len(sessions) if len(groups) <= 1 else min(tune.min_sessions, len(sessions))
+    alive = groups
+    rungs: list[dict[str, Any]] = []
+    last_scores: pd.DataFrame | None = None
+    scored_n = n
+    status = "finished"
+    while True:
+        labels = [label for g in alive for label in g.labels]
+        results, status = await run_rung(labels, n)
+        scores = variant_scores(results.cells, objective.metric, [*labels, baseline],
+                                sessions[:n])
+        rung: dict[str, Any] = {"sessions": n, "groups": len(alive), "points": len(labels),
+                                "status": status, "kept": 0}
+        rungs.append(rung)
+        if status == "budget_reached":
+            if last_scores is None:  # not one rung finished: rank the points that completed it
+                full = scores["cells"].eq(scores["cells"].max()) if not scores.empty else []
+                last_scores, scored_n = scores[full], n
+            break
+        last_scores, scored_n = scores, n
+        if n >= len(sessions):  # every surviving group has seen every session
+            rung["kept"] = len(alive)
+            break
+        alive = _ranked_groups(alive, scores, objective)[:max(1, math.ceil(len(alive) / tune.eta))]
+        rung["kept"] = len(alive)
+        n = len(sessions) if len(alive) == 1 else min(n * tune.eta, len(sessions))
+
+    final = last_scores.copy()
+    if final.empty:
+        raise ConfigError("tune: no point finished a rung (budget reached at once?); raise "
+                          "[budget] in the spec")
+    final["front"] = pareto_mask(final)
+    final["params"] = [json.dumps(params.get(t, {}), sort_keys=True) for t in final["template"]]
+    winner = objective.winner(final)
+    comparison = None
+    if winner != baseline:
+        from workbench.harness import Results, paired_comparison
+
+        cells = Results.load(folder).cells
+        cells = cells[cells["session_id"].isin(sessions[:scored_n])]
+        comparison = paired_comparison(cells, baseline, winner, on="template",
+                                       metric=objective.metric, seed=experiment.seed)
+    result = TuneResult(folder, objective, final.reset_index(drop=True), winner,
+                        params.get(winner, {}), baseline, comparison, rungs, status,
+                        shared.calls_made, shared.calls_shared, tune.variant, proposals,
+                        experiment=experiment)
+    _save(result)
+    return result
+
+
+def _save(result: TuneResult) -> None:
+    from workbench.tune._output import save_outputs
+
+    save_outputs(result)
+
+
+def tune(spec: Experiment | str | Path, out: str | Path | None = None,
+         **kwargs: Any) -> TuneResult:
+    """Synchronous `tune_async`; works inside a running event loop (Jupyter)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(tune_async(spec, out, **kwargs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, tune_async(spec, out, **kwargs)).result()
