@@ -69,7 +69,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                                progress: bool = True, model_factory: ModelFactory | None = None,
                                concurrency: int | None = None, new: bool = False,
                                share_calls: bool | SharedCalls = True,
-                               only_sessions: Collection[str] | None = None) -> Any:
+                               only_sessions: Collection[str] | None = None,
+                               check_folder: bool = True) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -87,6 +88,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             repeat) share one call (`SharedCalls`); False: every cell calls; or a `SharedCalls`
             to share calls across several runs (the tuner's rungs).
         only_sessions: Run only the cells of these session ids (the tuner's rungs).
+        check_folder: Refuse a folder holding another experiment's cells (`check_run_folder`).
+            The tuner turns it off: its rungs are subsets of one search sharing one folder.
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
@@ -97,7 +100,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     """
     experiment = _coerce(spec)
     out = fresh_folder(Path(out)) if new else Path(out)
-    check_run_folder(experiment, out)
+    if check_folder:
+        check_run_folder(experiment, out)
     for entry in experiment.models:
         register_secrets_in(entry.params)
     install_log_redaction()

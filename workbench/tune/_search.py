@@ -206,7 +206,8 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
             [baseline, *labels]))})
         results = await run_experiment_async(
             sub, folder, model_factory=model_factory, progress=progress,
-            concurrency=concurrency, share_calls=shared, only_sessions=sessions[:n_sessions])
+            concurrency=concurrency, share_calls=shared, only_sessions=sessions[:n_sessions],
+            check_folder=False)
         return results, results.status or "finished"
 
     if tune.proposer is not None or proposer is not None:
