@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.harness._cell_run import CellOutcome, run_cell
+from workbench.harness._cell_run import CellOutcome
 from workbench.harness._cells import Cell, SessionCache, expand_cells, load_experiment_sessions
 from workbench.harness._estimate import estimate_cells
 from workbench.harness._experiment import Experiment
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
+from workbench.harness.executors import CellJob, Executor, make_executor
 
 log = logging.getLogger("workbench.harness")
 
@@ -74,7 +75,8 @@ class _Budget:
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
-                               concurrency: int | None = None) -> Any:
+                               concurrency: int | None = None, executor: str | None = None,
+                               address: str | None = None) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -86,12 +88,16 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         model_factory: Builds the model of a cell instead of ``load_model`` (tests, custom
             models); called once per cell.
         concurrency: Overrides the experiment's global concurrency.
+        executor: ``"local"`` or ``"ray"``; overrides the experiment's ``executor.kind``.
+        address: The Ray cluster (``"auto"``, ``"ray://host:port"``); overrides the
+            experiment's ``executor.address``.
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
     """
     experiment = _coerce(spec)
     out = Path(out)
+    runner = _executor(experiment, executor, address)
     session_cache = SessionCache()
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)
@@ -116,9 +122,12 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
         status = "running"
         try:
+            cluster = runner.start()
+            store.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
             status = await _run_cells(experiment, out, store, run_id, todo, sessions, variants,
-                                      model_factory, progress, concurrency)
+                                      model_factory, progress, concurrency, runner)
         finally:
+            runner.close()
             store.finish_run(run_id, status if status != "running" else "interrupted")
     finally:
         store.close()
@@ -130,17 +139,11 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,
                      todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
-                     concurrency: int | None) -> str:
+                     concurrency: int | None, executor: Executor) -> str:
     from tqdm.auto import tqdm
 
-    by_id = {s.id: s for s in sessions}
     budget = _Budget(experiment, *store.spent())
-    global_sem = asyncio.Semaphore(concurrency or experiment.concurrency)
-    model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
-                  if m.concurrency}
     models: dict[tuple[int, int | None], Any] = {}
-    stopped: list[str] = []
-    skipped = 0
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
     def model_for(cell: Cell) -> Any:
@@ -151,33 +154,35 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
             models[key] = _load_model(experiment, cell)
         return models[key]
 
-    async def one(cell: Cell) -> None:
-        nonlocal skipped
-        sem = model_sems.get(cell.model_index)
-        async with sem if sem is not None else contextlib.nullcontext():
-            async with global_sem:
-                reason = budget.reached()
-                if reason is not None:
-                    if not stopped:
-                        stopped.append(reason)
-                    skipped += 1
-                    return
-                outcome = await run_cell(cell, by_id[cell.session_id], variants[cell.template],
-                                         model_for, experiment, out, run_id)
+    def record(outcome: CellOutcome) -> None:
         store.record_cell(outcome.row, outcome.attempts)
         budget.add(outcome)
         bar.update(1)
 
+    job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
+                  sessions={s.id: s for s in sessions}, variants=variants,
+                  concurrency=concurrency or experiment.concurrency, model_for=model_for,
+                  record=record, budget_reached=budget.reached, model_factory=model_factory)
     try:
-        await asyncio.gather(*(one(c) for c in todo))
+        report = await executor.run(job)
     finally:
         bar.close()
-    if stopped:
-        message = BUDGET_MESSAGE.format(what=stopped[0], left=skipped)
+    if report.stopped:
+        message = BUDGET_MESSAGE.format(what=report.stopped, left=report.skipped)
         log.warning(message)
         print(message)
         return "budget_reached"
     return "finished"
+
+
+def _executor(experiment: Experiment, kind: str | None, address: str | None) -> Executor:
+    """The executor asked for: arguments win over the experiment's ``executor`` table."""
+    spec = experiment.executor
+    kind = kind or spec.kind
+    if kind != "ray":
+        return make_executor(kind, address)
+    return make_executor("ray", address or spec.address, cpus_per_cell=spec.cpus_per_cell,
+                         max_retries=spec.max_retries)
 
 
 def _load_model(experiment: Experiment, cell: Cell) -> Any:
