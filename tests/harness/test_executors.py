@@ -195,3 +195,16 @@ def test_lost_calls_become_attempt_rows_and_known_costs_join_the_cell() -> None:
                                            ("lost", 0, None, LOST_UNKNOWN)]
     assert (outcome.row["billed_input_tokens"], outcome.row["billed_output_tokens"],
             outcome.row["cost"]) == (200, 40, 0.02)
+
+
+async def test_after_a_stop_new_cells_are_refused_but_started_ones_may_retry() -> None:
+    coord = Coordinator(global_limit=1, model_limits={})
+    assert await coord.begin_cell("c1", 0) == 0
+    waiting = asyncio.ensure_future(coord.begin_cell("c2", 0))
+    await asyncio.sleep(0.05)
+    coord.stop("cost $0.0030 >= max_cost $0.0025")
+    assert await asyncio.wait_for(coord.begin_cell("c1", 0), 1) == 1  # c1 had started
+    coord.end_cell("c1")
+    assert await asyncio.wait_for(waiting, 1) == -1  # got the slot after the stop: gives it back
+    assert await coord.begin_cell("c3", 0) == -1
+    assert coord._sem("global", 1)._value == 1 and coord._slots == {}

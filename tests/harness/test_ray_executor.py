@@ -200,3 +200,20 @@ def test_identical_cached_prompts_are_paid_once_and_recorded_by_the_driver_side(
     db = sqlite3.connect(recordings)
     assert sorted(r[0] for r in db.execute("SELECT prompt_hash FROM responses")) == sorted(
         misses["prompt_hash"])
+
+
+def test_the_budget_stops_the_same_cells_as_the_local_executor(
+        ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 6)
+    exp = Experiment.from_dict({"name": "budget", "sessions": ["s*.json"],
+                                "models": ["extractive"], "concurrency": 1,
+                                "budget": {"max_cost": 0.0025}, "base_dir": str(tmp_path)})
+
+    def factory(cell: Any) -> ScriptedModel:
+        return ScriptedModel([REPLY], usage=USAGE)
+
+    local = run_experiment(exp, tmp_path / "local", progress=False, model_factory=factory)
+    on_ray = run_experiment(exp, tmp_path / "ray", progress=False, model_factory=factory,
+                            executor="ray")
+    assert (local.status, len(local.cells)) == ("budget_reached", 3)
+    assert (on_ray.status, len(on_ray.cells)) == ("budget_reached", 3)

@@ -18,8 +18,10 @@ Design, in one paragraph per guarantee:
   killed try spent is recorded honestly: `_apply_lost` adds its paid calls that the kept try did
   not reuse as ``outcome = 'lost'`` attempt rows (and into the cell's billed totals), and a
   call cut off mid-flight as a lost row with unknown usage. A call is never counted twice.
-- **Budget.** The driver checks the budget before submitting each cell and keeps at most twice
-  the global limit submitted, so a reached budget stops new cells promptly.
+- **Budget.** As locally, a cell starts only if the budget was not reached when it got its
+  slot: the driver records a finished cell, tells the coordinator to stop if the budget is now
+  reached, and only then gives the cell's slot back. It also checks the budget before each
+  submission and keeps at most twice the global limit submitted.
 """
 
 from __future__ import annotations
@@ -119,8 +121,9 @@ class RayExecutor:
                         queue.clear()
                         break
                     cell = queue.pop()
-                    ref = task.remote(cell, sessions[cell.session_id], variants[cell.template],
-                                      experiment_ref, job.run_id, coordinator, factory_ref,
+                    refs = [sessions[cell.session_id], variants[cell.template], experiment_ref,
+                            factory_ref]
+                    ref = task.remote(cell, refs, job.run_id, coordinator,
                                       plans.get(cell.model_index, ("off", None)))
                     pending[asyncio.ensure_future(_result(ref))] = cell
                 if not pending:
@@ -129,7 +132,16 @@ class RayExecutor:
                 for future in done:
                     cell = pending.pop(future)
                     outcome = await self._finish(job, coordinator, cell, future)
-                    job.record(outcome)
+                    if outcome is None:
+                        report.skipped += 1
+                        report.stopped = report.stopped or job.budget_reached()
+                    else:
+                        job.record(outcome)
+                        reason = job.budget_reached()
+                        if reason is not None:
+                            report.stopped = report.stopped or reason
+                            await coordinator.stop.remote(reason)
+                    await coordinator.end_cell.remote(cell.cell_id)
             self.stats = await coordinator.stats.remote()
         finally:
             for future in pending:
@@ -145,10 +157,11 @@ class RayExecutor:
         try:
             result = future.result()
         except Exception as exc:  # every try of the cell died: the cell is an error row
-            await coordinator.end_cell.remote(cell.cell_id)
             outcome = _crashed_outcome(cell, job.run_id, exc)
             _apply_lost(outcome, await coordinator.lost_calls.remote(cell.cell_id, None), None)
             return outcome
+        if result.get("skipped"):
+            return None
         for rel, text in result["files"].items():
             (job.out / rel).write_text(text, encoding="utf-8")
         outcome = result["outcome"]

@@ -3,9 +3,12 @@
 It is the only place where limits, in-flight deduplication and the response cache meet:
 
 - **Cell slots.** `Coordinator.begin_cell` takes the per-model slot, then the global one (the
-  local executor's order), before a cell starts on any worker; `end_cell` gives them back.
-  A slot belongs to a *cell id*, not to a worker: when a worker dies holding one, the cell's
-  retry inherits it, so a crash never leaks a slot and two tries never hold two.
+  local executor's order), before a cell starts on any worker; the driver gives them back with
+  `end_cell` once it has recorded the cell, after telling the coordinator (`stop`) whether the
+  budget is now reached. So, as locally, a cell starts only if the budget was not reached
+  when it got its slot. A slot belongs to a *cell id*, not to a worker: when a worker dies
+  holding one, the cell's retry inherits it, so a crash never leaks a slot and two tries
+  never hold two.
 - **Response cache.** Workers never open the cache file. A cached call asks `call_begin`, which
   answers from the recording (a hit, or a recorded refusal), says "miss" in replay mode, or
   grants the call; the worker reports the answer with `call_end` and the coordinator records it.
@@ -63,6 +66,7 @@ class Coordinator:
         self._inflight: dict[str, tuple[int, asyncio.Future[bool]]] = {}
         self._caches: dict[str, ResponseCache] = {}
         self._ids = itertools.count(1)
+        self._stopped: str | None = None
         self.counts = {"paid": 0, "hits": 0, "deduplicated": 0, "refused": 0, "failed": 0}
 
     # -- cells ------------------------------------------------------------------------------
@@ -75,21 +79,30 @@ class Coordinator:
 
     async def begin_cell(self, cell_id: str, model_index: int) -> int:
         """Wait for the cell's slots (unless an earlier try left them held); return its try
-        number (0 for the first)."""
+        number (0 for the first), or -1 when the budget stopped new cells meanwhile."""
         try_no = self._tries.get(cell_id, -1) + 1
         self._tries[cell_id] = try_no
         self._abandon_earlier(cell_id, try_no)
-        if cell_id in self._slots:
+        if cell_id in self._slots:  # a retry: the cell had started before any stop
             return try_no
+        if self._stopped is not None:
+            return -1
         limit = self._model_limits.get(model_index)
         if limit:
             await self._sem(("model", model_index), limit).acquire()
         await self._sem("global", self._global_limit).acquire()
         if cell_id in self._slots:  # a dead try's waiter got there first: keep one slot
             self._release(model_index)
+        elif self._stopped is not None:
+            self._release(model_index)
+            return -1
         else:
             self._slots[cell_id] = model_index
         return try_no
+
+    def stop(self, reason: str) -> None:
+        """No new cell starts from now on (the budget is reached)."""
+        self._stopped = self._stopped or reason
 
     def end_cell(self, cell_id: str) -> None:
         """Give the cell's slots back (idempotent)."""

@@ -28,6 +28,10 @@ SUMMARIES_DIR = "summaries"
 # it) and the models built from the spec, keyed by (run id, model index, window).
 _LOOP: asyncio.AbstractEventLoop | None = None
 _MODELS: dict[tuple[str, int, int | None], Any] = {}
+# Objects fetched from the object store, by object id, for the current run: a worker
+# deserializes each session once, however many of its cells it runs.
+_OBJECTS: dict[str, Any] = {}
+_OBJECTS_RUN: list[str] = [""]
 
 
 class RoutedModel:
@@ -114,41 +118,56 @@ def _loop() -> asyncio.AbstractEventLoop:
     return _LOOP
 
 
-def run_cell_task(cell: Any, session: Any, variant: Any, experiment: Any, run_id: str,
-                  coordinator: Any, model_factory: Any, plan: tuple[str, str | None]) -> dict:
+def _fetch(ref: Any, run_id: str) -> Any:
+    import ray
+
+    if _OBJECTS_RUN[0] != run_id:
+        _OBJECTS.clear()
+        _OBJECTS_RUN[0] = run_id
+    key = ref.hex()
+    if key not in _OBJECTS:
+        _OBJECTS[key] = ray.get(ref)
+    return _OBJECTS[key]
+
+
+def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
+                  plan: tuple[str, str | None]) -> dict:
     """Run one cell on this worker (the body of the Ray task).
 
     Args:
         cell: The `Cell`.
-        session: Its `Session` (resolved by Ray from the object store).
-        variant: Its template `Variant`.
-        experiment: The `Experiment`.
+        refs: Object refs of its `Session`, its template `Variant`, the `Experiment` and the
+            user's ``Cell -> model`` factory (None: load the spec's model); wrapped in a list
+            so Ray passes the refs, which `_fetch` resolves once per worker.
+        run_id: The run id.
         run_id: The run id.
         coordinator: The coordinator actor handle.
-        model_factory: The user's ``Cell -> model`` factory, or None to load the spec's model.
         plan: (cache mode, cache file) of the cell's model.
 
     Returns:
-        ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "worker": str}``.
+        ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "worker": str}``,
+        or ``{"skipped": True}`` when the budget stopped new cells before this one got its
+        slot. The driver gives the slot back after recording the cell.
     """
     import ray
 
     mode, cache_path = plan
     try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index))
-    try:
-        def model_for(c: Any) -> Any:
-            base = model_factory(c) if model_factory is not None else _base_model(
-                experiment, c, run_id)
-            return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path)
+    if try_no < 0:
+        return {"skipped": True}
+    session, variant, experiment, model_factory = (_fetch(ref, run_id) for ref in refs)
 
-        with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp:
-            folder = Path(tmp)
-            (folder / SUMMARIES_DIR).mkdir()
-            outcome = _loop().run_until_complete(
-                run_cell(cell, session, variant, model_for, experiment, folder, run_id))
-            files = {f"{SUMMARIES_DIR}/{p.name}": p.read_text(encoding="utf-8")
-                     for p in sorted((folder / SUMMARIES_DIR).iterdir())}
-    finally:
-        ray.get(coordinator.end_cell.remote(cell.cell_id))
+    def model_for(c: Any) -> Any:
+        base = model_factory(c) if model_factory is not None else _base_model(
+            experiment, c, run_id)
+        return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path)
+
+    with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp:
+        folder = Path(tmp)
+        (folder / SUMMARIES_DIR).mkdir()
+        outcome = _loop().run_until_complete(
+            run_cell(cell, session, variant, model_for, experiment, folder, run_id))
+        files = {f"{SUMMARIES_DIR}/{p.name}": p.read_text(encoding="utf-8")
+                 for p in sorted((folder / SUMMARIES_DIR).iterdir())}
     return {"outcome": outcome, "files": files, "try": try_no,
             "worker": f"{socket.gethostname()}:{os.getpid()}"}
