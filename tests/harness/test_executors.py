@@ -208,3 +208,13 @@ async def test_after_a_stop_new_cells_are_refused_but_started_ones_may_retry() -
     assert await asyncio.wait_for(waiting, 1) == -1  # got the slot after the stop: gives it back
     assert await coord.begin_cell("c3", 0) == -1
     assert coord._sem("global", 1)._value == 1 and coord._slots == {}
+
+
+def test_an_address_without_the_ray_executor_is_refused_by_the_command(tmp_path: Path) -> None:
+    write_session(tmp_path, "s1")
+    spec = tmp_path / "e.toml"
+    spec.write_text(experiment(tmp_path).to_toml())
+    result = CliRunner().invoke(cli, ["run", str(spec), "--address", "auto", "--out",
+                                      str(tmp_path / "run")])
+    assert result.exit_code == 1
+    assert "Error: --address 'auto' needs --executor ray" in result.output

@@ -217,3 +217,21 @@ def test_the_budget_stops_the_same_cells_as_the_local_executor(
                             executor="ray")
     assert (local.status, len(local.cells)) == ("budget_reached", 3)
     assert (on_ray.status, len(on_ray.cells)) == ("budget_reached", 3)
+
+
+def test_the_run_command_takes_the_executor_flag_and_prints_the_usual_table(
+        ray_instance: Any, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from workbench.cli import cli
+
+    write_sessions(tmp_path, 2)
+    spec = tmp_path / "e.toml"
+    spec.write_text('name = "cli"\nsessions = ["s*.json"]\nmodels = ["extractive"]\n')
+    result = CliRunner().invoke(cli, ["run", str(spec), "--executor", "ray", "--no-progress",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "(2 cells, 0 errors, status finished)" in result.output
+    assert "extractive" in result.output.splitlines()[1]
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT executor FROM runs").fetchall() == [("ray",)]
