@@ -235,3 +235,25 @@ def test_the_run_command_takes_the_executor_flag_and_prints_the_usual_table(
     assert "extractive" in result.output.splitlines()[1]
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     assert db.execute("SELECT executor FROM runs").fetchall() == [("ray",)]
+
+
+def test_a_factory_ray_cannot_ship_is_a_config_error_and_the_run_is_marked_interrupted(
+        ray_instance: Any, tmp_path: Path) -> None:
+    import threading
+
+    from workbench.errors import ConfigError
+
+    write_sessions(tmp_path, 1)
+    exp = Experiment.from_dict({"name": "unshippable", "sessions": ["s*.json"],
+                                "models": ["extractive"], "base_dir": str(tmp_path)})
+    lock = threading.Lock()  # locks cannot be pickled
+
+    def factory(cell: Any) -> ScriptedModel:
+        with lock:
+            return ScriptedModel([REPLY], usage=USAGE)
+
+    with pytest.raises(ConfigError, match="model_factory cannot be sent to Ray workers"):
+        run_experiment(exp, tmp_path / "run", progress=False, model_factory=factory,
+                       executor="ray")
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT executor, status FROM runs").fetchall() == [("ray", "interrupted")]

@@ -30,6 +30,7 @@ import asyncio
 import traceback
 from typing import Any
 
+from workbench.errors import ConfigError
 from workbench.harness._store import utc_now
 from workbench.harness.executors._base import CellJob, ExecutorReport
 
@@ -37,6 +38,8 @@ LOST_UNKNOWN = ("worker died during this call; the provider may have billed it, 
                 "the usage is unknown")
 LOST_PAID = "paid by a try whose worker died; the kept try did not reuse its answer"
 DEFAULT_MAX_RETRIES = 3
+FACTORY_MESSAGE = ("model_factory cannot be sent to Ray workers (define it at module level, "
+                   "or use the local executor)")
 
 
 class RayExecutor:
@@ -70,7 +73,11 @@ class RayExecutor:
 
         if not ray.is_initialized():
             options = {"include_dashboard": False, "log_to_driver": False, **self.init_options}
-            ray.init(address=self.address, **options)
+            try:
+                ray.init(address=self.address, **options)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = self.address or "a new local instance"
+                raise ConfigError(f"cannot start Ray on {where}: {exc}") from exc
             self._owns_ray = True
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         return {"address": self.address or "local", "ray_version": ray.__version__,
@@ -93,23 +100,26 @@ class RayExecutor:
         from workbench.harness.executors._ray_worker import run_cell_task
 
         experiment = job.experiment
+        try:
+            factory_ref = ray.put(job.model_factory)
+        except Exception as exc:
+            raise ConfigError(f"{FACTORY_MESSAGE}: {exc}") from exc
+        used = dict.fromkeys(c.session_id for c in job.cells)
+        sessions = {sid: ray.put(job.sessions[sid]) for sid in used}
+        variants = {name: ray.put(v) for name, v in job.variants.items()}
+        experiment_ref = ray.put(experiment)
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        coordinator = ray.remote(num_cpus=0)(Coordinator).options(
+        coordinator: Any = ray.remote(num_cpus=0)(Coordinator).options(
             scheduling_strategy=here).remote(
             job.concurrency, {i: m.concurrency for i, m in enumerate(experiment.models)
                               if m.concurrency})
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
                                                  max_retries=self.max_retries)
-        used = dict.fromkeys(c.session_id for c in job.cells)
-        sessions = {sid: ray.put(job.sessions[sid]) for sid in used}
-        variants = {name: ray.put(v) for name, v in job.variants.items()}
-        experiment_ref = ray.put(experiment)
-        factory_ref = ray.put(job.model_factory)
         plans = _cache_plans(experiment) if job.model_factory is None else {}
         report = ExecutorReport()
         queue = list(job.cells)
         queue.reverse()  # pop() from the end keeps expansion order
-        pending: dict[asyncio.Future[Any], Any] = {}
+        pending: dict[asyncio.Future[Any], tuple[Any, Any]] = {}
         cap = max(2 * job.concurrency, 2)
         try:
             while queue or pending:
@@ -125,12 +135,12 @@ class RayExecutor:
                             factory_ref]
                     ref = task.remote(cell, refs, job.run_id, coordinator,
                                       plans.get(cell.model_index, ("off", None)))
-                    pending[asyncio.ensure_future(_result(ref))] = cell
+                    pending[asyncio.ensure_future(_result(ref))] = (cell, ref)
                 if not pending:
                     break
                 done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    cell = pending.pop(future)
+                    cell, _ = pending.pop(future)
                     outcome = await self._finish(job, coordinator, cell, future)
                     if outcome is None:
                         report.skipped += 1
@@ -144,8 +154,9 @@ class RayExecutor:
                     await coordinator.end_cell.remote(cell.cell_id)
             self.stats = await coordinator.stats.remote()
         finally:
-            for future in pending:
+            for future, (_, ref) in pending.items():  # interrupted: stop what is still out
                 future.cancel()
+                ray.cancel(ref)
             try:
                 await coordinator.close.remote()
             finally:

@@ -105,9 +105,11 @@ class Coordinator:
         self._stopped = self._stopped or reason
 
     def end_cell(self, cell_id: str) -> None:
-        """Give the cell's slots back (idempotent)."""
+        """Give the cell's slots back (idempotent); the driver has recorded the cell, so its
+        ledger is dropped too."""
         if cell_id in self._slots:
             self._release(self._slots.pop(cell_id))
+        self._ledger.pop(cell_id, None)
 
     def _release(self, model_index: int) -> None:
         self._sem("global", self._global_limit).release()
@@ -196,28 +198,28 @@ class Coordinator:
             mode: The cache mode of the call.
             cache_path: The response-cache file.
         """
-        call = self._calls[call_id]
-        model, prompt_sha256 = call.model or "", call.prompt_hash or ""
-        record = mode == "rw" and cache_path is not None and call.key is not None
+        call = self._calls.pop(call_id)
+        model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
+        cache = (self._cache(cache_path) if mode == "rw" and cache_path is not None
+                 and key is not None else None)
         if outcome == "ok":
             message, usage, latency_ms = payload
             call.state, call.usage = PAID, usage
             self.counts["paid"] += 1
-            if record:
-                self._cache(cache_path).put(call.key, model=model, prompt_sha256=prompt_sha256,
-                                            message=message, usage=usage, latency_ms=latency_ms)
+            if cache is not None and key is not None:
+                cache.put(key, model=model, prompt_sha256=prompt_sha256, message=message,
+                          usage=usage, latency_ms=latency_ms)
         elif outcome == "refusal":
             call.state = REFUSED
             self.counts["refused"] += 1
-            if record:
-                self._cache(cache_path).put_refusal(call.key, model=model,
-                                                    prompt_sha256=prompt_sha256, error=payload)
+            if cache is not None and key is not None:
+                cache.put_refusal(key, model=model, prompt_sha256=prompt_sha256, error=payload)
         else:
             call.state = FAILED
             self.counts["failed"] += 1
-        owner = self._inflight.get(call.key) if call.key is not None else None
-        if owner is not None and owner[0] == call_id:
-            del self._inflight[call.key]
+        owner = self._inflight.get(key) if key is not None else None
+        if key is not None and owner is not None and owner[0] == call_id:
+            del self._inflight[key]
             if not owner[1].done():
                 owner[1].set_result(outcome != "error")
 

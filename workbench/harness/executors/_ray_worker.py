@@ -105,7 +105,8 @@ def _base_model(experiment: Any, cell: Any, run_id: str) -> Any:
     if key not in _MODELS:
         from workbench.models import load_model
 
-        _MODELS.clear()  # models of an older run are not needed again
+        if any(k[0] != run_id for k in _MODELS):
+            _MODELS.clear()  # models of an older run are not needed again
         _MODELS[key] = load_model(cell.model_string, window=cell.window, cache="off",
                                   **cell.params)
     return _MODELS[key]
