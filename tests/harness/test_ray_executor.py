@@ -257,3 +257,23 @@ def test_a_factory_ray_cannot_ship_is_a_config_error_and_the_run_is_marked_inter
                        executor="ray")
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     assert db.execute("SELECT executor, status FROM runs").fetchall() == [("ray", "interrupted")]
+
+
+def test_a_cell_whose_every_try_dies_is_an_error_row_and_the_run_goes_on(
+        ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 3)
+    exp = Experiment.from_dict({"name": "no-retry", "sessions": ["s*.json"],
+                                "models": ["extractive"], "base_dir": str(tmp_path),
+                                "executor": {"kind": "ray", "max_retries": 0}})
+    victim = expand_cells(exp)[1].cell_id
+    folder = str(tmp_path)
+    results = run_experiment(exp, tmp_path / "run", progress=False,
+                             model_factory=lambda cell: KillOnce(folder, cell.cell_id, victim))
+    assert results.status == "finished" and len(results.cells) == 3
+    by_id = results.cells.set_index("cell_id")
+    assert by_id.loc[victim, "status"] == "error"
+    assert by_id.loc[victim, "error_type"].startswith("WorkerCrashedError")
+    assert sorted(by_id["status"]) == ["error", "ok", "ok"]
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT outcome, task_attempt, cost, error FROM attempts WHERE cell_id = ?",
+                      (victim,)).fetchall() == [("lost", 0, None, LOST_UNKNOWN)]

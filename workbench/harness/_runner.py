@@ -1,5 +1,6 @@
-"""The async runner: expands an experiment into cells, runs them with bounded concurrency, and
-writes every finished cell (with its attempts) to the run folder's results store.
+"""The async runner: expands an experiment into cells, hands them to an executor (the local
+asyncio one by default, or Ray: ``harness/executors``), and writes every finished cell (with its
+attempts) to the run folder's results store; only this driver writes the folder.
 
 Re-running over the same folder resumes: cells already stored are skipped ('error' cells too,
 unless ``retry_errors``). A failing cell is recorded with its error and the run goes on.
