@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,15 @@ def test_an_address_without_the_ray_executor_is_refused_by_the_command(tmp_path:
                                       str(tmp_path / "run")])
     assert result.exit_code == 1
     assert "Error: --address 'auto' needs --executor ray" in result.output
+
+
+async def test_a_rate_limited_call_pauses_that_model_for_every_worker(tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=4, model_limits={})
+    first = await coord.call_begin("c1", 0, None, "off", None, "openai/gpt", "p1")
+    coord.call_end(first[1], "rate_limited", 0.3)
+    started = time.monotonic()
+    other_model = await coord.call_begin("c2", 0, None, "off", None, "anthropic/claude", "p2")
+    assert other_model[0] == "call" and time.monotonic() - started < 0.1
+    again = await coord.call_begin("c3", 0, None, "off", None, "openai/gpt", "p3")
+    assert again[0] == "call" and time.monotonic() - started >= 0.25
+    assert coord.stats()["failed"] == 1

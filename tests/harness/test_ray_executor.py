@@ -157,8 +157,9 @@ def test_a_worker_killed_mid_cell_loses_only_that_try_and_nothing_is_billed_twic
     attempts = db.execute("SELECT cell_id, outcome, task_attempt, cost, error FROM attempts "
                           "ORDER BY cell_id, task_attempt").fetchall()
     assert [a[1:] for a in attempts if a[0] == victim] == [
-        ("lost", 0, None, LOST_UNKNOWN), ("ok", 1, 0.001, None)]
-    assert sorted(a[1:4] for a in attempts if a[0] != victim) == [("ok", 0, 0.001)] * 7
+        ("lost", 0, None, LOST_UNKNOWN), ("ok", 1, 0.001, None)], (victim, attempts, paid)
+    assert sorted(a[1:4] for a in attempts if a[0] != victim) == [("ok", 0, 0.001)] * 7, (
+        victim, attempts, paid)
     # Billed = exactly the calls the provider completed, each once.
     total = db.execute("SELECT SUM(cost), SUM(billed_input_tokens) FROM cells").fetchone()
     assert (round(total[0], 6), total[1]) == (round(len(cells) * 0.001, 6), len(cells) * 100)

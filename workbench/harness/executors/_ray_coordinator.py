@@ -16,6 +16,8 @@ It is the only place where limits, in-flight deduplication and the response cach
   asking for the same key waits for that call and is then served its recording, exactly as a
   later cache hit would be: no two workers pay for one prompt. Uncached models are not
   deduplicated (each call is meant to be paid, like ``repeats`` without a cache).
+- **Provider rate limits.** A call that ends rate-limited (the model's own retries spent)
+  pauses every new call to that model, on every worker, for the provider's retry-after.
 - **The ledger.** Every granted call is noted with the cell's try number, so when a retried cell
   finishes, `lost_calls` tells the driver what the killed tries spent (see `lost_calls`).
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +36,10 @@ from workbench.compaction._model import Usage
 from workbench.models._cache import Refusal, ResponseCache
 
 STARTED, PAID, HIT, REFUSED, FAILED = "started", "paid", "hit", "refused", "failed"
+
+RATE_LIMIT_PAUSE = 5.0
+"""Seconds every worker holds off a model after a call to it ended rate-limited (HTTP 429,
+retries spent) and the provider named no retry-after."""
 
 
 @dataclass
@@ -67,6 +74,7 @@ class Coordinator:
         self._caches: dict[str, ResponseCache] = {}
         self._ids = itertools.count(1)
         self._stopped: str | None = None
+        self._paused_until: dict[str, float] = {}
         self.counts = {"paid": 0, "hits": 0, "deduplicated": 0, "refused": 0, "failed": 0}
 
     # -- cells ------------------------------------------------------------------------------
@@ -161,23 +169,29 @@ class Coordinator:
             ``("call", call_id)``: the worker calls the model and reports with `call_end`.
         """
         waited = False
-        while key is not None and mode != "off" and cache_path is not None:
-            found = self._cache(cache_path).get(key, count_hit=mode == "rw")
-            if found is not None:
-                self.counts["deduplicated" if waited else "hits"] += 1
-                if isinstance(found, Refusal):
-                    self._note(cell_id, try_no, key, HIT)
-                    return ("refusal", found.message)
-                message, usage = found
-                self._note(cell_id, try_no, key, HIT, usage)
-                return ("hit", message, usage)
-            if mode == "replay":
-                return ("miss",)
-            owner = self._inflight.get(key)
-            if owner is None:
+        cached = key is not None and mode != "off" and cache_path is not None
+        while True:
+            if cached and key is not None and cache_path is not None:
+                found = self._cache(cache_path).get(key, count_hit=mode == "rw")
+                if found is not None:
+                    self.counts["deduplicated" if waited else "hits"] += 1
+                    if isinstance(found, Refusal):
+                        self._note(cell_id, try_no, key, HIT)
+                        return ("refusal", found.message)
+                    message, usage = found
+                    self._note(cell_id, try_no, key, HIT, usage)
+                    return ("hit", message, usage)
+                if mode == "replay":
+                    return ("miss",)
+                owner = self._inflight.get(key)
+                if owner is not None:
+                    waited = True
+                    await asyncio.shield(owner[1])  # then look again: recorded, or free to call
+                    continue
+            pause = self._paused_until.get(model, 0.0) - time.monotonic()
+            if pause <= 0:
                 break
-            waited = True
-            await asyncio.shield(owner[1])  # then look again: recorded, or free to call
+            await asyncio.sleep(pause)  # the provider said 429: nobody calls it meanwhile
         call = self._note(cell_id, try_no, key, STARTED, model=model,
                           prompt_sha256=prompt_sha256)
         call_id = next(self._ids)
@@ -193,7 +207,9 @@ class Coordinator:
         Args:
             call_id: From `call_begin`.
             outcome: ``"ok"`` (payload = (message, usage, latency_ms)), ``"refusal"`` (payload =
-                the error text) or ``"error"``.
+                the error text), ``"rate_limited"`` (payload = the provider's retry-after in
+                seconds, or None: every worker's next call to this model waits that long, or
+                `RATE_LIMIT_PAUSE`) or ``"error"``.
             payload: See `outcome`.
             mode: The cache mode of the call.
             cache_path: The response-cache file.
@@ -217,11 +233,14 @@ class Coordinator:
         else:
             call.state = FAILED
             self.counts["failed"] += 1
+            if outcome == "rate_limited":
+                until = time.monotonic() + (payload if payload is not None else RATE_LIMIT_PAUSE)
+                self._paused_until[model] = max(self._paused_until.get(model, 0.0), until)
         owner = self._inflight.get(key) if key is not None else None
         if key is not None and owner is not None and owner[0] == call_id:
             del self._inflight[key]
             if not owner[1].done():
-                owner[1].set_result(outcome != "error")
+                owner[1].set_result(outcome in ("ok", "refusal"))
 
     # -- the ledger -----------------------------------------------------------------------
 

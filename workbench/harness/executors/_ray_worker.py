@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import CacheMiss, ContextLengthExceeded
+from workbench.errors import CacheMiss, ContextLengthExceeded, RateLimited
 from workbench.harness._cell_run import run_cell
 from workbench.messages import Message
 from workbench.models._cache import CACHE_MISS_MESSAGE, cache_key, prompt_hash
@@ -89,6 +89,10 @@ class RoutedModel:
             message, usage = await self.inner.complete(system, messages)
         except ContextLengthExceeded as exc:
             await end.remote(call_id, "refusal", str(exc), self.mode, self.cache_path)
+            raise
+        except RateLimited as exc:
+            await end.remote(call_id, "rate_limited", getattr(exc, "retry_after", None),
+                             self.mode, self.cache_path)
             raise
         except BaseException:
             await end.remote(call_id, "error", None, self.mode, self.cache_path)
