@@ -156,8 +156,10 @@ def test_a_worker_killed_mid_cell_loses_only_that_try_and_nothing_is_billed_twic
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     attempts = db.execute("SELECT cell_id, outcome, task_attempt, cost, error FROM attempts "
                           "ORDER BY cell_id, task_attempt").fetchall()
-    assert [a[1:] for a in attempts if a[0] == victim] == [
-        ("lost", 0, None, LOST_UNKNOWN), ("ok", 1, 0.001, None)], (victim, attempts, paid)
+    # Try 1 normally; later if Ray also had to retry a start that failed under load.
+    lost, kept = [a[1:] for a in attempts if a[0] == victim]
+    assert lost == ("lost", 0, None, LOST_UNKNOWN), (victim, attempts, paid)
+    assert (kept[0], kept[1] >= 1, kept[2:]) == ("ok", True, (0.001, None)), (victim, attempts)
     assert sorted(a[1:4] for a in attempts if a[0] != victim) == [("ok", 0, 0.001)] * 7, (
         victim, attempts, paid)
     # Billed = exactly the calls the provider completed, each once.
