@@ -8,16 +8,19 @@ Design, in one paragraph per guarantee:
   cache: their models' lookups and recordings go to the coordinator actor
   (``_ray_coordinator``), which is pinned to the driver's node and is the cache's only
   writer, so the file stays the one the driver names, on the driver's disk.
-- **Cluster-wide limits.** The coordinator holds the global and per-model cell slots and
-  deduplicates identical cached prompts in flight; workers take a slot before a cell starts.
-- **Sessions travel once.** Each session, variant and the experiment are put in Ray's object
-  store once; tasks get object references, so the driver holds one copy whatever the number
-  of workers, and no worker reads a session file.
+- **Cluster-wide limits.** The coordinator holds the global and per-model cell slots,
+  deduplicates identical cached prompts in flight and pauses a rate-limited model everywhere;
+  workers take a slot before a cell starts.
+- **Sessions travel once.** Each session, variant, the experiment and the user's model
+  factory are put in Ray's object store once; tasks get object references (which each worker
+  resolves once per run, ``_ray_worker._fetch``), so the driver holds one copy whatever the
+  number of workers, and no worker reads a session file.
 - **Killed workers.** A task is retried by Ray (``max_retries``); the retry inherits its cell's
   slot, and the store keeps one row per cell (``record_cell`` replaces by cell id). What a
   killed try spent is recorded honestly: `_apply_lost` adds its paid calls that the kept try did
   not reuse as ``outcome = 'lost'`` attempt rows (and into the cell's billed totals), and a
-  call cut off mid-flight as a lost row with unknown usage. A call is never counted twice.
+  call cut off mid-flight as a lost row with unknown usage (NULL cost, not folded into the
+  cell's cost, which stays the sum of what is known). A call is never counted twice.
 - **Budget.** As locally, a cell starts only if the budget was not reached when it got its
   slot: the driver records a finished cell, tells the coordinator to stop if the budget is now
   reached, and only then gives the cell's slot back. It also checks the budget before each
