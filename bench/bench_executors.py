@@ -12,6 +12,10 @@ Rows:
 - ``ray cpus_per_cell=C``: warm workers (after an untimed warm-up run); ``C = 1`` runs one cell per CPU, smaller values pack
   several I/O-bound cells per CPU.
 
+A second table (``--cpu-cells N``, 0 to skip) runs CPU-bound cells instead: the largest shipped
+dataset with a zero-latency model, so each cell is token counting, the removal ladder and
+metrics. One process does those one at a time; Ray spreads them over the CPUs.
+
 Ray's start-up (``ray.init``) is printed on its own line. Where Ray starts to pay off: when a
 cell's own CPU work (token counting, metrics over long sessions, a local model) exceeds what
 one process can do, and the cluster has more cores or GPUs than this machine; for API-bound
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -67,10 +72,31 @@ def factory(cell: Cell) -> ScriptedModel:
     return ScriptedModel([REPLY], usage=USAGE, latency=LATENCY)
 
 
-def timed(exp: Experiment, out: Path, executor: str) -> tuple[float, int]:
+def instant(cell: Cell) -> ScriptedModel:
+    return ScriptedModel([REPLY], usage=USAGE)
+
+
+def timed(exp: Experiment, out: Path, executor: str, build: Any = factory) -> tuple[float, int]:
     started = time.perf_counter()
-    results = run_experiment(exp, out, progress=False, model_factory=factory, executor=executor)
+    results = run_experiment(exp, out, progress=False, model_factory=build, executor=executor)
     return time.perf_counter() - started, len(results.cells)
+
+
+def cpu_bound(tmp: Path, cells: int, ray_ready: bool) -> None:
+    manifest = read_manifest()
+    if not manifest:
+        print("cpu-bound rows skipped: no shipped datasets")
+        return
+    name = max(manifest, key=lambda n: manifest[n][0].stat().st_size)
+    exp = spec(manifest[name][0], cells, 8)
+    print(f"\nCPU-bound: {name}, no model latency (after an untimed warm-up run each)")
+    print(f"{'executor':<26} {'cells':>6} {'wall s':>8} {'cells/s':>8}")
+    runs = [("local", "local")] + ([("ray cpus_per_cell=1", "ray")] if ray_ready else [])
+    for label, executor in runs:
+        # Warm-up: the first long session a process meets fills its token-count caches.
+        timed(exp, tmp / f"cpu-warm-{executor}", executor, instant)
+        wall, done = timed(exp, tmp / f"cpu-{executor}", executor, instant)
+        print(f"{label:<26} {done:>6} {wall:>8.2f} {done / wall:>8.1f}")
 
 
 def row(label: str, cells: int, wall: float, concurrency: int) -> None:
@@ -84,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cells", type=int, nargs="+", default=[40, 160])
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance")
+    parser.add_argument("--cpu-cells", type=int, default=16,
+                        help="cells of the CPU-bound table (0 skips it)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -99,6 +127,8 @@ def main(argv: list[str] | None = None) -> None:
             import ray
         except ImportError:
             print('ray rows skipped: pip install "compaction-workbench[ray]"')
+            if args.cpu_cells:
+                cpu_bound(tmp, args.cpu_cells, ray_ready=False)
             return
         started = time.perf_counter()
         ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
@@ -116,6 +146,8 @@ def main(argv: list[str] | None = None) -> None:
                     exp = spec(session, n, args.concurrency, cpus)
                     wall, done = timed(exp, tmp / f"ray-{cpus}-{n}", "ray")
                     row(f"ray cpus_per_cell={cpus:g}", done, wall, args.concurrency)
+            if args.cpu_cells:
+                cpu_bound(tmp, args.cpu_cells, ray_ready=True)
         finally:
             ray.shutdown()
 
