@@ -111,9 +111,8 @@ class RayExecutor:
         sessions = {sid: ray.put(job.sessions[sid]) for sid in used}
         variants = {name: ray.put(v) for name, v in job.variants.items()}
         experiment_ref = ray.put(experiment)
-        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         coordinator: Any = ray.remote(num_cpus=0)(Coordinator).options(
-            scheduling_strategy=here).remote(
+            scheduling_strategy=_driver_node(ray, NodeAffinitySchedulingStrategy)).remote(
             job.concurrency, {i: m.concurrency for i, m in enumerate(experiment.models)
                               if m.concurrency})
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
@@ -183,6 +182,16 @@ class RayExecutor:
                 if result["try"] else [])
         _apply_lost(outcome, lost, result["try"])
         return outcome
+
+
+def _driver_node(ray: Any, strategy: Any) -> Any:
+    """Pin the coordinator to the driver's node, so the cache file it opens is the driver's;
+    a Ray Client driver has no node of its own, and the head node's file is used instead."""
+    try:
+        node = ray.get_runtime_context().get_node_id()
+    except Exception:  # noqa: BLE001 - client mode: let Ray place the actor (the head)
+        return "DEFAULT"
+    return strategy(node, soft=False) if node else "DEFAULT"
 
 
 async def _result(ref: Any) -> Any:
