@@ -20,7 +20,7 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
                            "m004_attempt_prompt_hash", "m010_replays", "m012_shared_calls",
-                           "m013_template_params"]
+                           "m013_template_params", "m014_run_executor"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -31,7 +31,7 @@ def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
     assert columns(store.db, "runs") == [
         ("run_id", "TEXT", 1), ("name", "TEXT", 0), ("spec_json", "TEXT", 0),
         ("started_at", "TEXT", 0), ("finished_at", "TEXT", 0), ("workbench_version", "TEXT", 0),
-        ("status", "TEXT", 0)]
+        ("status", "TEXT", 0), ("executor", "TEXT", 0), ("cluster", "TEXT", 0)]
     cells = columns(store.db, "cells")
     assert [c[0] for c in cells] == list(CELL_COLUMNS)
     assert dict((c[0], c[1]) for c in cells) | {} == {
@@ -98,5 +98,13 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
     assert migrate(db) == ["m004_attempt_prompt_hash", "m010_replays", "m012_shared_calls",
-                           "m013_template_params"]
+                           "m013_template_params", "m014_run_executor"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]
+
+
+def test_a_run_records_its_executor_and_cluster(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    run = store.start_run("x", "{}", "0.1.0")
+    store.record_executor(run, "ray", '{"address": "auto", "nodes": 3}')
+    (row,) = store.runs()
+    assert (row["executor"], row["cluster"]) == ("ray", '{"address": "auto", "nodes": 3}')

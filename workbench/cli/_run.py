@@ -26,8 +26,15 @@ TABLE_COLUMNS = ("cells", "retained_tokens", "summary_tokens", "billed_tokens", 
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--new", "new", is_flag=True,
               help="Start a fresh run folder (<out>-2, -3...) instead of resuming the existing one.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Where cells run (overrides the spec's executor): local asyncio, or Ray "
+                   "(needs the ray extra).")
+@click.option("--address", default=None, metavar="auto|ray://HOST:PORT",
+              help="Ray cluster to use: 'auto' joins this machine's cluster, ray://host:port a "
+                   "remote one; omitted starts a private local Ray instance.")
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
-            concurrency: int | None, no_progress: bool, new: bool) -> None:
+            concurrency: int | None, no_progress: bool, new: bool, executor: str | None,
+            address: str | None) -> None:
     """Run the experiment SPEC (TOML); without SPEC, the shipped default experiment.
 
     Re-running the same command resumes: finished cells are skipped. A run folder holding a
@@ -36,7 +43,8 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     experiment = Experiment.default() if spec is None else Experiment.from_toml(spec)
     folder = out or default_out(experiment)
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
-                            progress=not no_progress, concurrency=concurrency, new=new)
+                            progress=not no_progress, concurrency=concurrency, new=new,
+                            executor=executor, address=address)
     if isinstance(result, DryRunEstimate):
         return  # the runner printed the estimate
     _print_results(result)

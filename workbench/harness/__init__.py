@@ -2,14 +2,22 @@
 
 Smallest first: `Experiment` (the spec, from TOML), `expand_cells` / `Cell` (the matrix),
 `ResultsStore` (``results.sqlite`` with named migrations), `run_experiment_async` /
-`run_experiment` (the runner, resumable), `Results` (a run folder as DataFrames). `RunLock`
-keeps one writer per run folder; `RunBudget` / `BudgetedModel` reserve each call's cost.
+`run_experiment` (the runner, resumable) over an executor (``executors/``: local asyncio, or
+Ray per `ExecutorSpec`), `Results` (a run folder as DataFrames).
+from workbench.harness._lock import RunLock
 """
 
 from workbench.harness._budget import BudgetedModel, RunBudget
 from workbench.harness._cells import Cell, expand_cells
 from workbench.harness._estimate import DryRunEstimate
-from workbench.harness._experiment import Budget, CachePolicy, Experiment, ModelEntry, SessionSource
+from workbench.harness._experiment import (
+    Budget,
+    CachePolicy,
+    ExecutorSpec,
+    Experiment,
+    ModelEntry,
+    SessionSource,
+)
 from workbench.harness._lock import RunLock
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._report import write_report
@@ -35,6 +43,7 @@ __all__ = [
     "CachePolicy",
     "Cell",
     "DryRunEstimate",
+    "ExecutorSpec",
     "Experiment",
     "ModelEntry",
     "Results",

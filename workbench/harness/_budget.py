@@ -77,6 +77,15 @@ class RunBudget:
             return f"{self.tokens} billed tokens >= max_tokens {self.max_tokens}"
         return None
 
+    def charge(self, row: dict[str, Any]) -> None:
+        """Add a finished cell's billed spend (for cells whose calls ran elsewhere, unwrapped)."""
+        tokens_in = int(row.get("billed_input_tokens") or 0)
+        tokens_out = int(row.get("billed_output_tokens") or 0)
+        self.input_tokens += tokens_in
+        self.output_tokens += tokens_out
+        self.tokens += tokens_in + tokens_out
+        self.cost += float(row.get("cost") or 0.0)
+
     def spent_line(self) -> str:
         """The real spend so far, as one sentence."""
         return SPENT_MESSAGE.format(cost=self.cost, tokens=self.tokens, input=self.input_tokens,

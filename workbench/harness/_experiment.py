@@ -181,6 +181,26 @@ class CachePolicy(_Strict):
     """Cache file or folder (relative to the spec file); default: the user cache dir."""
 
 
+class ExecutorSpec(_Strict):
+    """Where the cells run: ``executor = { kind = "ray", address = "auto" }``."""
+
+    kind: Literal["local", "ray"] = "local"
+    """``local``: asyncio in this process (the default); ``ray``: Ray tasks (``[ray]`` extra)."""
+    address: str | None = None
+    """Ray only: omitted starts a private local instance; ``auto`` joins this machine's
+    cluster; ``ray://host:port`` connects to a remote cluster's client server."""
+    cpus_per_cell: float = Field(default=1.0, gt=0)
+    """Ray only: CPUs reserved per cell task; below 1 packs more I/O-bound cells per core."""
+    max_retries: int = Field(default=3, ge=0)
+    """Ray only: how often a cell whose worker died is run again."""
+
+    @model_validator(mode="after")
+    def _address_needs_ray(self) -> ExecutorSpec:
+        if self.address is not None and self.kind != "ray":
+            raise PydanticCustomError("executor", "an address needs kind = \"ray\"")
+        return self
+
+
 class Experiment(_Strict):
     """An experiment: the matrix of cells to run and how to run them."""
 
@@ -224,6 +244,8 @@ class Experiment(_Strict):
     tune: TuneTable | None = None
     """A parameter search over one variant folder: its points join ``templates`` (see
     ``workbench tune``)."""
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    """Where the cells run (``workbench run --executor`` overrides the kind and address)."""
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -343,6 +365,10 @@ class Experiment(_Strict):
                 if m.get(key) is None:
                     m.pop(key, None)
         data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]
+        executor = {k: v for k, v in data.pop("executor").items()
+                    if v is not None and v != ExecutorSpec.model_fields[k].default}
+        if executor:  # the default (local) is left out, so older spec files stay as they were
+            data["executor"] = executor
         return data
 
     def to_toml(self) -> str:

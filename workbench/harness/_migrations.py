@@ -152,8 +152,18 @@ def m013_template_params(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE cells ADD COLUMN template_params TEXT")
 
 
+def m014_run_executor(db: sqlite3.Connection) -> None:
+    """Which executor ran each runner invocation (``local``/``ray``) and on what cluster (a JSON
+    description), and which try of its cell made each attempt (Ray re-runs a cell whose worker
+    died; NULL for the local executor)."""
+    db.execute("ALTER TABLE runs ADD COLUMN executor TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN cluster TEXT")
+    db.execute("ALTER TABLE attempts ADD COLUMN task_attempt INTEGER")
+
+
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
-                               m010_replays, m012_shared_calls, m013_template_params]
+                               m010_replays, m012_shared_calls, m013_template_params,
+                               m014_run_executor]
 
 
 @contextmanager

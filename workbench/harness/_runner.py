@@ -1,5 +1,6 @@
-"""The async runner: expands an experiment into cells, runs them with bounded concurrency, and
-writes every finished cell (with its attempts) to the run folder's results store.
+"""The async runner: expands an experiment into cells, hands them to an executor (the local
+asyncio one by default, or Ray: ``harness/executors``), and writes every finished cell (with its
+attempts) to the run folder's results store; only this driver writes the folder.
 
 Re-running over the same folder resumes: cells already stored are skipped ('error' cells too,
 unless ``retry_errors``). A failing cell is recorded with its error and the run goes on.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
+import json
 import logging
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 from workbench._redact import install_log_redaction, redact, register_secrets_in
 from workbench.harness._budget import BudgetedModel, RunBudget
-from workbench.harness._cell_run import run_cell
+from workbench.harness._cell_run import CellOutcome
 from workbench.harness._cells import Cell, SessionCache, expand_cells, load_experiment_sessions
 from workbench.harness._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
 from workbench.harness._experiment import Experiment
@@ -30,6 +31,7 @@ from workbench.harness._lock import RunLock
 from workbench.harness._run_folder import check_run_folder, fresh_folder
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
+from workbench.harness.executors import CellJob, Executor, make_executor
 from workbench.models._shared import SharedCalls
 
 log = logging.getLogger("workbench.harness")
@@ -70,7 +72,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                                concurrency: int | None = None, new: bool = False,
                                share_calls: bool | SharedCalls = True,
                                only_sessions: Collection[str] | None = None,
-                               check_folder: bool = True) -> Any:
+                               check_folder: bool = True, executor: str | None = None,
+                               address: str | None = None) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -90,6 +93,9 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         only_sessions: Run only the cells of these session ids (the tuner's rungs).
         check_folder: Refuse a folder holding another experiment's cells (`check_run_folder`).
             The tuner turns it off: its rungs are subsets of one search sharing one folder.
+        executor: ``"local"`` or ``"ray"``; overrides the experiment's ``executor.kind``.
+        address: The Ray cluster (``"auto"``, ``"ray://host:port"``); overrides the
+            experiment's ``executor.address``.
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
@@ -105,6 +111,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     for entry in experiment.models:
         register_secrets_in(entry.params)
     install_log_redaction()
+    runner = _executor(experiment, executor, address)
     session_cache = SessionCache()
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)
@@ -141,16 +148,21 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                 exclude={"models": {"__all__": {"params": {"api_key"}}}})), _version())
             status = "running"
             try:
+                cluster = runner.start()
+                store.record_executor(run_id, runner.kind, redact(json.dumps(cluster,
+                                                                             sort_keys=True)))
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
                 status = await _run_cells(experiment, out, store, run_id, todo, sessions,
-                                          variants, model_factory, progress, concurrency, shared)
+                                          variants, model_factory, progress, concurrency, shared,
+                                          runner)
                 if experiment.replay is not None and status == "finished":
                     from workbench.harness._replay_run import run_replays
 
                     await run_replays(experiment, store, run_id, sessions,
                                       retry_errors=retry_errors)
             finally:
+                runner.close()
                 store.finish_run(run_id, status if status != "running" else "interrupted")
         finally:
             store.close()
@@ -162,17 +174,15 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,
                      todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
-                     concurrency: int | None, shared: SharedCalls) -> str:
+                     concurrency: int | None, shared: SharedCalls,
+                     executor: Executor) -> str:
     from tqdm.auto import tqdm
 
-    by_id = {s.id: s for s in sessions}
     budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *store.billed())
-    global_sem = asyncio.Semaphore(concurrency or experiment.concurrency)
-    model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
-                  if m.concurrency}
-    models: dict[tuple[int, int | None], Any] = {}
+    wrappers: dict[str, list[BudgetedModel]] = {}
     stopped: list[str] = []
     skipped = 0
+    models: dict[tuple[int, int | None], Any] = {}
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
     def base_model(cell: Cell) -> Any:
@@ -183,32 +193,24 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
             models[key] = _load_model(experiment, cell)
         return models[key]
 
-    async def one(cell: Cell) -> None:
+    def model_for(c: Cell) -> Any:
+        # Sharing sits outside the budget: a cell answered by another cell's call never
+        # reserves. Repeats are independent samples: they never share a call.
+        model = base_model(c)
+        if budget.active:
+            model = BudgetedModel(model, budget, c.model_string, output_tokens=int(
+                c.params.get("max_tokens") or OUTPUT_TOKENS_ESTIMATE))
+            wrappers.setdefault(c.cell_id, []).append(model)
+        return shared.wrap(model, scope=c.repeat)
+
+    def record(outcome: CellOutcome) -> None:
         nonlocal skipped
-        wrappers: list[BudgetedModel] = []
-
-        def model_for(c: Cell) -> Any:
-            # Sharing sits outside the budget: a cell answered by another cell's call never
-            # reserves. Repeats are independent samples: they never share a call.
-            model = base_model(c)
-            if budget.active:
-                model = BudgetedModel(model, budget, c.model_string, output_tokens=int(
-                    c.params.get("max_tokens") or OUTPUT_TOKENS_ESTIMATE))
-                wrappers.append(model)
-            return shared.wrap(model, scope=c.repeat)
-
-        sem = model_sems.get(cell.model_index)
-        async with sem if sem is not None else contextlib.nullcontext():
-            async with global_sem:
-                reason = budget.reached()
-                if reason is not None:
-                    if not stopped:
-                        stopped.append(reason)
-                    skipped += 1
-                    return
-                outcome = await run_cell(cell, by_id[cell.session_id], variants[cell.template],
-                                         model_for, experiment, out, run_id)
-        if any(w.refused for w in wrappers):
+        cell_wrappers = wrappers.pop(outcome.row["cell_id"], [])
+        if executor.kind != "local":
+            # Remote workers call their own models, not the driver's budgeted ones: the
+            # budget learns their spend from the finished cell.
+            budget.charge(outcome.row)
+        if any(w.refused for w in cell_wrappers):
             if not stopped:
                 stopped.append(budget.reached() or "no room for another call")
             skipped += 1
@@ -218,12 +220,18 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
         store.record_cell(outcome.row, outcome.attempts)
         bar.update(1)
 
+    job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
+                  sessions={s.id: s for s in sessions}, variants=variants,
+                  concurrency=concurrency or experiment.concurrency, model_for=model_for,
+                  record=record, budget_reached=budget.reached, model_factory=model_factory)
     try:
-        await asyncio.gather(*(one(c) for c in todo))
+        report = await executor.run(job)
     finally:
         bar.close()
-    if stopped:
-        message = BUDGET_MESSAGE.format(what=stopped[0], left=skipped) + " " + budget.spent_line()
+    reason = stopped[0] if stopped else report.stopped
+    if reason:
+        message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "
+                   + budget.spent_line())
         log.warning(message)
         print(message)
         return "budget_reached"
@@ -232,6 +240,16 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
 
 def _billed(row: dict[str, Any]) -> bool:
     return bool(row.get("cost") or row.get("billed_input_tokens") or row.get("billed_output_tokens"))
+
+
+def _executor(experiment: Experiment, kind: str | None, address: str | None) -> Executor:
+    """The executor asked for: arguments win over the experiment's ``executor`` table."""
+    spec = experiment.executor
+    kind = kind or spec.kind
+    if kind != "ray":
+        return make_executor(kind, address)
+    return make_executor("ray", address or spec.address, cpus_per_cell=spec.cpus_per_cell,
+                         max_retries=spec.max_retries)
 
 
 def _load_model(experiment: Experiment, cell: Cell) -> Any:

@@ -35,7 +35,7 @@ ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
     "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
     "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
-    "prompt_hash", "shared", "shared_from")
+    "prompt_hash", "shared", "shared_from", "task_attempt")
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()
@@ -121,6 +121,12 @@ class ResultsStore:
         with transaction(self.db):
             self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                             (status, utc_now(), run_id))
+
+    def record_executor(self, run_id: str, executor: str, cluster: str) -> None:
+        """Note which executor (``local``/``ray``) and cluster (JSON text) run `run_id`."""
+        with transaction(self.db):
+            self.db.execute("UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
+                            (executor, cluster, run_id))
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run row, oldest first."""

@@ -1,0 +1,233 @@
+"""The executor seam without a cluster: spec and flags, the missing extra, the local executor's
+record in the runs table, and the Ray coordinator's bookkeeping driven directly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from workbench.cli import cli
+from workbench.compaction import Usage
+from workbench.errors import ConfigError
+from workbench.harness import Experiment, run_experiment
+from workbench.harness.executors import RAY_EXTRA_MESSAGE, LocalExecutor, make_executor
+from workbench.harness.executors._ray import LOST_PAID, LOST_UNKNOWN, _apply_lost
+from workbench.harness.executors._ray_coordinator import Coordinator
+from workbench.messages import Message
+from workbench.sessions import Session
+from workbench.testing import ScriptedModel
+
+USAGE = Usage(model="m", input_tokens=100, output_tokens=20, cost=0.01)
+REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["fix app.py"], '
+         '"current_work": "editing app.py"}\n```')
+
+
+def write_session(folder: Path, sid: str) -> Path:
+    messages = [Message.user(f"fix the bug in app.py ({sid})"), Message.assistant("fixed it")]
+    path = folder / f"{sid}.json"
+    Session(sid, "goose-json", str(path), messages).write_goose_json(path)
+    return path
+
+
+def experiment(folder: Path, **over: object) -> Experiment:
+    return Experiment.from_dict({"name": "t", "sessions": ["s*.json"], "models": ["extractive"],
+                                 "base_dir": str(folder), **over})
+
+
+def scripted() -> object:
+    return lambda cell: ScriptedModel([REPLY], usage=USAGE)
+
+
+def test_the_executor_table_is_read_and_written_back(tmp_path: Path) -> None:
+    spec = tmp_path / "e.toml"
+    spec.write_text('sessions = ["s.json"]\nmodels = ["extractive"]\n'
+                    'executor = { kind = "ray", address = "ray://head:10001", cpus_per_cell = 0.5 }\n')
+    exp = Experiment.from_toml(spec)
+    assert (exp.executor.kind, exp.executor.address, exp.executor.cpus_per_cell,
+            exp.executor.max_retries) == ("ray", "ray://head:10001", 0.5, 3)
+    again = tmp_path / "again.toml"
+    again.write_text(exp.to_toml())
+    assert Experiment.from_toml(again).executor == exp.executor
+    assert "executor" not in Experiment.from_dict(
+        {"sessions": ["s.json"], "models": ["extractive"]}).to_toml()
+
+
+def test_unknown_executor_keys_and_an_address_without_ray_are_config_errors(tmp_path: Path) -> None:
+    spec = tmp_path / "e.toml"
+    spec.write_text('sessions = ["s.json"]\nmodels = ["extractive"]\n'
+                    'executor = { kind = "ray", adress = "auto" }\n')
+    with pytest.raises(ConfigError, match=r"e\.toml: executor\.adress: Extra inputs are not permitted"):
+        Experiment.from_toml(spec)
+    with pytest.raises(ConfigError, match=r'executor: an address needs kind = "ray"'):
+        Experiment.from_dict({"sessions": ["s.json"], "models": ["extractive"],
+                              "executor": {"address": "auto"}})
+    with pytest.raises(ConfigError, match="unknown executor 'dask'; use one of local, ray"):
+        make_executor("dask")
+    with pytest.raises(ConfigError, match="--address 'auto' needs --executor ray"):
+        make_executor("local", "auto")
+
+
+def test_the_ray_executor_without_the_extra_names_the_pip_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    with pytest.raises(ConfigError) as info:
+        make_executor("ray")
+    assert str(info.value) == RAY_EXTRA_MESSAGE
+    assert 'pip install "compaction-workbench[ray]"' in RAY_EXTRA_MESSAGE
+    write_session(tmp_path, "s1")
+    spec = tmp_path / "e.toml"
+    spec.write_text(experiment(tmp_path).to_toml())
+    result = CliRunner().invoke(cli, ["run", str(spec), "--executor", "ray", "--out",
+                                       str(tmp_path / "run"), "--no-progress"])
+    assert result.exit_code == 1
+    assert 'pip install "compaction-workbench[ray]"' in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_local_executor_is_the_default_and_the_run_says_so(tmp_path: Path) -> None:
+    write_session(tmp_path, "s1")
+    out = tmp_path / "run"
+    results = run_experiment(experiment(tmp_path), out, model_factory=scripted(), progress=False)
+    assert len(results.cells) == 1
+    db = sqlite3.connect(out / "results.sqlite")
+    executor, cluster = db.execute("SELECT executor, cluster FROM runs").fetchone()
+    assert executor == "local" and set(json.loads(cluster)) == {"host"}
+    assert db.execute("SELECT task_attempt FROM attempts").fetchall() == [(None,)]
+    assert LocalExecutor.kind == "local"
+
+
+# -- the coordinator, driven as plain asyncio ------------------------------------------------
+
+
+async def test_a_retried_cell_inherits_its_slot_so_a_dead_worker_leaks_none() -> None:
+    coord = Coordinator(global_limit=1, model_limits={})
+    assert await coord.begin_cell("c1", 0) == 0
+    # c1's worker dies holding the only slot; its retry still starts at once...
+    assert await asyncio.wait_for(coord.begin_cell("c1", 0), 1) == 1
+    # ...while another cell waits until the retry ends it.
+    other = asyncio.ensure_future(coord.begin_cell("c2", 0))
+    await asyncio.sleep(0.05)
+    assert not other.done()
+    coord.end_cell("c1")
+    assert await asyncio.wait_for(other, 1) == 0
+    coord.end_cell("c2")
+    coord.end_cell("c2")  # idempotent: the slot is not released twice
+    assert coord._sem("global", 1)._value == 1
+
+
+async def test_per_model_limits_hold_beside_the_global_one() -> None:
+    coord = Coordinator(global_limit=3, model_limits={0: 1})
+    await coord.begin_cell("a", 0)
+    second = asyncio.ensure_future(coord.begin_cell("b", 0))
+    await coord.begin_cell("c", 1)  # another model still gets a slot
+    await asyncio.sleep(0.05)
+    assert not second.done()
+    coord.end_cell("a")
+    assert await asyncio.wait_for(second, 1) == 0
+
+
+async def test_identical_cached_prompts_in_flight_are_paid_once(tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=4, model_limits={})
+    cache = str(tmp_path / "responses.db")
+    first = await coord.call_begin("c1", 0, "k1", "rw", cache, "m", "p1")
+    assert first[0] == "call"
+    waiting = asyncio.ensure_future(coord.call_begin("c2", 0, "k1", "rw", cache, "m", "p1"))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    coord.call_end(first[1], "ok", (Message.assistant("the summary"), USAGE.copy(), 12.0),
+                   "rw", cache)
+    kind, message, usage = await asyncio.wait_for(waiting, 1)
+    assert (kind, message.concat_text(), usage.cost) == ("hit", "the summary", 0.01)
+    assert coord.stats() == {"paid": 1, "hits": 0, "deduplicated": 1, "refused": 0, "failed": 0}
+    # Replay mode never grants a call: a miss is a miss.
+    assert await coord.call_begin("c3", 0, "k2", "replay", cache, "m", "p2") == ("miss",)
+
+
+async def test_a_failed_call_lets_the_waiter_call_itself(tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=4, model_limits={})
+    cache = str(tmp_path / "responses.db")
+    first = await coord.call_begin("c1", 0, "k1", "rw", cache, "m", "p1")
+    waiting = asyncio.ensure_future(coord.call_begin("c2", 0, "k1", "rw", cache, "m", "p1"))
+    await asyncio.sleep(0.05)
+    coord.call_end(first[1], "error", None, "rw", cache)
+    assert (await asyncio.wait_for(waiting, 1))[0] == "call"
+
+
+async def test_lost_calls_count_what_a_killed_try_paid_and_the_kept_try_did_not_reuse(
+        tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=2, model_limits={})
+    cache = str(tmp_path / "responses.db")
+    await coord.begin_cell("c1", 0)
+    reused = await coord.call_begin("c1", 0, "k1", "rw", cache, "m", "p1")
+    coord.call_end(reused[1], "ok", (Message.assistant("a"), USAGE.copy(), 1.0), "rw", cache)
+    uncached = await coord.call_begin("c1", 0, None, "off", None, "m", "p2")
+    coord.call_end(uncached[1], "ok", (Message.assistant("b"), USAGE.copy(), 1.0))
+    cut = await coord.call_begin("c1", 0, "k3", "rw", cache, "m", "p3")  # worker dies here
+    assert await coord.begin_cell("c1", 0) == 1
+    # The retry is served k1 from the recording the dead try made, and k3 is free again.
+    assert (await coord.call_begin("c1", 1, "k1", "rw", cache, "m", "p1"))[0] == "hit"
+    assert (await coord.call_begin("c2", 0, "k3", "rw", cache, "m", "p3"))[0] == "call"
+    lost = coord.lost_calls("c1", 1)
+    assert [(c["try_no"], c["seq"], c["prompt_hash"], c["usage"] is not None) for c in lost] == [
+        (0, 2, "p2", True), (0, 3, "p3", False)]
+    assert cut[0] == "call"
+    # Every try died: all of its paid calls are lost.
+    assert [c["prompt_hash"] for c in coord.lost_calls("c1", None)] == ["p1", "p2", "p3"]
+
+
+def test_lost_calls_become_attempt_rows_and_known_costs_join_the_cell() -> None:
+    from workbench.harness._cell_run import CellOutcome
+
+    outcome = CellOutcome({"model": "m", "billed_input_tokens": 100, "billed_output_tokens": 20,
+                           "cost": 0.01}, [{"attempt_no": 1, "outcome": "ok", "cost": 0.01}])
+    _apply_lost(outcome, [{"try_no": 0, "seq": 1, "model": "m", "prompt_hash": "p",
+                           "usage": USAGE.copy()},
+                          {"try_no": 0, "seq": 2, "model": None, "prompt_hash": "q",
+                           "usage": None}], 1)
+    assert [(a["outcome"], a["task_attempt"], a.get("cost"), a.get("error"))
+            for a in outcome.attempts] == [("ok", 1, 0.01, None), ("lost", 0, 0.01, LOST_PAID),
+                                           ("lost", 0, None, LOST_UNKNOWN)]
+    assert (outcome.row["billed_input_tokens"], outcome.row["billed_output_tokens"],
+            outcome.row["cost"]) == (200, 40, 0.02)
+
+
+async def test_after_a_stop_new_cells_are_refused_but_started_ones_may_retry() -> None:
+    coord = Coordinator(global_limit=1, model_limits={})
+    assert await coord.begin_cell("c1", 0) == 0
+    waiting = asyncio.ensure_future(coord.begin_cell("c2", 0))
+    await asyncio.sleep(0.05)
+    coord.stop("cost $0.0030 >= max_cost $0.0025")
+    assert await asyncio.wait_for(coord.begin_cell("c1", 0), 1) == 1  # c1 had started
+    coord.end_cell("c1")
+    assert await asyncio.wait_for(waiting, 1) == -1  # got the slot after the stop: gives it back
+    assert await coord.begin_cell("c3", 0) == -1
+    assert coord._sem("global", 1)._value == 1 and coord._slots == {}
+
+
+def test_an_address_without_the_ray_executor_is_refused_by_the_command(tmp_path: Path) -> None:
+    write_session(tmp_path, "s1")
+    spec = tmp_path / "e.toml"
+    spec.write_text(experiment(tmp_path).to_toml())
+    result = CliRunner().invoke(cli, ["run", str(spec), "--address", "auto", "--out",
+                                      str(tmp_path / "run")])
+    assert result.exit_code == 1
+    assert "Error: --address 'auto' needs --executor ray" in result.output
+
+
+async def test_a_rate_limited_call_pauses_that_model_for_every_worker(tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=4, model_limits={})
+    first = await coord.call_begin("c1", 0, None, "off", None, "openai/gpt", "p1")
+    coord.call_end(first[1], "rate_limited", 0.3)
+    started = time.monotonic()
+    other_model = await coord.call_begin("c2", 0, None, "off", None, "anthropic/claude", "p2")
+    assert other_model[0] == "call" and time.monotonic() - started < 0.1
+    again = await coord.call_begin("c3", 0, None, "off", None, "openai/gpt", "p3")
+    assert again[0] == "call" and time.monotonic() - started >= 0.25
+    assert coord.stats()["failed"] == 1

@@ -1,0 +1,282 @@
+"""The Ray executor on a local Ray instance with two worker CPUs: same table as the local
+executor, a worker killed mid-cell, limits across workers, one payment per cached prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.compaction import Usage
+from workbench.harness import Experiment, expand_cells, run_experiment
+from workbench.harness._cells import read_manifest
+from workbench.harness.executors._ray import LOST_UNKNOWN
+from workbench.messages import Message
+from workbench.sessions import Session
+from workbench.testing import ScriptedModel
+
+ray = pytest.importorskip("ray", reason="needs the ray extra: pip install \"compaction-workbench[ray]\"")
+
+REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["fix app.py"], '
+         '"current_work": "editing app.py"}\n```')
+USAGE = Usage(model="scripted", input_tokens=100, output_tokens=50, cost=0.001)
+# Timing, ids, and tracebacks (they name the code path: CachedModel here, the coordinator there).
+VOLATILE = {"run_id", "started_at", "finished_at", "latency_ms", "attempt_id", "task_attempt",
+            "traceback"}
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Any:
+    """One small local Ray instance for the module: two CPUs, no dashboard."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # Workers cannot import this test module by name: ship its model classes by value.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield ray
+    ray.shutdown()
+
+
+def write_sessions(folder: Path, count: int) -> None:
+    for i in range(count):
+        sid = f"s{i}"
+        messages = [Message.user(f"fix the bug in app.py ({sid})"),
+                    Message.assistant("looking").with_tool_request("t1", "shell", {"command": "ls"}),
+                    Message.user().with_tool_response("t1", f"app.py {sid}.txt"),
+                    Message.assistant("fixed it")]
+        Session(sid, "goose-json", str(folder / f"{sid}.json"), messages).write_goose_json(
+            folder / f"{sid}.json")
+
+
+def rows(out: Path, table: str) -> list[dict[str, Any]]:
+    db = sqlite3.connect(out / "results.sqlite")
+    db.row_factory = sqlite3.Row
+    found = [{k: v for k, v in dict(r).items() if k not in VOLATILE}
+             for r in db.execute(f"SELECT * FROM {table}")]
+    return sorted(found, key=lambda r: (r["cell_id"], r.get("attempt_no") or 0))
+
+
+class KillOnce(ScriptedModel):
+    """Kills its own worker process in the middle of the victim cell's first call."""
+
+    def __init__(self, folder: str, cell_id: str, victim: str) -> None:
+        super().__init__([REPLY], usage=USAGE, latency=0.05)
+        self.folder, self.cell_id, self.victim = Path(folder), cell_id, victim
+
+    async def complete(self, system: str, messages: list[Message]) -> Any:
+        marker = self.folder / "killed"
+        if self.cell_id == self.victim and not marker.exists():
+            marker.write_text(str(os.getpid()))
+            await asyncio.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGKILL)
+        reply = await super().complete(system, messages)
+        with open(self.folder / "paid.log", "a", encoding="utf-8") as log:
+            log.write(f"{self.cell_id} {os.getpid()}\n")
+        return reply
+
+
+class Timed(ScriptedModel):
+    """Appends ``model pid start end`` for every call to a shared log."""
+
+    def __init__(self, log: str, model: str) -> None:
+        super().__init__([REPLY], usage=USAGE, latency=0.3)
+        self.log, self.model_name = log, model
+
+    async def complete(self, system: str, messages: list[Message]) -> Any:
+        start = time.time()
+        reply = await super().complete(system, messages)
+        with open(self.log, "a", encoding="utf-8") as log:
+            log.write(f"{self.model_name} {os.getpid()} {start} {time.time()}\n")
+        return reply
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    most = now = 0
+    for _, step in events:  # at equal times an end (-1) sorts before a start
+        now += step
+        most = max(most, now)
+    return most
+
+
+def same_results_on_both_executors(default: Experiment, tmp_path: Path, cells: int) -> None:
+    local = run_experiment(default, tmp_path / "local", progress=False)
+    on_ray = run_experiment(default, tmp_path / "ray", progress=False, executor="ray")
+    assert on_ray.status == "finished" and len(on_ray.cells) == len(local.cells) == cells
+    assert rows(tmp_path / "ray", "cells") == rows(tmp_path / "local", "cells")
+    assert rows(tmp_path / "ray", "attempts") == rows(tmp_path / "local", "attempts")
+    assert on_ray.table().equals(local.table())
+    for path in sorted((tmp_path / "local" / "summaries").iterdir()):
+        assert (tmp_path / "ray" / "summaries" / path.name).read_text() == path.read_text(), path.name
+    assert list(on_ray.runs["executor"]) == ["ray"]
+    assert '"nodes": 1' in on_ray.runs["cluster"].iloc[0]
+
+
+def test_the_default_experiment_on_its_smallest_dataset_gives_the_local_table_cell_for_cell(
+        ray_instance: Any, tmp_path: Path) -> None:
+    if "gen-005k-s1" not in read_manifest():
+        pytest.skip("needs the shipped datasets/manifest.json")
+    default = Experiment.default()
+    # Every model, template and window of the default experiment; one of its six sessions.
+    small = default.model_copy(update={"sessions": [default.sessions[0].model_copy(
+        update={"path": "gen-005k-s1"})]})
+    same_results_on_both_executors(small, tmp_path, 32)
+
+
+@pytest.mark.slow
+def test_the_whole_default_experiment_gives_the_local_table_cell_for_cell(
+        ray_instance: Any, tmp_path: Path) -> None:
+    if not read_manifest():
+        pytest.skip("needs the shipped datasets/manifest.json")
+    same_results_on_both_executors(Experiment.default(), tmp_path, 192)
+
+
+def test_a_worker_killed_mid_cell_loses_only_that_try_and_nothing_is_billed_twice(
+        ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 4)
+    exp = Experiment.from_dict({"name": "kill", "sessions": ["s*.json"], "models": ["extractive"],
+                                "repeats": 2, "concurrency": 2, "base_dir": str(tmp_path)})
+    cells = expand_cells(exp)
+    victim = cells[2].cell_id
+    folder = str(tmp_path)
+    results = run_experiment(exp, tmp_path / "run", progress=False, executor="ray",
+                             model_factory=lambda cell: KillOnce(folder, cell.cell_id, victim))
+    killed_pid = int((tmp_path / "killed").read_text())
+    paid = (tmp_path / "paid.log").read_text().split()
+    assert results.status == "finished"
+    assert sorted(results.cells["cell_id"]) == sorted(c.cell_id for c in cells)
+    assert set(results.cells["status"]) == {"ok"}
+    assert sorted(paid[0::2]) == sorted(c.cell_id for c in cells)  # one completed call each
+    assert str(killed_pid) not in paid[1::2]
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    attempts = db.execute("SELECT cell_id, outcome, task_attempt, cost, error FROM attempts "
+                          "ORDER BY cell_id, task_attempt").fetchall()
+    # Try 1 normally; later if Ray also had to retry a start that failed under load.
+    lost, kept = [a[1:] for a in attempts if a[0] == victim]
+    assert lost == ("lost", 0, None, LOST_UNKNOWN), (victim, attempts, paid)
+    assert (kept[0], kept[1] >= 1, kept[2:]) == ("ok", True, (0.001, None)), (victim, attempts)
+    assert sorted(a[1:4] for a in attempts if a[0] != victim) == [("ok", 0, 0.001)] * 7, (
+        victim, attempts, paid)
+    # Billed = exactly the calls the provider completed, each once.
+    total = db.execute("SELECT SUM(cost), SUM(billed_input_tokens) FROM cells").fetchone()
+    assert (round(total[0], 6), total[1]) == (round(len(cells) * 0.001, 6), len(cells) * 100)
+
+
+def test_the_concurrency_limits_hold_across_workers(ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 4)
+    log = str(tmp_path / "calls.log")
+    exp = Experiment.from_dict({
+        "name": "limits", "sessions": ["s*.json"], "base_dir": str(tmp_path), "concurrency": 2,
+        "models": [{"model": "extractive", "name": "a", "concurrency": 1},
+                   {"model": "extractive", "name": "b"}],
+        # Four cell tasks fit on the two CPUs at once; only the coordinator stops a third call.
+        "executor": {"kind": "ray", "cpus_per_cell": 0.5}})
+    results = run_experiment(exp, tmp_path / "run", progress=False,
+                             model_factory=lambda cell: Timed(log, cell.model))
+    calls = [line.split() for line in Path(log).read_text().splitlines()]
+    assert len(results.cells) == len(calls) == 8
+    intervals = [(float(c[2]), float(c[3])) for c in calls]
+    assert max_overlap(intervals) == 2
+    assert max_overlap([i for c, i in zip(calls, intervals, strict=True) if c[0] == "a"]) == 1
+    assert len({c[1] for c in calls}) >= 2  # more than one worker process took part
+
+
+def test_identical_cached_prompts_are_paid_once_and_recorded_by_the_driver_side(
+        ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 2)
+    recordings = tmp_path / "rec" / "responses.db"
+    exp = Experiment.from_dict({
+        "name": "dedup", "sessions": ["s*.json"], "models": ["extractive"], "repeats": 3,
+        "concurrency": 4, "cache": {"mode": "rw", "path": str(recordings)},
+        "base_dir": str(tmp_path)})
+    results = run_experiment(exp, tmp_path / "run", progress=False, executor="ray")
+    assert len(results.cells) == 6 and set(results.cells["status"]) == {"ok"}
+    attempts = results.attempts
+    misses = attempts[attempts["cache_hit"] == 0]
+    assert sorted(misses["prompt_hash"]) == sorted(set(attempts["prompt_hash"]))
+    assert len(attempts[attempts["cache_hit"] == 1]) == len(attempts) - len(misses) == 4
+    db = sqlite3.connect(recordings)
+    assert sorted(r[0] for r in db.execute("SELECT prompt_hash FROM responses")) == sorted(
+        misses["prompt_hash"])
+
+
+def test_the_budget_stops_the_same_cells_as_the_local_executor(
+        ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 6)
+    exp = Experiment.from_dict({"name": "budget", "sessions": ["s*.json"],
+                                "models": ["extractive"], "concurrency": 1,
+                                "budget": {"max_cost": 0.0025}, "base_dir": str(tmp_path)})
+
+    def factory(cell: Any) -> ScriptedModel:
+        return ScriptedModel([REPLY], usage=USAGE)
+
+    local = run_experiment(exp, tmp_path / "local", progress=False, model_factory=factory)
+    on_ray = run_experiment(exp, tmp_path / "ray", progress=False, model_factory=factory,
+                            executor="ray")
+    assert (local.status, len(local.cells)) == ("budget_reached", 3)
+    assert (on_ray.status, len(on_ray.cells)) == ("budget_reached", 3)
+
+
+def test_the_run_command_takes_the_executor_flag_and_prints_the_usual_table(
+        ray_instance: Any, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from workbench.cli import cli
+
+    write_sessions(tmp_path, 2)
+    spec = tmp_path / "e.toml"
+    spec.write_text('name = "cli"\nsessions = ["s*.json"]\nmodels = ["extractive"]\n')
+    result = CliRunner().invoke(cli, ["run", str(spec), "--executor", "ray", "--no-progress",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "(2 cells, 0 errors, status finished)" in result.output
+    assert "extractive" in result.output.splitlines()[1]
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT executor FROM runs").fetchall() == [("ray",)]
+
+
+def test_a_factory_ray_cannot_ship_is_a_config_error_and_the_run_is_marked_interrupted(
+        ray_instance: Any, tmp_path: Path) -> None:
+    import threading
+
+    from workbench.errors import ConfigError
+
+    write_sessions(tmp_path, 1)
+    exp = Experiment.from_dict({"name": "unshippable", "sessions": ["s*.json"],
+                                "models": ["extractive"], "base_dir": str(tmp_path)})
+    lock = threading.Lock()  # locks cannot be pickled
+
+    def factory(cell: Any) -> ScriptedModel:
+        with lock:
+            return ScriptedModel([REPLY], usage=USAGE)
+
+    with pytest.raises(ConfigError, match="model_factory cannot be sent to Ray workers"):
+        run_experiment(exp, tmp_path / "run", progress=False, model_factory=factory,
+                       executor="ray")
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT executor, status FROM runs").fetchall() == [("ray", "interrupted")]
+
+
+def test_a_cell_whose_every_try_dies_is_an_error_row_and_the_run_goes_on(
+        ray_instance: Any, tmp_path: Path) -> None:
+    write_sessions(tmp_path, 3)
+    exp = Experiment.from_dict({"name": "no-retry", "sessions": ["s*.json"],
+                                "models": ["extractive"], "base_dir": str(tmp_path),
+                                "executor": {"kind": "ray", "max_retries": 0}})
+    victim = expand_cells(exp)[1].cell_id
+    folder = str(tmp_path)
+    results = run_experiment(exp, tmp_path / "run", progress=False,
+                             model_factory=lambda cell: KillOnce(folder, cell.cell_id, victim))
+    assert results.status == "finished" and len(results.cells) == 3
+    by_id = results.cells.set_index("cell_id")
+    assert by_id.loc[victim, "status"] == "error"
+    assert by_id.loc[victim, "error_type"].startswith("WorkerCrashedError")
+    assert sorted(by_id["status"]) == ["error", "ok", "ok"]
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT outcome, task_attempt, cost, error FROM attempts WHERE cell_id = ?",
+                      (victim,)).fetchall() == [("lost", 0, None, LOST_UNKNOWN)]

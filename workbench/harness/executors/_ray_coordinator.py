@@ -1,0 +1,284 @@
+"""The Ray executor's coordinator: one actor for the whole cluster, pinned to the driver's node.
+
+It is the only place where limits, in-flight deduplication and the response cache meet:
+
+- **Cell slots.** `Coordinator.begin_cell` takes the per-model slot, then the global one (the
+  local executor's order), before a cell starts on any worker; the driver gives them back with
+  `end_cell` once it has recorded the cell, after telling the coordinator (`stop`) whether the
+  budget is now reached. So, as locally, a cell starts only if the budget was not reached
+  when it got its slot. A slot belongs to a *cell id*, not to a worker: when a worker dies
+  holding one, the cell's retry inherits it, so a crash never leaks a slot and two tries
+  never hold two.
+- **Response cache.** Workers never open the cache file. A cached call asks `call_begin`, which
+  answers from the recording (a hit, or a recorded refusal), says "miss" in replay mode, or
+  grants the call; the worker reports the answer with `call_end` and the coordinator records it.
+- **Identical prompts in flight.** While one cell's call for a cache key is out, another cell
+  asking for the same key waits for that call and is then served its recording, exactly as a
+  later cache hit would be: no two workers pay for one prompt. Uncached models are not
+  deduplicated (each call is meant to be paid, like ``repeats`` without a cache).
+- **Provider rate limits.** A call that ends rate-limited (the model's own retries spent)
+  pauses every new call to that model, on every worker, for the provider's retry-after.
+- **The ledger.** Every granted call is noted with the cell's try number, so when a retried cell
+  finishes, `lost_calls` tells the driver what the killed tries spent (see `lost_calls`).
+
+The class is plain Python (async methods); the executor turns it into an async Ray actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.compaction._model import Usage
+from workbench.models._cache import Refusal, ResponseCache
+
+STARTED, PAID, HIT, REFUSED, FAILED = "started", "paid", "hit", "refused", "failed"
+
+RATE_LIMIT_PAUSE = 5.0
+"""Seconds every worker holds off a model after a call to it ended rate-limited (HTTP 429,
+retries spent) and the provider named no retry-after."""
+
+
+@dataclass
+class _Call:
+    cell_id: str
+    try_no: int
+    seq: int
+    key: str | None
+    model: str | None = None
+    prompt_hash: str | None = None
+    state: str = STARTED
+    usage: Usage | None = None
+
+
+class Coordinator:
+    """Cluster-wide limits, cache gateway and call ledger (see the module docstring).
+
+    Args:
+        global_limit: At most this many cells in flight across the cluster.
+        model_limits: Model index -> at most this many of its cells in flight.
+    """
+
+    def __init__(self, global_limit: int, model_limits: dict[int, int]) -> None:
+        self._global_limit = global_limit
+        self._model_limits = dict(model_limits)
+        self._sems: dict[Any, asyncio.Semaphore] = {}
+        self._slots: dict[str, int] = {}
+        self._tries: dict[str, int] = {}
+        self._ledger: dict[str, list[_Call]] = {}
+        self._calls: dict[int, _Call] = {}
+        self._inflight: dict[str, tuple[int, asyncio.Future[bool]]] = {}
+        self._caches: dict[str, ResponseCache] = {}
+        self._ids = itertools.count(1)
+        self._stopped: str | None = None
+        self._paused_until: dict[str, float] = {}
+        self.counts = {"paid": 0, "hits": 0, "deduplicated": 0, "refused": 0, "failed": 0}
+
+    # -- cells ------------------------------------------------------------------------------
+
+    def _sem(self, key: Any, limit: int) -> asyncio.Semaphore:
+        # Created on first use so they bind to the actor's own event loop.
+        if key not in self._sems:
+            self._sems[key] = asyncio.Semaphore(limit)
+        return self._sems[key]
+
+    async def begin_cell(self, cell_id: str, model_index: int) -> int:
+        """Wait for the cell's slots (unless an earlier try left them held); return its try
+        number (0 for the first), or -1 when the budget stopped new cells meanwhile."""
+        try_no = self._tries.get(cell_id, -1) + 1
+        self._tries[cell_id] = try_no
+        self._abandon_earlier(cell_id, try_no)
+        if cell_id in self._slots:  # a retry: the cell had started before any stop
+            return try_no
+        if self._stopped is not None:
+            return -1
+        limit = self._model_limits.get(model_index)
+        if limit:
+            await self._sem(("model", model_index), limit).acquire()
+        await self._sem("global", self._global_limit).acquire()
+        if cell_id in self._slots:  # a dead try's waiter got there first: keep one slot
+            self._release(model_index)
+        elif self._stopped is not None:
+            self._release(model_index)
+            return -1
+        else:
+            self._slots[cell_id] = model_index
+        return try_no
+
+    def stop(self, reason: str) -> None:
+        """No new cell starts from now on (the budget is reached)."""
+        self._stopped = self._stopped or reason
+
+    def end_cell(self, cell_id: str) -> None:
+        """Give the cell's slots back (idempotent); the driver has recorded the cell, so its
+        ledger is dropped too."""
+        if cell_id in self._slots:
+            self._release(self._slots.pop(cell_id))
+        self._ledger.pop(cell_id, None)
+
+    def _release(self, model_index: int) -> None:
+        self._sem("global", self._global_limit).release()
+        limit = self._model_limits.get(model_index)
+        if limit:
+            self._sem(("model", model_index), limit).release()
+
+    def _abandon_earlier(self, cell_id: str, try_no: int) -> None:
+        # Calls of an earlier try of this cell are gone with its worker: free their waiters.
+        for key, (call_id, future) in list(self._inflight.items()):
+            call = self._calls[call_id]
+            if call.cell_id == cell_id and call.try_no < try_no:
+                del self._inflight[key]
+                if not future.done():
+                    future.set_result(False)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def _cache(self, path: str) -> ResponseCache:
+        if path not in self._caches:
+            self._caches[path] = ResponseCache(path)
+        return self._caches[path]
+
+    def _note(self, cell_id: str, try_no: int, key: str | None, state: str,
+              usage: Usage | None = None, model: str | None = None,
+              prompt_sha256: str | None = None) -> _Call:
+        calls = self._ledger.setdefault(cell_id, [])
+        seq = 1 + sum(1 for c in calls if c.try_no == try_no)
+        call = _Call(cell_id, try_no, seq, key, model, prompt_sha256, state=state, usage=usage)
+        calls.append(call)
+        return call
+
+    async def call_begin(self, cell_id: str, try_no: int, key: str | None, mode: str,
+                         cache_path: str | None, model: str = "",
+                         prompt_sha256: str | None = None) -> tuple[Any, ...]:
+        """Decide one model call of a cell.
+
+        Args:
+            cell_id: The calling cell.
+            try_no: Its try number (from `begin_cell`).
+            key: The response-cache key, or None for an uncached model.
+            mode: ``"rw"``, ``"replay"`` or ``"off"``.
+            cache_path: The response-cache file (for ``rw``/``replay``).
+            model: The model id (for recordings and the ledger).
+            prompt_sha256: The prompt's hash (likewise).
+
+        Returns:
+            ``("hit", message, usage)``, ``("refusal", text)``, ``("miss",)`` (replay only) or
+            ``("call", call_id)``: the worker calls the model and reports with `call_end`.
+        """
+        waited = False
+        cached = key is not None and mode != "off" and cache_path is not None
+        while True:
+            if cached and key is not None and cache_path is not None:
+                found = self._cache(cache_path).get(key, count_hit=mode == "rw")
+                if found is not None:
+                    self.counts["deduplicated" if waited else "hits"] += 1
+                    if isinstance(found, Refusal):
+                        self._note(cell_id, try_no, key, HIT)
+                        return ("refusal", found.message)
+                    message, usage = found
+                    self._note(cell_id, try_no, key, HIT, usage)
+                    return ("hit", message, usage)
+                if mode == "replay":
+                    return ("miss",)
+                owner = self._inflight.get(key)
+                if owner is not None:
+                    waited = True
+                    await asyncio.shield(owner[1])  # then look again: recorded, or free to call
+                    continue
+            pause = self._paused_until.get(model, 0.0) - time.monotonic()
+            if pause <= 0:
+                break
+            await asyncio.sleep(pause)  # the provider said 429: nobody calls it meanwhile
+        call = self._note(cell_id, try_no, key, STARTED, model=model,
+                          prompt_sha256=prompt_sha256)
+        call_id = next(self._ids)
+        self._calls[call_id] = call
+        if key is not None and mode == "rw":
+            self._inflight[key] = (call_id, asyncio.get_running_loop().create_future())
+        return ("call", call_id)
+
+    def call_end(self, call_id: int, outcome: str, payload: Any = None, mode: str = "off",
+                 cache_path: str | None = None) -> None:
+        """Record how a granted call ended and wake whoever waits for the same prompt.
+
+        Args:
+            call_id: From `call_begin`.
+            outcome: ``"ok"`` (payload = (message, usage, latency_ms)), ``"refusal"`` (payload =
+                the error text), ``"rate_limited"`` (payload = the provider's retry-after in
+                seconds, or None: every worker's next call to this model waits that long, or
+                `RATE_LIMIT_PAUSE`) or ``"error"``.
+            payload: See `outcome`.
+            mode: The cache mode of the call.
+            cache_path: The response-cache file.
+        """
+        call = self._calls.pop(call_id)
+        model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
+        cache = (self._cache(cache_path) if mode == "rw" and cache_path is not None
+                 and key is not None else None)
+        if outcome == "ok":
+            message, usage, latency_ms = payload
+            call.state, call.usage = PAID, usage
+            self.counts["paid"] += 1
+            if cache is not None and key is not None:
+                cache.put(key, model=model, prompt_sha256=prompt_sha256, message=message,
+                          usage=usage, latency_ms=latency_ms)
+        elif outcome == "refusal":
+            call.state = REFUSED
+            self.counts["refused"] += 1
+            if cache is not None and key is not None:
+                cache.put_refusal(key, model=model, prompt_sha256=prompt_sha256, error=payload)
+        else:
+            call.state = FAILED
+            self.counts["failed"] += 1
+            if outcome == "rate_limited":
+                until = time.monotonic() + (payload if payload is not None else RATE_LIMIT_PAUSE)
+                self._paused_until[model] = max(self._paused_until.get(model, 0.0), until)
+        owner = self._inflight.get(key) if key is not None else None
+        if key is not None and owner is not None and owner[0] == call_id:
+            del self._inflight[key]
+            if not owner[1].done():
+                owner[1].set_result(outcome in ("ok", "refusal"))
+
+    # -- the ledger -----------------------------------------------------------------------
+
+    def lost_calls(self, cell_id: str, final_try: int | None) -> list[dict[str, Any]]:
+        """What earlier tries of a cell spent that the try kept in the store does not show.
+
+        A call of a killed try is *lost* when it was paid and the kept try did not reuse its
+        recording (an uncached call, or a cached one the kept try never hit), or when it was
+        granted and never reported (the worker died mid-call: the provider may have billed it,
+        so its usage is unknown). A paid call whose recording the kept try hit is already in
+        the kept try's rows; counting it again would bill it twice.
+
+        Args:
+            cell_id: The cell.
+            final_try: The try whose outcome is stored, or None when every try died.
+
+        Returns:
+            One dict per lost call: try_no, seq, model, prompt_hash, usage (a `Usage` or None).
+        """
+        calls = self._ledger.get(cell_id, [])
+        kept = final_try if final_try is not None else self._tries.get(cell_id, -1) + 1
+        reused = {c.key for c in calls if c.try_no == kept and c.state == HIT}
+        lost = []
+        for c in calls:
+            if c.try_no >= kept:
+                continue
+            if c.state == STARTED or (c.state == PAID and (c.key is None or c.key not in reused)):
+                lost.append({"try_no": c.try_no, "seq": c.seq, "model": c.model,
+                             "prompt_hash": c.prompt_hash,
+                             "usage": c.usage if c.state == PAID else None})
+        return lost
+
+    def stats(self) -> dict[str, int]:
+        """Counts of paid, hit, deduplicated, refused and failed calls so far."""
+        return dict(self.counts)
+
+    def close(self) -> None:
+        """Close the cache files."""
+        for cache in self._caches.values():
+            cache.close()
+        self._caches.clear()
