@@ -26,7 +26,9 @@ CELL_COLUMNS: tuple[str, ...] = (
     "summary_tokens", "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
     "cache_write_tokens", "cost", "parse_outcome", "structured", "attempts", "retries",
     "max_removal_percent", "tool_responses_removed", "latency_ms", "error_type",
-    "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at")
+    "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at",
+    "outcome_kind", "error_class", "http_retries", "reported_tokens", "estimated_tokens",
+    "effective_window", "window_tokenizer")
 
 ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",

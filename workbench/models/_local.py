@@ -107,6 +107,7 @@ class _Loaded:
 
 _LOADED: dict[tuple[str, int, bool], _Loaded] = {}
 _LOAD_LOCK = threading.Lock()
+_VOCABS: dict[str, Any] = {}
 
 
 @atexit.register
@@ -119,6 +120,11 @@ def _close_loaded() -> None:
             if close is not None:
                 close()
         _LOADED.clear()
+        for vocab in _VOCABS.values():
+            close = getattr(vocab, "close", None)
+            if close is not None:
+                close()
+        _VOCABS.clear()
 
 
 def _import_llama_cpp() -> Any:
@@ -213,6 +219,18 @@ def _load_llama(path: Path, n_ctx: int, n_threads: int,
                                         flash_attn=flash_attn, verbose=False)
             loaded = _LOADED[key] = _Loaded(llama, threading.Lock())
     return loaded
+
+
+def _load_vocab(path: Path) -> Any:
+    """A vocabulary-only llama.cpp model (no weights, no context) for counting tokens."""
+    key = str(path.resolve())
+    with _LOAD_LOCK:
+        vocab = _VOCABS.get(key)
+        if vocab is None:
+            llama_cpp = _import_llama_cpp()
+            vocab = _VOCABS[key] = llama_cpp.Llama(model_path=str(path), vocab_only=True,
+                                                   verbose=False)
+    return vocab
 
 
 def _is_context_overflow(exc: BaseException) -> bool:
@@ -318,6 +336,29 @@ class LocalModel:
     def context_window(self) -> int:
         """The configured window (``n_ctx``)."""
         return self.n_ctx
+
+    def tokenizer_name(self) -> str:
+        """Name of the model's own tokenizer, as tables show it (``gemma3-270m``)."""
+        return self.model.removeprefix("local/")
+
+    def count_prompt_tokens(self, system: str, messages: list[Message]) -> int | None:
+        """Tokens the prompt takes in the model's own tokenizer, cue included.
+
+        This is the count `complete` compares with ``n_ctx``, so a window simulated in front of
+        this model measures prompts the way the model does.
+
+        Returns:
+            The count, or None when llama.cpp or the GGUF is not installed (callers then fall
+            back to the workbench's o200k estimate and say so).
+        """
+        try:
+            vocab = _load_vocab(self.path)
+        except ConfigError:
+            return None
+        chat = self.uses_chat_template(vocab)
+        cue = "" if chat else (JSON_CUE if self.schema() is not None else self.text_cue)
+        prompt = flatten_prompt(system, messages) + cue
+        return len(vocab.tokenize(prompt.encode("utf-8"), add_bos=True, special=chat))
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that changes the answer: the weights and the decoding settings.
