@@ -16,7 +16,8 @@ summary, from `prepare_cells`) compares failure rates with the same machinery, a
 counts the pairs lost because one side failed (``failed_a``, ``failed_b``). Infrastructure
 errors have no value on any metric.
 
-A winner is named only when the interval excludes zero and there are at least two pairs; for the
+A winner is named only when the interval excludes zero and the pairs come from at least two
+clusters (one session resampled is always the same session); for the
 metrics in `LOWER_IS_BETTER` the lower value wins. ``by_stratum`` repeats the comparison inside
 each stratum (the verdict reads it: it never pools models or windows).
 """
@@ -247,12 +248,12 @@ def paired_comparison(cells: pd.DataFrame, a: str, b: str, *, on: str = "templat
         rows.append({**{c: (None if v == _NO_KEY else v) for c, v in zip(strata, key, strict=True)},
                      "a": a, "b": b, "metric": metric, "n_pairs": len(part), "mean_diff": m,
                      "ci_low": lo, "ci_high": hi,
-                     "winner": _winner(a, b, metric, len(part), lo, hi), "n_clusters": nc,
+                     "winner": _winner(a, b, metric, nc, lo, hi), "n_clusters": nc,
                      "failed_a": _lost_to_failure(lost_part, "a"),
                      "failed_b": _lost_to_failure(lost_part, "b")})
     pairs = pairs.replace({_NO_KEY: None})
     return PairedResult(a=a, b=b, metric=metric, n_pairs=len(pairs), mean_diff=mean,
                         ci_low=low, ci_high=high,
-                        winner=_winner(a, b, metric, len(pairs), low, high), pairs=pairs,
+                        winner=_winner(a, b, metric, n_clusters, low, high), pairs=pairs,
                         n_clusters=n_clusters, failed_a=_lost_to_failure(lost, "a"),
                         failed_b=_lost_to_failure(lost, "b"), by_stratum=pd.DataFrame(rows))

@@ -92,8 +92,10 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     Returns:
         The copy, with ``billed_tokens`` (input + output), ``ok`` (status == "ok"),
         ``outcome_kind`` (filled in for cells stored before it existed), ``failed`` (1 for a
-        compaction failure, 0 for an ok cell, NaN for an infrastructure error) and
-        ``useful_structured`` (1/0 for ok cells, NaN otherwise).
+        compaction failure, 0 for an ok cell, NaN for an infrastructure error),
+        ``parse_success`` and ``useful_structured`` (1/0 for cells with a reply, NaN
+        otherwise: their means are the table's percentages divided by 100), and
+        ``billed_reported`` / ``billed_estimated``.
     """
     df = cells.copy()
     if "billed_tokens" not in df.columns:
@@ -112,6 +114,8 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     df["useful_structured"] = [float(useful_structured(o, f, e)) if ok else np.nan
                                for o, f, e, ok in zip(outcome, fill, echo, df["ok"],
                                                       strict=True)]
+    df["parse_success"] = [(1.0 if o == "structured" else 0.0) if ok else np.nan
+                           for o, ok in zip(outcome, df["ok"], strict=True)]
     for col in ("reported_tokens", "estimated_tokens"):
         if col not in df.columns:
             df[col] = np.nan
