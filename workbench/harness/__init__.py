@@ -2,7 +2,8 @@
 
 Smallest first: `Experiment` (the spec, from TOML), `expand_cells` / `Cell` (the matrix),
 `ResultsStore` (``results.sqlite`` with named migrations), `run_experiment_async` /
-`run_experiment` (the runner, resumable), `Results` (a run folder as DataFrames).
+`run_experiment` (the runner, resumable), `Results` (a run folder as DataFrames),
+`comparison_table` / `paired_comparison` / `verdict` (what the run says).
 """
 
 from workbench.harness._cells import Cell, expand_cells
@@ -14,6 +15,7 @@ from workbench.harness._results import Results
 from workbench.harness._runner import run_experiment, run_experiment_async
 from workbench.harness._store import ResultsStore
 from workbench.harness._table import comparison_table, style_table
+from workbench.harness._verdict import ErrorCount, MetricVerdict, StratumVerdict, Verdict, verdict
 from workbench.harness.metrics import compute_forgotten, compute_metrics, metric
 
 __all__ = [
@@ -37,4 +39,9 @@ __all__ = [
     "expand_cells",
     "run_experiment",
     "run_experiment_async",
+    "ErrorCount",
+    "MetricVerdict",
+    "StratumVerdict",
+    "Verdict",
+    "verdict",
 ]
