@@ -142,6 +142,24 @@ def test_tool_calls_and_results_are_flattened_to_tagged_lines():
         'S\n\nlook\n[tool call shell: {"cmd": "ls"}]\n\n[tool result: a.py]')
 
 
+def test_the_own_token_count_is_the_one_checked_against_n_ctx_cue_included(monkeypatch, gguf):
+    fake = FakeLlama()
+    monkeypatch.setattr(_local, "_load_vocab", lambda path: fake)
+    model = LocalModel(str(gguf))
+    prompt = flatten_prompt("one two three", [Message.user("four five")]) + SUMMARY_CUE
+    expected = len(prompt.split()) + 1  # the fake counts words, plus the BOS token
+    assert model.count_prompt_tokens("one two three", [Message.user("four five")]) == expected
+    assert model.tokenizer_name() == "tiny"
+
+
+def test_without_a_tokenizer_the_own_count_is_none(monkeypatch, gguf):
+    def missing(path):
+        raise ConfigError("no llama.cpp")
+
+    monkeypatch.setattr(_local, "_load_vocab", missing)
+    assert LocalModel(str(gguf)).count_prompt_tokens("s", [Message.user("u")]) is None
+
+
 @pytest.mark.skipif(HAVE_LOCAL, reason="the local extra is installed")
 async def test_without_the_extra_the_error_gives_the_pip_line():
     with pytest.raises(ConfigError) as info:
@@ -167,6 +185,14 @@ async def test_a_short_real_generation_returns_text_and_real_usage():
     assert 0 < usage.output_tokens <= 16
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     assert usage.cost == 0.0
+
+
+@needs_local
+@pytest.mark.local
+async def test_the_real_own_count_equals_the_prompt_tokens_llama_reports():
+    model = LocalModel(n_ctx=2048, max_tokens=4, n_threads=1)
+    _, usage = await model.complete(SYSTEM, [Message.user(REQUEST)])
+    assert model.count_prompt_tokens(SYSTEM, [Message.user(REQUEST)]) == usage.input_tokens
 
 
 @needs_local
