@@ -76,11 +76,17 @@ def useful_structured(parse_outcome: Any, fill_rate: Any, template_echo: Any) ->
     """
     if parse_outcome != "structured":
         return False
-    fill = pd.to_numeric(pd.Series([fill_rate]), errors="coerce").iloc[0]
-    echo = pd.to_numeric(pd.Series([template_echo]), errors="coerce").iloc[0]
+    fill, echo = _as_float(fill_rate), _as_float(template_echo)
     if np.isnan(fill) or fill <= 0:
         return False
     return bool(np.isnan(echo) or echo < ECHO_THRESHOLD)
+
+
+def _as_float(value: Any) -> float:
+    try:
+        return float(value) if value is not None else np.nan
+    except (TypeError, ValueError):
+        return np.nan
 
 
 def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -108,14 +114,14 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     df["outcome_kind"] = [k if isinstance(k, str) and k else kind_from_row(s, e)
                           for k, s, e in zip(stored, status, error_type, strict=True)]
     df["failed"] = df["outcome_kind"].map({OK: 0.0, FAILED: 1.0, ERROR: np.nan}).astype(float)
-    outcome = df["parse_outcome"] if "parse_outcome" in df else pd.Series(None, index=df.index)
-    fill = df["fill_rate"] if "fill_rate" in df else pd.Series(np.nan, index=df.index)
-    echo = df["template_echo"] if "template_echo" in df else pd.Series(np.nan, index=df.index)
-    df["useful_structured"] = [float(useful_structured(o, f, e)) if ok else np.nan
-                               for o, f, e, ok in zip(outcome, fill, echo, df["ok"],
-                                                      strict=True)]
-    df["parse_success"] = [(1.0 if o == "structured" else 0.0) if ok else np.nan
-                           for o, ok in zip(outcome, df["ok"], strict=True)]
+    # Vectorised forms of `useful_structured` (same rule) and of "parsed", per cell.
+    parsed = (df["parse_outcome"].eq("structured") if "parse_outcome" in df
+              else pd.Series(False, index=df.index))
+    fill, echo = _numeric(df, "fill_rate"), _numeric(df, "template_echo")
+    useful = parsed & (fill > 0) & (echo.isna() | (echo < ECHO_THRESHOLD))
+    ok = df["ok"].astype(bool)
+    df["useful_structured"] = useful.astype(float).where(ok, np.nan)
+    df["parse_success"] = parsed.astype(float).where(ok, np.nan)
     for col in ("reported_tokens", "estimated_tokens"):
         if col not in df.columns:
             df[col] = np.nan

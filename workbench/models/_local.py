@@ -228,9 +228,29 @@ def _load_vocab(path: Path) -> Any:
         vocab = _VOCABS.get(key)
         if vocab is None:
             llama_cpp = _import_llama_cpp()
-            vocab = _VOCABS[key] = llama_cpp.Llama(model_path=str(path), vocab_only=True,
-                                                   verbose=False)
+            with _quiet_stderr():  # llama.cpp logs context notes to fd 2 even when not verbose
+                vocab = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=64,
+                                        verbose=False)
+            _VOCABS[key] = vocab
     return vocab
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null for the duration (C libraries write there)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _is_context_overflow(exc: BaseException) -> bool:
