@@ -152,6 +152,28 @@ def test_the_own_token_count_is_the_one_checked_against_n_ctx_cue_included(monke
     assert model.tokenizer_name() == "tiny"
 
 
+def test_a_prompt_far_over_the_limit_is_counted_from_a_prefix_with_the_same_verdict(
+        monkeypatch, gguf):
+    fake = FakeLlama()
+    seen: list[int] = []
+    original = fake.tokenize
+
+    def tokenize(data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        seen.append(len(data))
+        return original(data, add_bos, special)
+
+    fake.tokenize = tokenize  # type: ignore[method-assign]
+    monkeypatch.setattr(_local, "_load_vocab", lambda path: fake)
+    model = LocalModel(str(gguf), text_cue="")
+    huge = "a " * 5000  # 5000 fake tokens in 10,000 characters
+    over = model.count_prompt_tokens(huge, [], limit=100)
+    assert over is not None and over > 100  # the same verdict as the full count (5001)
+    assert seen == [400]  # only 4 characters per allowed token were tokenized
+    seen.clear()
+    assert model.count_prompt_tokens("a " * 90, [], limit=100) == 91  # short: exact
+    assert model.count_prompt_tokens(huge, []) == 5001  # no limit: exact
+
+
 def test_without_a_tokenizer_the_own_count_is_none(monkeypatch, gguf):
     def missing(path):
         raise ConfigError("no llama.cpp")

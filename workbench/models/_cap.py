@@ -89,7 +89,12 @@ class WindowCap:
         if self._estimator is not None:  # an explicit estimator always wins
             return None
         counter = getattr(self.inner, "count_prompt_tokens", None)
-        return counter(system, messages) if callable(counter) else None
+        if not callable(counter):
+            return None
+        try:
+            return counter(system, messages, limit=self.window)
+        except TypeError:  # a counter without the `limit` shortcut
+            return counter(system, messages)
 
     def window_tokenizer(self) -> str:
         """The tokenizer the cap counts with: the model's own (its name) or ``"o200k"``.

@@ -108,6 +108,11 @@ class _Loaded:
 _LOADED: dict[tuple[str, int, bool], _Loaded] = {}
 _LOAD_LOCK = threading.Lock()
 _VOCABS: dict[str, Any] = {}
+PREFIX_CHARS_PER_TOKEN = 4
+"""`LocalModel.count_prompt_tokens` with a limit first tokenizes this many characters per
+allowed token (real transcripts average 2.5-4 characters per Gemma token)."""
+PREFIX_MARGIN = 64
+"""Tokens a prefix may over-count at its cut; a prefix count must exceed the limit by more."""
 
 
 @atexit.register
@@ -361,15 +366,23 @@ class LocalModel:
         """Name of the model's own tokenizer, as tables show it (``gemma3-270m``)."""
         return self.model.removeprefix("local/")
 
-    def count_prompt_tokens(self, system: str, messages: list[Message]) -> int | None:
+    def count_prompt_tokens(self, system: str, messages: list[Message],
+                            limit: int | None = None) -> int | None:
         """Tokens the prompt takes in the model's own tokenizer, cue included.
 
         This is the count `complete` compares with ``n_ctx``, so a window simulated in front of
         this model measures prompts the way the model does.
 
+        Args:
+            system: The system prompt.
+            messages: The request messages.
+            limit: When given, a prompt far over it may be answered from a prefix: a count
+                above ``limit`` is then a lower bound (tokenizing a 500 kB transcript costs
+                seconds; its first ``PREFIX_CHARS_PER_TOKEN x limit`` characters suffice).
+
         Returns:
-            The count, or None when llama.cpp or the GGUF is not installed (callers then fall
-            back to the workbench's o200k estimate and say so).
+            The count (exact whenever it is at most `limit`), or None when llama.cpp or the
+            GGUF is not installed (callers then fall back to the o200k estimate and say so).
         """
         try:
             vocab = _load_vocab(self.path)
@@ -378,7 +391,17 @@ class LocalModel:
         chat = self.uses_chat_template(vocab)
         cue = "" if chat else (JSON_CUE if self.schema() is not None else self.text_cue)
         prompt = flatten_prompt(system, messages) + cue
-        return len(vocab.tokenize(prompt.encode("utf-8"), add_bos=True, special=chat))
+
+        def count(text: str) -> int:
+            return len(vocab.tokenize(text.encode("utf-8"), add_bos=True, special=chat))
+
+        if limit is not None and len(prompt) > PREFIX_CHARS_PER_TOKEN * limit:
+            # A prefix never has fewer tokens than the whole prompt's tokens up to the cut,
+            # minus the few of the one piece the cut splits: `PREFIX_MARGIN` covers those.
+            head = count(prompt[:PREFIX_CHARS_PER_TOKEN * limit])
+            if head > limit + PREFIX_MARGIN:
+                return head - PREFIX_MARGIN
+        return count(prompt)
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that changes the answer: the weights and the decoding settings.
