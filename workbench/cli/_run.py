@@ -21,17 +21,19 @@ EXIT_INFRASTRUCTURE = 3
 
 TABLE_COLUMNS = ("n", "cells", "failed", "errors", "parse_success_pct", "useful_structured_pct",
                  "retained_tokens", "summary_tokens", "billed_reported", "billed_estimated",
-                 "cost", "retries_mean", "http_retries", "probe_recall", "template_echo")
+                 "cost", "retries_mean", "retries_max", "http_retries", "probe_recall",
+                 "template_echo")
 """Columns `workbench run` prints after template, model and window (see the glossary)."""
 
 TABLE_HEADER = (
     "Per template x model x window. n = sessions every template completed in that model x "
-    "window;\nretained/summary/billed tokens, cost, retries and recall are means per cell over "
-    "those n sessions\n(tokens and cost aggregated the same way). billed_reported = counted by "
-    "the model or provider,\nbilled_estimated = estimated by the workbench (o200k). failed = "
-    "compaction outcome (context exhausted),\nerrors = infrastructure. parse/useful % are over "
-    "cells that got a reply. window: simulated cap,\n'32k->16k' when the model's real context is "
-    "smaller; [tokenizer] the cap counted with.")
+    "window;\ntoken, cost, retries_mean and recall columns are means per cell over those n "
+    "sessions\n(tokens and cost aggregated the same way). billed_reported = counted by the "
+    "model or provider,\nbilled_estimated = estimated by the workbench (o200k). failed = "
+    "compaction outcome (context exhausted),\nerrors = infrastructure. parse_success_pct and "
+    "useful_structured_pct are over cells that got a reply.\nwindow: the simulated cap, "
+    "'32k->16k' when the model's real context is smaller; [tokenizer] the cap\ncounted with. "
+    "Definitions: README, 'Metrics glossary'.")
 
 
 def _window_text(window: object, effective: object, tokenizer: object) -> str:
@@ -65,11 +67,6 @@ def print_table(results: Results) -> None:
                            table["window_tokenizer"], strict=True)]
     for col, fmt in column_formats(list(shown.columns)).items():
         shown[col] = [format_cell(v, fmt) for v in shown[col]]
-    shown = shown.rename(columns={"parse_success_pct": "parse%", "useful_structured_pct": "useful%",
-                                  "retained_tokens": "retained", "summary_tokens": "summary",
-                                  "billed_reported": "billed_reported",
-                                  "retries_mean": "retries", "http_retries": "http_retries",
-                                  "template_echo": "echo"})
     click.echo(TABLE_HEADER + "\n")
     with pd.option_context("display.width", 300, "display.max_columns", 40):
         click.echo(shown.to_string(index=False))
