@@ -219,6 +219,18 @@ async def test_the_real_own_count_equals_the_prompt_tokens_llama_reports():
 
 @needs_local
 @pytest.mark.local
+def test_the_fast_count_equals_the_token_list_of_a_text_longer_than_the_training_context():
+    vocab = _local._load_vocab(LocalModel().path)
+    text = ("Traceback: ValueError in src/app.py line 12; fixed by checking the input. " * 3000)
+    data = text.encode("utf-8")
+    expected = len(vocab.tokenize(data, add_bos=True, special=False))
+    assert expected > 32768  # longer than Gemma 3 270M's training context
+    assert _local._token_count(vocab, data, add_bos=True, special=False) == expected
+    assert _local._token_count(vocab, b"", add_bos=True, special=False) == 1  # just BOS
+
+
+@needs_local
+@pytest.mark.local
 async def test_a_real_prompt_over_n_ctx_raises_context_length_exceeded():
     model = LocalModel(n_ctx=2048, max_tokens=16, n_threads=1)
     with pytest.raises(ContextLengthExceeded, match="does not fit the context window of 2048"):

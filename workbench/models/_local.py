@@ -258,6 +258,21 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
+def _token_count(llama: Any, data: bytes, *, add_bos: bool, special: bool) -> int:
+    """How many tokens `data` makes, without building the token list.
+
+    ``Llama.tokenize`` sizes its buffer by the training context, so a longer text is tokenized
+    twice and then copied into a Python list; asking llama.cpp with a zero-sized buffer returns
+    the (negated) count after one pass. Objects without the C handle use ``tokenize``.
+    """
+    vocab = getattr(getattr(llama, "_model", None), "vocab", None)
+    if vocab is None:
+        return len(llama.tokenize(data, add_bos=add_bos, special=special))
+    llama_cpp = _import_llama_cpp()
+    n = llama_cpp.llama_tokenize(vocab, data, len(data), None, 0, add_bos, special)
+    return -n if n < 0 else n
+
+
 def _is_context_overflow(exc: BaseException) -> bool:
     """True for llama-cpp-python's over-long prompt error.
 
@@ -393,7 +408,7 @@ class LocalModel:
         prompt = flatten_prompt(system, messages) + cue
 
         def count(text: str) -> int:
-            return len(vocab.tokenize(text.encode("utf-8"), add_bos=True, special=chat))
+            return _token_count(vocab, text.encode("utf-8"), add_bos=True, special=chat)
 
         if limit is not None and len(prompt) > PREFIX_CHARS_PER_TOKEN * limit:
             # A prefix never has fewer tokens than the whole prompt's tokens up to the cut,
