@@ -78,6 +78,8 @@ _EXPORTS: dict[str, str] = {
     "comparison_table": "workbench.harness",
     "paired_comparison": "workbench.harness",
     "write_report": "workbench.harness",
+    "verdict": "workbench.harness",
+    "Verdict": "workbench.harness",
     # more of the port and the layers around it
     "Attempt": "workbench.compaction",
     "inspect_session": "workbench.sessions",
@@ -184,12 +186,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Experiment,
         Results,
         ResultsStore,
+        Verdict,
         comparison_table,
         compute_metrics,
         metric,
         paired_comparison,
         run_experiment,
         run_experiment_async,
+        verdict,
         write_report,
     )
     from workbench.messages import (

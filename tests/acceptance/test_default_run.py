@@ -34,11 +34,16 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_the_default_run_prints_every_table_column(default_run: tuple[Path, str]) -> None:
     _, stdout = default_run
     header = next(line for line in stdout.splitlines() if line.strip().startswith("template"))
-    for column in ("template", "model", "window", "retained_tokens", "summary_tokens",
-                   "billed_tokens", "cost", "parse_success_pct", "retries_mean", "retries_max",
-                   "failures", "probe_recall"):
+    for column in ("template", "model", "window", "n", "cells", "failed", "errors",
+                   "parse_success_pct", "useful_structured_pct", "retained_tokens",
+                   "summary_tokens", "billed_reported", "billed_estimated", "cost",
+                   "retries_mean", "retries_max", "http_retries", "probe_recall",
+                   "template_echo"):
         assert column in header.split(), column
     assert "run folder:" in stdout and "workbench report" in stdout
+    assert "\nVerdict: which template wins, per model x window" in stdout
+    assert "\nErrors and failures:\n" in stdout
+    assert " x context exhausted (failed): " in stdout
 
 
 def test_the_recording_covers_every_local_model_cell(default_run: tuple[Path, str]) -> None:

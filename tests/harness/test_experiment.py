@@ -28,7 +28,7 @@ def test_a_minimal_spec_gets_documented_defaults(tmp_path: Path) -> None:
     assert exp.templates == ["default"]
     assert exp.strategies == ["goose"]
     assert exp.windows == [None]
-    assert (exp.repeats, exp.concurrency, exp.seed, exp.manual_compact) == (1, 4, 0, True)
+    assert (exp.repeats, exp.concurrency, exp.seed, exp.manual_compact) == (1, 4, 0, False)
     assert exp.cache.mode is None
     assert exp.base_dir == str(tmp_path.resolve())
     assert exp.resolve_path("a.json") == tmp_path.resolve() / "a.json"

@@ -95,11 +95,11 @@ def test_errors_probe_needs_a_verbatim_quote_after_whitespace_normalising() -> N
     r = errors_probe(make_session().messages, SUMMARY)
     assert r.total == 3
     assert r.recalled == 1
-    assert r.missing == ["FAILED tests/test_app.py::test_parse",
+    assert r.missing == ["assert 1 == 2",  # pytest's E line, not the bare FAILED line
                          "permission denied: docs/notes.md"]
-    # word overlap: traceback 1.0; "failed tests test_app.py test_parse" 1/4;
+    # word overlap: traceback 1.0; "assert" (the only word of 3+ characters) 0;
     # "permission denied docs notes.md" 3/4
-    assert r.extra["errors_token_overlap"] == pytest.approx((1.0 + 1 / 4 + 3 / 4) / 3)
+    assert r.extra["errors_token_overlap"] == pytest.approx((1.0 + 0 + 3 / 4) / 3)
 
 
 def test_user_requests_skip_acknowledgements_tool_results_and_agent_only_messages() -> None:
@@ -193,7 +193,7 @@ def test_compute_forgotten_lists_the_missing_items_per_probe() -> None:
     got = compute_forgotten(make_session({"planted_facts": FACTS}), SUMMARY)
     assert got == {
         "files": ["tests/test_app.py", "setup.cfg"],
-        "errors": ["FAILED tests/test_app.py::test_parse", "permission denied: docs/notes.md"],
+        "errors": ["assert 1 == 2", "permission denied: docs/notes.md"],
         "requests": ["Also update the changelog with the release date please"],
         "facts": ["The database port is 5433.", "The feature flag is `fast_path`."],
         "stale": [],

@@ -106,13 +106,14 @@ def test_write_report_writes_every_file_into_the_run_report_folder(report):
 
 def test_the_table_csv_holds_the_comparison_table(report):
     table = pd.read_csv(report["table_csv"])
-    assert table.columns.tolist()[:9] == ["template", "model", "window", "cells",
-                                          "retained_tokens", "summary_tokens", "billed_tokens",
-                                          "cost", "parse_success_pct"]
-    assert table[["template", "window", "cells", "failures"]].values.tolist() == [
-        ["goose", "8000", 1, 0], ["terse", "8000", 1, 0], ["terse", "none", 1, 1]]
+    assert table.columns.tolist()[:14] == [
+        "template", "model", "window", "effective_window", "window_tokenizer", "cells", "replies",
+        "failed", "errors", "failures", "failure_rate", "n", "mean_over", "parse_success_pct"]
+    assert table[["template", "window", "cells", "failures", "failed", "errors"]].values.tolist() == [
+        ["goose", "8000", 1, 0, 0, 0], ["terse", "8000", 1, 0, 0, 0], ["terse", "none", 1, 1, 1, 0]]
     assert table["probe_recall"].tolist()[:2] == [0.5, 0.25]
-    assert table["cost"].isna().tolist() == [False, True, False]
+    assert table["cost"].isna().tolist() == [False, True, True]  # no completed cell: no mean
+    assert table["cost_total"].isna().tolist() == [False, True, False]
 
 
 def test_the_cells_csv_has_one_row_per_cell_with_metrics_expanded(report):
@@ -140,8 +141,10 @@ def test_the_html_is_self_contained_with_the_table_and_embedded_pngs(report):
 
 def test_the_markdown_has_the_table_the_comparison_and_the_failures(report):
     text = report["markdown"].read_text()
-    assert "| goose | m | 8000 | 1 | 400 |" in text
-    assert "| goose | terse | probe_recall | 1 | -0.250 |" in text
+    assert "| goose | m | 8000 | 8000 | — | 1 | 1 | 0 | 0 | 0 | 0.0% | 1 | common | 100.0% |" in text
+    assert "| goose | terse | probe_recall | 1 | 1 | -0.250 |" in text
+    assert ("## Verdict\n\n```text\nVerdict: which template wins, per model x window" in text)
+    assert "  1 x context exhausted (failed): the session is larger than the window" in text
     assert "prompt too long \\| 9000 > 8000" in text
     assert "![tradeoff](tradeoff.png)" in text
     assert "Run **demo** (1 invocation(s)), status finished" in text
@@ -180,8 +183,37 @@ def test_the_compare_command_shows_deltas_changed_cells_and_the_paired_result(tm
     res = CliRunner().invoke(command, [str(run_a), str(run_b)])
     assert res.exit_code == 0, res.output
     out = res.output
-    assert "| goose | m | 8000 | both | +0 | -100 |" in out
+    assert ("| goose | m | 8000 | both | +0 | +0 | +0 | +0 | +0 | +0.0% | +0 | +0.0 | +0.0 "
+            "| -100 |") in out
     assert "Cells whose status or parse outcome changed: 1" in out
     assert "| s1 | goose | m | terse | none | 0 | error | ok | — | structured |" in out
-    assert "Paired comparison, B - A: probe_recall: B - A = +0.125 [95% CI +0, +0.25]" in out
-    assert out.rstrip().endswith("over 2 pairs; no clear winner")
+    # Two pairs but one session: the cluster bootstrap has nothing to resample, no winner.
+    assert ("Paired comparison, B - A: probe_recall: B - A = +0.125 [95% CI +0.125, +0.125] "
+            "over 2 pairs; no clear winner") in out
+    assert "Verdict: which run wins, per model x window" in out
+    assert "  m @ 8000 (2 runs, 1 sessions completed by all):" in out
+
+
+def test_compare_fail_on_exits_1_when_b_is_worse_than_the_tolerance(tmp_path):
+    from click.testing import CliRunner
+
+    from workbench.cli._compare import command
+
+    run_a = make_run(tmp_path / "a")
+    run_b = make_run(tmp_path / "b")
+    db = sqlite3.connect(run_b / "results.sqlite")
+    db.execute("UPDATE cells SET retained_tokens = 460 WHERE cell_id = 'c1'")  # +15 %
+    db.commit()
+    db.close()
+    args = [str(run_a), str(run_b), "--fail-on", "probe_recall:0"]
+    ok = CliRunner().invoke(command, args + ["--fail-on", "retained_tokens:20%"])
+    assert ok.exit_code == 0, ok.output
+    assert ("fail-on retained_tokens (lower is better): A 300, B 330 over 2 paired cells; "
+            "B worse by 30, allowed 60 (20%): ok") in ok.output
+    bad = CliRunner().invoke(command, args + ["--fail-on", "retained_tokens:5%"])
+    assert bad.exit_code == 1, bad.output
+    assert "B worse by 30, allowed 15 (5%): FAIL" in bad.output
+    assert bad.output.rstrip().endswith("1 of 2 --fail-on check(s) failed")
+    wrong = CliRunner().invoke(command, [str(run_a), str(run_b), "--fail-on", "recall"])
+    assert wrong.exit_code == 2
+    assert "--fail-on 'recall': expected METRIC:TOLERANCE" in wrong.output

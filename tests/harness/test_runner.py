@@ -209,7 +209,7 @@ def test_the_run_command_prints_the_table_folder_and_report_hint(tmp_path: Path)
     result = CliRunner().invoke(cli, ["run", str(spec), "--out", str(out), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "extractive" in result.output
-    assert f"run folder: {out} (1 cells, 0 errors, status finished)" in result.output
+    assert f"run folder: {out} (1 cells, 0 failed, 0 errors, status finished)" in result.output
     assert f"report: workbench report {out}" in result.output
     again = CliRunner().invoke(cli, ["run", str(spec), "--out", str(out), "--dry-run"])
     assert "dry run: 1 cells, 0 to run, ~0 tokens, estimated cost $0.0000" in again.output

@@ -19,8 +19,8 @@ def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
 def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
-                           "m004_attempt_prompt_hash", "m010_replays", "m012_shared_calls",
-                           "m013_template_params", "m014_run_executor"]
+                           "m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
+                           "m012_shared_calls", "m013_template_params", "m014_run_executor"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -39,16 +39,19 @@ def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
                                   "summary_tokens", "billed_input_tokens", "billed_output_tokens",
                                   "cache_read_tokens", "cache_write_tokens", "structured",
                                   "attempts", "retries", "max_removal_percent",
-                                  "tool_responses_removed", "calls_made", "calls_shared")},
+                                  "tool_responses_removed", "http_retries", "reported_tokens",
+                                  "estimated_tokens", "effective_window", "calls_made",
+                                  "calls_shared")},
         **{c: "REAL" for c in ("cost", "latency_ms")},
         **{c: "TEXT" for c in CELL_COLUMNS if c not in (
             "window", "repeat", "original_tokens", "retained_tokens", "summary_tokens",
             "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
             "cache_write_tokens", "structured", "attempts", "retries", "max_removal_percent",
-            "tool_responses_removed", "cost", "latency_ms", "calls_made", "calls_shared")}}
+            "tool_responses_removed", "cost", "latency_ms", "http_retries", "reported_tokens",
+            "estimated_tokens", "effective_window", "calls_made", "calls_shared")}}
     assert [c[0] for c in columns(store.db, "attempts")] == list(ATTEMPT_COLUMNS)
     indexes = {r[1] for r in store.db.execute("SELECT * FROM sqlite_master WHERE type='index'")}
-    assert {"cells_status", "cells_run", "attempts_cell"} <= indexes
+    assert {"cells_status", "cells_run", "attempts_cell", "cells_outcome_kind"} <= indexes
 
 
 def test_connections_use_wal_and_a_busy_timeout(tmp_path: Path) -> None:
@@ -97,8 +100,8 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
         m(db)
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
-    assert migrate(db) == ["m004_attempt_prompt_hash", "m010_replays", "m012_shared_calls",
-                           "m013_template_params", "m014_run_executor"]
+    assert migrate(db) == ["m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
+                           "m012_shared_calls", "m013_template_params", "m014_run_executor"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]
 
 
@@ -108,3 +111,24 @@ def test_a_run_records_its_executor_and_cluster(tmp_path: Path) -> None:
     store.record_executor(run, "ray", '{"address": "auto", "nodes": 3}')
     (row,) = store.runs()
     assert (row["executor"], row["cluster"]) == ("ray", '{"address": "auto", "nodes": 3}')
+
+
+def test_an_older_store_gains_the_outcome_columns_and_keeps_its_cells(tmp_path: Path) -> None:
+    from workbench.harness._migrations import (
+        m001_runs,
+        m002_cells,
+        m003_attempts,
+        m004_attempt_prompt_hash,
+    )
+
+    db = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
+    db.execute("CREATE TABLE _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    for m in (m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash):
+        m(db)
+        db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
+    db.execute("INSERT INTO cells (cell_id, status, error_type) "
+               "VALUES ('c1', 'error', 'CompactionContextExceeded')")
+    assert migrate(db) == ["m005_cell_outcome_columns", "m010_replays", "m012_shared_calls",
+                           "m013_template_params", "m014_run_executor"]
+    assert db.execute("SELECT cell_id, status, outcome_kind, http_retries, window_tokenizer "
+                      "FROM cells").fetchall() == [("c1", "error", None, None, None)]

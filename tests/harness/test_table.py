@@ -40,32 +40,126 @@ CELLS = pd.DataFrame([
 ])
 
 
-def test_one_row_per_group_with_exact_values_and_error_cells_as_failures() -> None:
+def test_one_row_per_group_with_exact_values_and_error_cells_counted_apart() -> None:
     t = comparison_table(CELLS)
     assert t[["template", "model", "window"]].values.tolist() == [
         ["goose", "m", 16000], ["goose", "m", "none"], ["terse", "m", 8000]]
     row = t.iloc[1].to_dict()
-    assert row["cells"] == 3 and row["failures"] == 1
+    assert (row["cells"], row["replies"], row["failed"], row["errors"], row["failures"]) == (
+        3, 2, 0, 1, 1)
     assert row["retained_tokens"] == 1500 and row["summary_tokens"] == 400
     assert row["billed_tokens"] == (5400 + 7600) / 2
-    assert math.isclose(row["cost"], 0.06)
-    assert math.isclose(row["parse_success_pct"], 100 / 3)
-    assert row["retries_mean"] == 2 and row["retries_max"] == 4
+    assert math.isclose(row["cost"], 0.02)  # a mean per cell, like the tokens
+    assert math.isclose(row["cost_total"], 0.06)  # every cell's spending, the error's too
+    assert row["parse_success_pct"] == 50.0  # over the two cells that got a reply
+    assert row["retries_mean"] == 1 and row["retries_max"] == 4
     assert math.isclose(row["probe_recall"], 0.7) and row["files_recall"] == 0.75
+    assert (row["n"], row["mean_over"]) == (2, "common")
 
 
 def test_cost_is_nan_when_a_cell_that_called_the_model_has_unknown_cost() -> None:
     t = comparison_table(CELLS)
-    assert math.isnan(t.iloc[0]["cost"])
-    assert t.iloc[2]["cost"] == 0.0  # the only cell made no call
-    assert t.iloc[2]["failures"] == 1 and t.iloc[2]["parse_success_pct"] == 0.0
+    assert math.isnan(t.iloc[0]["cost"]) and math.isnan(t.iloc[0]["cost_total"])
+    assert t.iloc[2]["cost_total"] == 0.0  # the only cell made no call
+    assert t.iloc[2]["failures"] == 1 and math.isnan(t.iloc[2]["parse_success_pct"])
 
 
 def test_the_column_order_is_the_keys_then_the_documented_columns() -> None:
     assert comparison_table(CELLS).columns.tolist() == [
-        "template", "model", "window", "cells", "retained_tokens", "summary_tokens",
-        "billed_tokens", "cost", "parse_success_pct", "retries_mean", "retries_max",
-        "failures", "probe_recall", "files_recall"]
+        "template", "model", "window", "effective_window", "window_tokenizer", "cells",
+        "replies", "failed", "errors", "failures", "failure_rate", "n", "mean_over",
+        "parse_success_pct", "useful_structured_pct", "retained_tokens", "summary_tokens",
+        "billed_tokens", "billed_reported", "billed_estimated", "cost", "cost_total",
+        "retries_mean", "retries_max", "http_retries", "probe_recall", "files_recall"]
+
+
+def run_cells(rows) -> pd.DataFrame:
+    """Cells of a constructed run: (session, template, window, kind, retained, extra)."""
+    out = []
+    for session, template, window, kind, retained, extra in rows:
+        status = "ok" if kind == "ok" else "error"
+        error_type = {"ok": None, "failed": "CompactionContextExceeded",
+                      "error": "CompactionCallFailed"}[kind]
+        out.append({"session_id": session, "strategy": "goose", "model": "m",
+                    "template": template, "window": window, "repeat": 0, "status": status,
+                    "outcome_kind": kind, "error_type": error_type,
+                    "retained_tokens": retained, "summary_tokens": None,
+                    "billed_input_tokens": 0, "billed_output_tokens": 0, "cost": 0.0,
+                    "parse_outcome": None if kind != "ok" else "structured", "attempts": 1,
+                    "retries": 0, **extra})
+    return pd.DataFrame(out)
+
+
+def test_means_use_only_the_sessions_every_template_completed_and_say_how_many() -> None:
+    cells = run_cells([
+        ("s1", "a", 8000, "ok", 600, {}), ("s1", "b", 8000, "ok", 580, {}),
+        ("s2", "a", 8000, "ok", 800, {}), ("s2", "b", 8000, "failed", None, {}),
+        ("s3", "a", 8000, "ok", 700, {}), ("s3", "b", 8000, "ok", 600, {}),
+        ("s4", "a", 8000, "error", None, {}), ("s4", "b", 8000, "ok", 900, {}),
+        # another window is its own stratum: s2 completed by both there
+        ("s2", "a", 32000, "ok", 1000, {}), ("s2", "b", 32000, "ok", 1100, {}),
+    ])
+    t = comparison_table(cells).set_index(["template", "window"])
+    assert t.loc[("a", 8000), "retained_tokens"] == 650  # s1 and s3 only
+    assert t.loc[("b", 8000), "retained_tokens"] == 590
+    assert t.loc[("a", 8000), "n"] == 2 and t.loc[("b", 8000), "n"] == 2
+    assert t.loc[("a", 32000), "n"] == 1 and t.loc[("a", 32000), "retained_tokens"] == 1000
+    assert (t.loc[("b", 8000), "failed"], t.loc[("b", 8000), "errors"]) == (1, 0)
+    assert (t.loc[("a", 8000), "failed"], t.loc[("a", 8000), "errors"]) == (0, 1)
+    assert t.loc[("b", 8000), "failure_rate"] == 0.25  # 1 failed of 4 cells with an outcome
+    assert t.loc[("a", 8000), "failure_rate"] == 0.0  # the error is not an outcome
+    assert t.loc[("b", 8000), "parse_success_pct"] == 100.0  # failed cells got no reply
+
+
+def test_survivors_means_only_when_asked_and_labelled_so() -> None:
+    cells = run_cells([
+        ("s1", "a", 8000, "ok", 600, {}), ("s1", "b", 8000, "ok", 580, {}),
+        ("s2", "a", 8000, "ok", 800, {}), ("s2", "b", 8000, "failed", None, {}),
+    ])
+    t = comparison_table(cells, survivors=True).set_index("template")
+    assert t.loc["a", "retained_tokens"] == 700 and t.loc["a", "n"] == 2
+    assert t.loc["b", "retained_tokens"] == 580 and t.loc["b", "n"] == 1
+    assert set(t["mean_over"]) == {"survivors"}
+
+
+def test_parse_success_counts_replies_and_useful_excludes_echoes_and_empty_summaries() -> None:
+    cells = run_cells([
+        ("s1", "a", None, "ok", 1, {"fill_rate": 0.5, "template_echo": 0.0}),
+        ("s2", "a", None, "ok", 1, {"fill_rate": 1.0, "template_echo": 1.0}),   # echo
+        ("s3", "a", None, "ok", 1, {"fill_rate": 0.0, "template_echo": None}),  # empty
+        ("s4", "a", None, "ok", 1, {"fill_rate": 0.3, "template_echo": None}),  # short strings
+        ("s5", "a", None, "ok", 1, {"parse_outcome": "invalid_json"}),
+        ("s6", "a", None, "failed", None, {}),
+    ])
+    row = comparison_table(cells).iloc[0]
+    assert row["replies"] == 5 and row["failed"] == 1
+    assert row["parse_success_pct"] == 80.0
+    assert row["useful_structured_pct"] == 40.0
+
+
+def test_billing_keeps_reported_and_estimated_tokens_apart() -> None:
+    cells = run_cells([
+        ("s1", "a", None, "ok", 1, {"billed_input_tokens": 900, "billed_output_tokens": 100,
+                                    "reported_tokens": 1000, "estimated_tokens": 0}),
+        ("s2", "a", None, "ok", 1, {"billed_input_tokens": 500, "billed_output_tokens": 100,
+                                    "reported_tokens": 500, "estimated_tokens": 100}),
+    ])
+    row = comparison_table(cells).iloc[0]
+    assert (row["billed_tokens"], row["billed_reported"], row["billed_estimated"]) == (
+        800, 750, 50)
+
+
+def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retries() -> None:
+    cells = run_cells([
+        ("s1", "a", 32768, "ok", 1, {"effective_window": 16384, "window_tokenizer": "gemma3-270m",
+                                     "http_retries": 2}),
+        ("s2", "a", 32768, "ok", 1, {"effective_window": 16384, "window_tokenizer": "gemma3-270m",
+                                     "http_retries": 1}),
+        ("s1", "b", 8192, "ok", 1, {}),
+    ])
+    t = comparison_table(cells)
+    assert t[["window", "effective_window", "window_tokenizer", "http_retries"]].values.tolist() == [
+        [32768, 16384, "gemma3-270m", 3], [8192, 8192, None, 0]]
 
 
 def test_grouping_by_other_columns_works() -> None:
@@ -75,7 +169,7 @@ def test_grouping_by_other_columns_works() -> None:
 
 def test_style_table_formats_percentages_and_thousands() -> None:
     html = style_table(comparison_table(CELLS)).to_html()
-    assert "70.0%" in html and "1,500" in html and "33.3%" in html and "none" in html
+    assert "70.0%" in html and "1,500" in html and "50.0%" in html and "none" in html
 
 
 def test_table_delta_subtracts_per_group_and_marks_groups_on_one_side() -> None:

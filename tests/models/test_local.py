@@ -142,6 +142,46 @@ def test_tool_calls_and_results_are_flattened_to_tagged_lines():
         'S\n\nlook\n[tool call shell: {"cmd": "ls"}]\n\n[tool result: a.py]')
 
 
+def test_the_own_token_count_is_the_one_checked_against_n_ctx_cue_included(monkeypatch, gguf):
+    fake = FakeLlama()
+    monkeypatch.setattr(_local, "_load_vocab", lambda path: fake)
+    model = LocalModel(str(gguf))
+    prompt = flatten_prompt("one two three", [Message.user("four five")]) + SUMMARY_CUE
+    expected = len(prompt.split()) + 1  # the fake counts words, plus the BOS token
+    assert model.count_prompt_tokens("one two three", [Message.user("four five")]) == expected
+    assert model.tokenizer_name() == "tiny"
+
+
+def test_a_prompt_far_over_the_limit_is_counted_from_a_prefix_with_the_same_verdict(
+        monkeypatch, gguf):
+    fake = FakeLlama()
+    seen: list[int] = []
+    original = fake.tokenize
+
+    def tokenize(data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        seen.append(len(data))
+        return original(data, add_bos, special)
+
+    fake.tokenize = tokenize  # type: ignore[method-assign]
+    monkeypatch.setattr(_local, "_load_vocab", lambda path: fake)
+    model = LocalModel(str(gguf), text_cue="")
+    huge = "a " * 5000  # 5000 fake tokens in 10,000 characters
+    over = model.count_prompt_tokens(huge, [], limit=100)
+    assert over is not None and over > 100  # the same verdict as the full count (5001)
+    assert seen == [400]  # only 4 characters per allowed token were tokenized
+    seen.clear()
+    assert model.count_prompt_tokens("a " * 90, [], limit=100) == 91  # short: exact
+    assert model.count_prompt_tokens(huge, []) == 5001  # no limit: exact
+
+
+def test_without_a_tokenizer_the_own_count_is_none(monkeypatch, gguf):
+    def missing(path):
+        raise ConfigError("no llama.cpp")
+
+    monkeypatch.setattr(_local, "_load_vocab", missing)
+    assert LocalModel(str(gguf)).count_prompt_tokens("s", [Message.user("u")]) is None
+
+
 @pytest.mark.skipif(HAVE_LOCAL, reason="the local extra is installed")
 async def test_without_the_extra_the_error_gives_the_pip_line():
     with pytest.raises(ConfigError) as info:
@@ -167,6 +207,26 @@ async def test_a_short_real_generation_returns_text_and_real_usage():
     assert 0 < usage.output_tokens <= 16
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     assert usage.cost == 0.0
+
+
+@needs_local
+@pytest.mark.local
+async def test_the_real_own_count_equals_the_prompt_tokens_llama_reports():
+    model = LocalModel(n_ctx=2048, max_tokens=4, n_threads=1)
+    _, usage = await model.complete(SYSTEM, [Message.user(REQUEST)])
+    assert model.count_prompt_tokens(SYSTEM, [Message.user(REQUEST)]) == usage.input_tokens
+
+
+@needs_local
+@pytest.mark.local
+def test_the_fast_count_equals_the_token_list_of_a_text_longer_than_the_training_context():
+    vocab = _local._load_vocab(LocalModel().path)
+    text = ("Traceback: ValueError in src/app.py line 12; fixed by checking the input. " * 3000)
+    data = text.encode("utf-8")
+    expected = len(vocab.tokenize(data, add_bos=True, special=False))
+    assert expected > 32768  # longer than Gemma 3 270M's training context
+    assert _local._token_count(vocab, data, add_bos=True, special=False) == expected
+    assert _local._token_count(vocab, b"", add_bos=True, special=False) == 1  # just BOS
 
 
 @needs_local

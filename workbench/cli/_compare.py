@@ -2,22 +2,98 @@
 
 Prints, per (template, model, window), B - A of the comparison-table columns; the cells (joined
 on the cell key: session, strategy, model, template, window, repeat) whose status or parse outcome
-changed; and a paired bootstrap comparison of B against A on one metric.
+changed; a paired cluster-bootstrap comparison of B against A on one metric; and the verdict of
+B against A per model x window. ``--fail-on METRIC:TOLERANCE`` turns it into a check for
+scripts: exit 1 when B is worse than A on METRIC by more than TOLERANCE.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
+
+from workbench.errors import ConfigError
 
 _BY = ("template", "model", "window")
 DELTA_FORMATS = {
     "cells": "{:+,.0f}", "failures": "{:+,.0f}", "retries_max": "{:+,.0f}",
     "retained_tokens": "{:+,.0f}", "summary_tokens": "{:+,.0f}", "billed_tokens": "{:+,.0f}",
     "cost": "{:+.4f}", "parse_success_pct": "{:+.1f}", "retries_mean": "{:+.3f}",
-    "compression_ratio": "{:+.3f}",
+    "compression_ratio": "{:+.3f}", "replies": "{:+,.0f}", "failed": "{:+,.0f}",
+    "errors": "{:+,.0f}", "n": "{:+,.0f}", "useful_structured_pct": "{:+.1f}",
+    "billed_reported": "{:+,.0f}", "billed_estimated": "{:+,.0f}", "cost_total": "{:+.4f}",
+    "http_retries": "{:+,.0f}", "effective_window": "{:+,.0f}",
 }
+EXIT_REGRESSED = 1
+"""Exit code when a ``--fail-on`` check fails."""
+
+METRIC_ALIASES = {"failure_rate": "failed", "parse_success_pct": "parse_success",
+                  "useful_structured_pct": "useful_structured"}
+"""Table column names accepted by ``--fail-on`` for their per-cell metric."""
+
+_FAIL_ON = re.compile(r"^(?P<metric>[A-Za-z_][\w]*):(?P<tol>[0-9]*\.?[0-9]+)(?P<pct>%?)$")
+
+
+@dataclass(frozen=True)
+class FailOn:
+    """One ``--fail-on METRIC:TOLERANCE`` check.
+
+    Attributes:
+        metric: A per-cell metric (table names such as ``parse_success_pct`` map to theirs).
+        tolerance: How much worse B may be: absolute, or a fraction of A's mean when `relative`.
+        relative: The tolerance was given as a percentage (``retained_tokens:5%``).
+    """
+
+    metric: str
+    tolerance: float
+    relative: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> FailOn:
+        """Read ``METRIC:TOLERANCE`` (``probe_recall:0.02``, ``retained_tokens:5%``).
+
+        Raises:
+            ConfigError: the text does not have that shape.
+        """
+        m = _FAIL_ON.match(text.strip())
+        if m is None:
+            raise ConfigError(f"--fail-on {text!r}: expected METRIC:TOLERANCE, e.g. "
+                              "probe_recall:0.02 or retained_tokens:5%")
+        metric = METRIC_ALIASES.get(m["metric"], m["metric"])
+        tol = float(m["tol"])
+        return cls(metric, tol / 100 if m["pct"] else tol, bool(m["pct"]))
+
+    def check(self, both: Any, seed: int) -> tuple[bool, str]:
+        """Compare run B with run A on the metric; True when B is within the tolerance.
+
+        Args:
+            both: Cells of both runs with a ``run`` column (``A``/``B``).
+            seed: Bootstrap seed.
+
+        Returns:
+            ``(passed, one line saying both means, the difference and the limit)``.
+        """
+        from workbench.harness._paired import LOWER_IS_BETTER, paired_comparison
+
+        result = paired_comparison(both, "A", "B", on="run", metric=self.metric, seed=seed)
+        if result.n_pairs == 0:
+            return False, (f"{self.metric}: no cell has a value in both runs, cannot check "
+                           "(FAIL)")
+        mean_a = float(result.pairs["a"].mean())
+        mean_b = float(result.pairs["b"].mean())
+        limit = self.tolerance * abs(mean_a) if self.relative else self.tolerance
+        lower = self.metric in LOWER_IS_BETTER
+        worse_by = result.mean_diff if lower else -result.mean_diff
+        passed = worse_by <= limit + 1e-12
+        shown = f"{self.tolerance:.0%}" if self.relative else f"{self.tolerance:g}"
+        direction = "lower is better" if lower else "higher is better"
+        return passed, (f"{self.metric} ({direction}): A {mean_a:.4g}, B {mean_b:.4g} over "
+                        f"{result.n_pairs} paired cells; B worse by {max(worse_by, 0):.4g}, "
+                        f"allowed {limit:.4g} ({shown}): {'ok' if passed else 'FAIL'}")
 
 
 @click.command("compare")
@@ -26,7 +102,11 @@ DELTA_FORMATS = {
 @click.option("--metric", default="probe_recall", show_default=True,
               help="Metric for the paired comparison of B against A.")
 @click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
-def command(run_a: Path, run_b: Path, metric: str, seed: int) -> None:
+@click.option("--fail-on", "fail_on", multiple=True, metavar="METRIC:TOLERANCE",
+              help="Exit 1 when B is worse than A on METRIC by more than TOLERANCE (absolute, "
+                   "or N% of A's mean); repeatable. E.g. probe_recall:0.02, "
+                   "retained_tokens:5%, failure_rate:0.")
+def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str, ...]) -> None:
     """Show what changed from RUN_A to RUN_B (deltas are B - A)."""
     import pandas as pd
 
@@ -39,19 +119,37 @@ def command(run_a: Path, run_b: Path, metric: str, seed: int) -> None:
         comparison_table,
         table_delta,
     )
+    from workbench.harness._verdict import verdict
 
+    try:
+        checks = [FailOn.parse(text) for text in fail_on]
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--fail-on") from exc
     a, b = Results.load(run_a), Results.load(run_b)
     delta = table_delta(comparison_table(a.cells, _BY), comparison_table(b.cells, _BY), _BY)
     formats = {**DELTA_FORMATS, **{c: "{:+.1%}" for c in PERCENT_COLUMNS}}
     click.echo(f"A: {run_a}\nB: {run_b}\n")
-    click.echo("Per (template, model, window), B - A:\n")
+    click.echo("Per (template, model, window), B - A (means over each run's common "
+               "sessions):\n")
     click.echo(markdown_table(delta, formats))
     changed = changed_cells(a.cells, b.cells)
     click.echo(f"Cells whose status or parse outcome changed: {len(changed)}\n")
     if not changed.empty:
         click.echo(markdown_table(changed))
     if a.cells.empty or b.cells.empty:
+        if checks:
+            click.echo("fail-on: a run has no cells, cannot check (FAIL)")
+            raise SystemExit(EXIT_REGRESSED)
         return
     both = pd.concat([a.cells.assign(run="A"), b.cells.assign(run="B")], ignore_index=True)
     result = paired_comparison(both, "A", "B", on="run", metric=metric, seed=seed)
-    click.echo(f"Paired comparison, B - A: {result}")
+    click.echo(f"Paired comparison, B - A: {result}\n")
+    click.echo(verdict(both, on="run", seed=seed).to_text())
+    failed = 0
+    for check in checks:
+        passed, line = check.check(both, seed)
+        failed += not passed
+        click.echo(f"fail-on {line}")
+    if failed:
+        click.echo(f"{failed} of {len(checks)} --fail-on check(s) failed")
+        raise SystemExit(EXIT_REGRESSED)

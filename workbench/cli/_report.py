@@ -12,8 +12,12 @@ import click
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write here instead of RUN_DIR/report/.")
 def command(run_dir: Path, out_dir: Path | None) -> None:
-    """Write report.md, report.html, CSVs and plots for RUN_DIR, and print their paths."""
+    """Write report.md, report.html, CSVs and plots for RUN_DIR; print their paths and the verdict."""
     from workbench.harness._report import write_report
+    from workbench.harness._results import Results
+    from workbench.harness._verdict import verdict
 
-    for name, path in write_report(run_dir, out_dir).items():
+    results = Results.load(run_dir)
+    for name, path in write_report(results, out_dir).items():
         click.echo(f"{name}: {path}")
+    click.echo("\n" + verdict(results).to_text())

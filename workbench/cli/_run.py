@@ -1,7 +1,14 @@
-"""``workbench run``: run (or resume) an experiment into a run folder."""
+"""``workbench run``: run (or resume) an experiment into a run folder.
+
+Prints the comparison table, the verdict and the error summary. Exit codes: 0 when every cell
+produced an outcome (a summary, or a compaction failure such as context exhausted),
+`EXIT_INFRASTRUCTURE` when any cell hit an infrastructure error (replay cache miss, auth,
+network, retries exhausted); click's 1 and 2 stay for bad input and usage errors.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -9,10 +16,61 @@ import click
 from workbench.harness import DryRunEstimate, Experiment, Results, run_experiment
 from workbench.harness._runner import default_out
 
-TABLE_COLUMNS = ("cells", "retained_tokens", "summary_tokens", "billed_tokens", "cost",
-                 "parse_success_pct", "retries_mean", "retries_max", "failures", "calls_made",
-                 "calls_shared", "probe_recall",
+EXIT_INFRASTRUCTURE = 3
+"""Exit code of `workbench run` when any cell hit an infrastructure error."""
+
+TABLE_COLUMNS = ("n", "cells", "failed", "errors", "parse_success_pct", "useful_structured_pct",
+                 "retained_tokens", "summary_tokens", "billed_reported", "billed_estimated",
+                 "cost", "retries_mean", "retries_max", "http_retries", "calls_made", "calls_shared",
+                 "probe_recall",
                  "template_echo")
+"""Columns `workbench run` prints after template, model and window (see the glossary)."""
+
+TABLE_HEADER = (
+    "Per template x model x window. n = sessions every template completed in that model x "
+    "window;\ntoken, cost, retries_mean and recall columns are means per cell over those n "
+    "sessions\n(tokens and cost aggregated the same way). billed_reported = counted by the "
+    "model or provider,\nbilled_estimated = estimated by the workbench (o200k). failed = "
+    "compaction outcome (context exhausted),\nerrors = infrastructure. parse_success_pct and "
+    "useful_structured_pct are over cells that got a reply.\nwindow: the simulated cap, "
+    "'32k->16k' when the model's real context is smaller; [tokenizer] the cap\ncounted with. "
+    "Definitions: README, 'Metrics glossary'.")
+
+
+def _window_text(window: object, effective: object, tokenizer: object) -> str:
+    from workbench.harness._experiment import format_window
+
+    if isinstance(window, str):
+        text = window
+    else:
+        text = format_window(int(window))  # type: ignore[call-overload]
+        if isinstance(effective, (int, float)) and int(effective) < int(window):  # type: ignore[call-overload]
+            text += f"->{format_window(int(effective))}"
+    if isinstance(tokenizer, str) and tokenizer:
+        text += f" [{tokenizer}]"
+    return text
+
+
+def print_table(results: Results) -> None:
+    """Print the comparison table of `results` as `workbench run` shows it."""
+    import pandas as pd
+
+    from workbench.harness._table import column_formats, format_cell
+
+    table = results.table()
+    if table.empty:
+        click.echo("no cells finished")
+        return
+    keys = [c for c in ("strategy", "template", "model", "window") if c in table.columns]
+    shown = table[keys + [c for c in TABLE_COLUMNS if c in table.columns]].copy()
+    shown["window"] = [_window_text(w, e, t) for w, e, t in
+                       zip(table["window"], table["effective_window"],
+                           table["window_tokenizer"], strict=True)]
+    for col, fmt in column_formats(list(shown.columns)).items():
+        shown[col] = [format_cell(v, fmt) for v in shown[col]]
+    click.echo(TABLE_HEADER + "\n")
+    with pd.option_context("display.width", 300, "display.max_columns", 40):
+        click.echo(shown.to_string(index=False))
 
 
 @click.command("run")
@@ -38,7 +96,9 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     """Run the experiment SPEC (TOML); without SPEC, the shipped default experiment.
 
     Re-running the same command resumes: finished cells are skipped. A run folder holding a
-    different experiment's cells is refused; pass --new or another --out.
+    different experiment's cells is refused; pass --new or another --out. Exits 3 when any cell
+    hit an infrastructure error (cache miss, auth, network, retries exhausted), 0 when every
+    cell produced an outcome (compaction failures such as context exhausted are outcomes).
     """
     experiment = Experiment.default() if spec is None else Experiment.from_toml(spec)
     folder = out or default_out(experiment)
@@ -47,35 +107,32 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
                             executor=executor, address=address)
     if isinstance(result, DryRunEstimate):
         return  # the runner printed the estimate
-    _print_results(result)
+    infrastructure = _print_results(result)
+    if infrastructure:
+        click.echo(f"exit {EXIT_INFRASTRUCTURE}: {infrastructure} cell(s) hit infrastructure "
+                   "errors; fix the cause and rerun with --retry-errors", err=True)
+        sys.exit(EXIT_INFRASTRUCTURE)
 
 
-def _print_results(results: Results) -> None:
-    import pandas as pd
+def _print_results(results: Results) -> int:
+    """Print table, verdict, error summary and folder; return the infrastructure error count."""
+    from workbench.harness._verdict import verdict
 
-    table = results.table()
-    if table.empty:
-        click.echo("no cells finished")
-    else:
-        from workbench.harness._experiment import format_window
-        from workbench.harness._table import column_formats, format_cell
-
-        keep = [c for c in table.columns if c in ("strategy", "template", "model", "window") or
-                c in TABLE_COLUMNS]
-        shown = table[keep].copy()
-        if "window" in shown:
-            shown["window"] = [w if isinstance(w, str) else format_window(int(w))
-                               for w in shown["window"]]
-        fmts = column_formats(list(shown.columns))
-        for col, fmt in fmts.items():
-            shown[col] = [format_cell(v, fmt) for v in shown[col]]
-        with pd.option_context("display.width", 250, "display.max_columns", 40):
-            click.echo(shown.to_string(index=False))
+    print_table(results)
     _print_replays(results)
-    errors = int((results.cells["status"] == "error").sum()) if not results.cells.empty else 0
-    click.echo(f"\nrun folder: {results.run_dir} ({len(results.cells)} cells, {errors} errors, "
-               f"status {results.status})")
+    found = verdict(results)
+    click.echo("\n" + found.to_text())
+    cells = results.cells
+    failed = errors = 0
+    if not cells.empty:
+        from workbench.harness._table import prepare_cells
+
+        kinds = prepare_cells(cells)["outcome_kind"]
+        failed, errors = int((kinds == "failed").sum()), int((kinds == "error").sum())
+    click.echo(f"\nrun folder: {results.run_dir} ({len(cells)} cells, {failed} failed, "
+               f"{errors} errors, status {results.status})")
     click.echo(f"report: workbench report {results.run_dir}")
+    return errors
 
 
 REPLAY_SHOWN = ("strategy", "window", "threshold", "sessions", "compactions", "billed_tokens",

@@ -3,8 +3,9 @@
 Smallest first: `Experiment` (the spec, from TOML), `expand_cells` / `Cell` (the matrix),
 `ResultsStore` (``results.sqlite`` with named migrations), `run_experiment_async` /
 `run_experiment` (the runner, resumable) over an executor (``executors/``: local asyncio, or
-Ray per `ExecutorSpec`), `Results` (a run folder as DataFrames).
-from workbench.harness._lock import RunLock
+Ray per `ExecutorSpec`), `Results` (a run folder as DataFrames), `comparison_table` /
+`paired_comparison` / `verdict` (what the run says). `RunLock` keeps one writer per run folder;
+`RunBudget` / `BudgetedModel` reserve each call's cost.
 """
 
 from workbench.harness._budget import BudgetedModel, RunBudget
@@ -25,6 +26,7 @@ from workbench.harness._results import Results
 from workbench.harness._runner import run_experiment, run_experiment_async
 from workbench.harness._store import ResultsStore
 from workbench.harness._table import comparison_table, style_table
+from workbench.harness._verdict import ErrorCount, MetricVerdict, StratumVerdict, Verdict, verdict
 from workbench.harness.metrics import compute_forgotten, compute_metrics, metric
 
 __all__ = [
@@ -52,4 +54,9 @@ __all__ = [
     "expand_cells",
     "run_experiment",
     "run_experiment_async",
+    "ErrorCount",
+    "MetricVerdict",
+    "StratumVerdict",
+    "Verdict",
+    "verdict",
 ]

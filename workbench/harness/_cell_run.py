@@ -16,10 +16,12 @@ from typing import Any
 from workbench._redact import redact
 from workbench.harness._cells import Cell
 from workbench.harness._experiment import Experiment
+from workbench.harness._outcomes import error_class, outcome_kind, root_error
 from workbench.harness._store import utc_now
 from workbench.harness._variants import Variant
 from workbench.messages import Message
 from workbench.models._cache import prompt_hash
+from workbench.models._cap import window_facts
 from workbench.sessions import Session
 from workbench.tokens import default_estimator
 
@@ -35,19 +37,59 @@ class CellOutcome:
 
 
 class _Recorder:
-    """Wraps a model to keep the raw text of its last reply (the summary parser's input) and
-    the hash of every prompt it was sent, in call order (one per attempt)."""
+    """Wraps a model to keep the raw text of its last reply (the summary parser's input), the
+    hash of every prompt it was sent, in call order (one per attempt), and the usage of every
+    call that returned, as the model reported it (before the summarizer estimates gaps)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.last_text: str | None = None
         self.prompt_hashes: list[str] = []
+        self.raw_usages: list[Any] = []
 
     async def complete(self, system: str, messages: list[Message]) -> Any:
         self.prompt_hashes.append(prompt_hash(system, messages))
         reply, usage = await self.inner.complete(system, messages)
         self.last_text = reply.concat_text()
+        self.raw_usages.append(usage.copy() if usage is not None else None)
         return reply, usage
+
+
+def _billing_columns(records: list[Any], raw_usages: list[Any]) -> dict[str, Any]:
+    """Billed tokens split into what the provider reported and what the workbench estimated.
+
+    A call's input (or output) count is *reported* when the model returned it and did not mark
+    its usage as an estimate (``usage.extra["estimated"]``, the extractive baseline); otherwise
+    the count the summarizer filled in is *estimated*.
+    """
+    finals = [r.usage for r in records if getattr(r, "usage", None) is not None]
+    reported = estimated = 0
+    for final, raw in zip(finals, raw_usages, strict=False):
+        marked = raw is None or bool((raw.extra or {}).get("estimated"))
+        for name in ("input_tokens", "output_tokens"):
+            value = getattr(final, name) or 0
+            if not marked and getattr(raw, name) is not None:
+                reported += value
+            else:
+                estimated += value
+    return {"reported_tokens": reported, "estimated_tokens": estimated}
+
+
+def _http_retries(raw_usages: list[Any], exc: BaseException | None = None) -> int:
+    """Gateway retries (429, 5xx, timeouts) across the cell's calls, from the usages'
+    ``retries_made`` and, for a call that gave up, the error's attempt count."""
+    total = sum(int((u.extra or {}).get("retries_made") or 0) for u in raw_usages
+                if u is not None)
+    if exc is not None:
+        attempts = getattr(root_error(exc), "attempts", None)
+        if isinstance(attempts, int) and not isinstance(attempts, bool) and attempts > 1:
+            total += attempts - 1
+    return total
+
+
+def _window_columns(model: Any) -> dict[str, Any]:
+    effective, tokenizer = window_facts(model)
+    return {"effective_window": effective, "window_tokenizer": tokenizer}
 
 
 def _metrics_module() -> Any:
@@ -156,7 +198,10 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
     recorder: _Recorder | None = None
     try:
         row["original_tokens"] = estimator.count_context_tokens(session.messages)
-        model = recorder = _Recorder(model_for(cell)) if cell.uses_model else None
+        inner_model = model_for(cell) if cell.uses_model else None
+        if inner_model is not None:
+            row.update(_window_columns(inner_model))
+        model = recorder = _Recorder(inner_model) if inner_model is not None else None
         result = await run_strategy(cell, session, variant, model, experiment, estimator)
         row["latency_ms"] = (time.perf_counter() - started) * 1000
         records = list(result.attempts)
@@ -164,6 +209,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         summary_tokens = estimator.count_text_tokens(text)
         usages = list(result.usages)
         row.update(_sum_usage(usages) | _ladder_columns(records))
+        raw_usages = recorder.raw_usages if recorder is not None else []
+        row.update(_billing_columns(records, raw_usages), http_retries=_http_retries(raw_usages),
+                   outcome_kind=outcome_kind(None))
         row.update(status="ok", retained_tokens=result.retained_tokens,
                    summary_tokens=summary_tokens, parse_outcome=result.parse_outcome,
                    structured=int(bool(result.structured)) if cell.uses_model else None)
@@ -195,6 +243,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         unknown = sum(1 for r in records if getattr(r, "outcome", None) == "error"
                       and getattr(r, "usage", None) is None)
         row.update(_sum_usage(usages, unknown) | _ladder_columns(records))
+        raw = recorder.raw_usages if recorder is not None else []
+        row.update(_billing_columns(records, raw), http_retries=_http_retries(raw, exc),
+                   outcome_kind=outcome_kind(exc), error_class=error_class(exc))
         row.update(status="error", error_type=type(exc).__name__, error_message=str(exc),
                    traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
                    structured=None)

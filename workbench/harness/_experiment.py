@@ -236,9 +236,11 @@ class Experiment(_Strict):
     """Response cache policy for every model."""
     seed: int = 0
     """Seed for anything random (bootstrap intervals, sampling)."""
-    manual_compact: bool = True
-    """Compact as a manual ``/compact`` (no preserved user message); true because the harness
-    compacts whole recordings rather than a live turn."""
+    manual_compact: bool = False
+    """Compact as a manual ``/compact`` (no preserved user message, the manual continuation
+    text). False by default: Goose's automatic path, which keeps the latest text-only user
+    message after the summary, so retained tokens differ from summary tokens as they do in
+    Goose. The summarizer's prompt is the same either way."""
     base_dir: str | None = None
     """Folder that relative paths resolve against; defaults to the spec file's folder."""
     tune: TuneTable | None = None

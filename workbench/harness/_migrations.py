@@ -101,6 +101,25 @@ def m004_attempt_prompt_hash(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN prompt_hash TEXT")
 
 
+def m005_cell_outcome_columns(db: sqlite3.Connection) -> None:
+    """What became of a cell and how it was billed and measured.
+
+    ``outcome_kind``: ``ok``, ``failed`` (a compaction outcome: context exhausted) or ``error``
+    (infrastructure: cache miss, auth, network, retries exhausted), decided by exception class;
+    ``error_class``: the root error's class; ``http_retries``: gateway retries (429, 5xx,
+    timeouts) across the cell's calls, separate from removal-ladder ``retries``;
+    ``reported_tokens`` / ``estimated_tokens``: billed input + output tokens as the provider
+    reported them vs estimated by the workbench; ``effective_window``: the smaller of the
+    simulated cap and the model's real context; ``window_tokenizer``: what the cap counted with.
+    """
+    for column, kind in (("outcome_kind", "TEXT"), ("error_class", "TEXT"),
+                         ("http_retries", "INTEGER"), ("reported_tokens", "INTEGER"),
+                         ("estimated_tokens", "INTEGER"), ("effective_window", "INTEGER"),
+                         ("window_tokenizer", "TEXT")):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column} {kind}")
+    db.execute("CREATE INDEX cells_outcome_kind ON cells (outcome_kind)")
+
+
 def m010_replays(db: sqlite3.Connection) -> None:
     """One row per whole-session replay (session x strategy x window x threshold): its totals,
     and its turns and compaction rounds as JSON."""
@@ -162,8 +181,8 @@ def m014_run_executor(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
-                               m010_replays, m012_shared_calls, m013_template_params,
-                               m014_run_executor]
+                               m005_cell_outcome_columns, m010_replays, m012_shared_calls,
+                               m013_template_params, m014_run_executor]
 
 
 @contextmanager

@@ -1,5 +1,11 @@
 """Plots of a run's cells, as matplotlib Figures.
 
+Every plot has one panel per model x window (never pooling them), a distinct colour per template
+(the same in every panel) and a distinct marker per model, the legend outside the data, and each
+panel names the sessions it compares. Values are means over the sessions every template
+completed in that panel (like the comparison table); intervals are 95 % normal intervals of
+those means (1.96 standard errors; a proportion's Wilson interval), clipped to the metric's range.
+
 Figures are built with `matplotlib.figure.Figure` directly, never through pyplot: no backend is
 selected, nothing needs a display, and figures made in a loop are freed with their last reference.
 Jupyter shows a returned Figure inline; `Figure.savefig` writes it (the report does).
@@ -7,15 +13,26 @@ Jupyter shows a returned Figure inline; `Figure.savefig` writes it (the report d
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.harness._table import comparison_table, prepare_cells, window_label
+from workbench.harness._experiment import format_window
+from workbench.harness._table import NO_WINDOW, mark_common, prepare_cells, window_label
 
 _MARKERS = "osD^v<>PX*h"
+MAX_SESSION_NAMES = 4
+"""Session ids named under a panel before "(+N more)"."""
+
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    "probe_recall": (0.0, 1.0), "files_recall": (0.0, 1.0), "errors_recall": (0.0, 1.0),
+    "requests_recall": (0.0, 1.0), "facts_recall": (0.0, 1.0), "fill_rate": (0.0, 1.0),
+    "template_echo": (0.0, 1.0), "parse_success_pct": (0.0, 100.0),
+    "retries": (0.0, 4.0),
+}
+"""Bounds intervals are clipped to; other metrics are clipped at 0 below only."""
 
 
 def _empty(fig: Figure, ax: Any, what: str) -> Figure:
@@ -25,13 +42,99 @@ def _empty(fig: Figure, ax: Any, what: str) -> Figure:
     return fig
 
 
+def _clip(metric: str, low: float, high: float) -> tuple[float, float]:
+    lo, hi = METRIC_RANGES.get(metric, (0.0, math.inf))
+    return max(low, lo), min(high, hi)
+
+
+def _mean_interval(values: pd.Series, metric: str) -> tuple[float, float, float]:
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if v.empty:
+        return math.nan, math.nan, math.nan
+    mean = float(v.mean())
+    if len(v) < 2:
+        return mean, mean, mean
+    half = 1.96 * float(v.std(ddof=1)) / math.sqrt(len(v))
+    low, high = _clip(metric, mean - half, mean + half)
+    return mean, low, high
+
+
+def _wilson(successes: int, n: int) -> tuple[float, float, float]:
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    p, z = successes / n, 1.96
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return 100 * p, 100 * max(centre - half, 0.0), 100 * min(centre + half, 1.0)
+
+
+def _prepared(cells: pd.DataFrame) -> pd.DataFrame:
+    df = prepare_cells(cells)
+    if "strategy" in df and df["strategy"].nunique() > 1:
+        # Several strategies: each (strategy, template) is its own series, like a template.
+        df["template"] = df["strategy"].astype(str) + " / " + df["template"].astype(str)
+    df["_common"] = mark_common(df, ("template", "model", "window"), "template")
+    df["_window"] = df["window"].map(window_label).astype(object)
+    return df
+
+
+def _panels(df: pd.DataFrame) -> list[tuple[str, Any, pd.DataFrame]]:
+    def order(item: tuple[str, Any, pd.DataFrame]) -> tuple[str, float]:
+        w = item[1]
+        return item[0], (math.inf if w == NO_WINDOW else float(w))
+
+    out = [(str(m), w, g) for (m, w), g in df.groupby(["model", "_window"], sort=False)]
+    return sorted(out, key=order)
+
+
+def _styles(df: pd.DataFrame) -> tuple[dict[str, Any], dict[str, str]]:
+    from matplotlib import colormaps
+
+    templates = sorted(df["template"].dropna().astype(str).unique())
+    models = sorted(df["model"].dropna().astype(str).unique())
+    cmap = colormaps["tab10" if len(templates) <= 10 else "tab20"]
+    colours = {t: cmap(i % cmap.N) for i, t in enumerate(templates)}
+    markers = {m: _MARKERS[i % len(_MARKERS)] for i, m in enumerate(models)}
+    return colours, markers
+
+
+def _grid(n: int, title: str) -> tuple[Figure, list[Any]]:
+    cols = min(n, 2)
+    rows = max(math.ceil(n / cols), 1)
+    fig = Figure(figsize=(5.2 * cols + 2.6, 3.6 * rows + 0.6), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
+    for ax in axes[n:]:
+        ax.set_axis_off()
+    fig.suptitle(title)
+    return fig, axes[:max(n, 1)]
+
+
+def _panel_title(ax: Any, model: str, window: Any, g: pd.DataFrame) -> None:
+    sessions = sorted(g.loc[g["_common"], "session_id"].astype(str).unique())
+    shown = ", ".join(sessions[:MAX_SESSION_NAMES])
+    if len(sessions) > MAX_SESSION_NAMES:
+        shown += f" (+{len(sessions) - MAX_SESSION_NAMES} more)"
+    label = window if isinstance(window, str) else format_window(int(window))
+    ax.set_title(f"{model} @ {label}\nn={len(sessions)}: {shown or 'no common session'}",
+                 fontsize="small")
+
+
+def _legend(fig: Figure, colours: dict[str, Any], markers: dict[str, str]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=c, marker="s", linestyle="", label=t)
+               for t, c in colours.items()]
+    handles += [Line2D([], [], color="0.3", marker=m, linestyle="", label=f"model: {name}")
+                for name, m in markers.items()]
+    fig.legend(handles=handles, loc="outside right upper", fontsize="small", title="template")
+
+
 def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
                   y: str = "probe_recall") -> Figure:
-    """Retained tokens against probe recall: one marker per template/model (per strategy too,
-    when the cells hold several).
+    """Retained tokens against probe recall, one panel per model x window.
 
-    Markers sit at the mean over ok cells; error bars are 1.96 standard errors of each mean
-    (absent for a single cell). Up and to the left is better.
+    Each template is a point at its means over the panel's common sessions, with 95 % intervals
+    on both axes clipped to each metric's range. Up and to the left is better.
 
     Args:
         cells: One row per cell (`Results.cells`).
@@ -41,35 +144,68 @@ def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
     Returns:
         The Figure.
     """
-    df = prepare_cells(cells)
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    if x not in df or y not in df:
-        return _empty(fig, ax, f"{x} and {y}")
-    df = df[df["ok"]].assign(**{x: pd.to_numeric(df[x], errors="coerce"),
-                                y: pd.to_numeric(df[y], errors="coerce")}).dropna(subset=[x, y])
-    if df.empty:
-        return _empty(fig, ax, f"{x} and {y}")
-    keys = (["strategy"] if "strategy" in df and df["strategy"].nunique() > 1 else []) + [
-        "template", "model"]
-    for i, (key, g) in enumerate(df.groupby(keys, sort=True)):
-        n = len(g)
-        xe = 1.96 * g[x].std(ddof=1) / np.sqrt(n) if n > 1 else None
-        ye = 1.96 * g[y].std(ddof=1) / np.sqrt(n) if n > 1 else None
-        ax.errorbar(g[x].mean(), g[y].mean(), xerr=xe, yerr=ye, fmt=_MARKERS[i % len(_MARKERS)],
-                    capsize=3, markersize=8, label=f"{' / '.join(map(str, key))} (n={n})")
-    ax.set_xlabel(f"{x} (mean)")
-    ax.set_ylabel(f"{y} (mean)")
-    ax.set_title("Retention against size")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", loc="best")
+    if cells.empty or x not in cells or y not in cells:
+        fig = Figure(figsize=(7, 4.5), layout="constrained")
+        return _empty(fig, fig.add_subplot(), f"{x} and {y}")
+    df = _prepared(cells)
+    colours, markers = _styles(df)
+    panels = _panels(df)
+    fig, axes = _grid(len(panels), f"{y} against {x} (means over common sessions, 95% CI)")
+    for ax, (model, window, g) in zip(axes, panels, strict=False):
+        common = g[g["_common"]]
+        for template, t in common.groupby("template", sort=True):
+            mx, xlo, xhi = _mean_interval(t[x], x)
+            my, ylo, yhi = _mean_interval(t[y], y)
+            if math.isnan(mx) or math.isnan(my):
+                continue
+            ax.errorbar(mx, my, xerr=[[mx - xlo], [xhi - mx]], yerr=[[my - ylo], [yhi - my]],
+                        fmt=markers[model], color=colours[str(template)], capsize=3,
+                        markersize=7)
+        _panel_title(ax, model, window, g)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        lo, hi = METRIC_RANGES.get(y, (None, None))
+        if lo is not None:
+            ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+        ax.grid(True, alpha=0.3)
+    _legend(fig, colours, markers)
+    return fig
+
+
+def _bars(cells: pd.DataFrame, metric: str, title: str, ylabel: str,
+          value: Any) -> Figure:
+    if cells.empty:
+        fig = Figure(figsize=(7, 4.5), layout="constrained")
+        return _empty(fig, fig.add_subplot(), metric)
+    df = _prepared(cells)
+    colours, markers = _styles(df)
+    panels = _panels(df)
+    fig, axes = _grid(len(panels), title)
+    for ax, (model, window, g) in zip(axes, panels, strict=False):
+        templates = sorted(g["template"].astype(str).unique())
+        for i, template in enumerate(templates):
+            mean, low, high = value(g[g["template"].astype(str) == template])
+            if math.isnan(mean):
+                continue
+            ax.bar(i, mean, color=colours[template], width=0.7)
+            ax.errorbar(i, mean, yerr=[[mean - low], [high - mean]], fmt=markers[model],
+                        color="0.15", capsize=3, markersize=5)
+        ax.set_xticks(range(len(templates)), templates, rotation=20, ha="right",
+                      fontsize="small")
+        lo, hi = METRIC_RANGES.get(metric, (0.0, None))
+        ax.set_ylim(lo, None if hi is None else hi * 1.05)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, axis="y", alpha=0.3)
+        _panel_title(ax, model, window, g)
+    _legend(fig, colours, markers)
     return fig
 
 
 def plot_retries(cells: pd.DataFrame) -> Figure:
-    """Mean retries (removal-ladder steps) by context window, one line per model.
+    """Mean removal-ladder retries per template, one panel per model x window.
 
-    Windows are shown as categories in numeric order, with "none" (no cap) last.
+    Means over the panel's common sessions with 95 % intervals clipped to 0-4 (the ladder's
+    five steps).
 
     Args:
         cells: One row per cell (`Results.cells`).
@@ -77,56 +213,33 @@ def plot_retries(cells: pd.DataFrame) -> Figure:
     Returns:
         The Figure.
     """
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    if cells.empty or "retries" not in cells or "window" not in cells:
-        return _empty(fig, ax, "retries")
-    table = comparison_table(cells, by=("model", "window"))
-    order = list(dict.fromkeys(table["window"]))
-    positions = {w: i for i, w in enumerate(order)}
-    for i, (model, g) in enumerate(table.groupby("model", sort=True)):
-        ax.plot([positions[w] for w in g["window"]], g["retries_mean"],
-                marker=_MARKERS[i % len(_MARKERS)], label=str(model))
-    ax.set_xticks(range(len(order)), [str(w) for w in order])
-    ax.set_xlabel("context window (tokens)")
-    ax.set_ylabel("retries per cell (mean)")
-    ax.set_title("Removal-ladder retries by window")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig
+    if cells.empty or "retries" not in cells:
+        fig = Figure(figsize=(7, 4.5), layout="constrained")
+        return _empty(fig, fig.add_subplot(), "retries")
+    return _bars(cells, "retries", "Removal-ladder retries (means over common sessions, 95% CI)",
+                 "retries per cell", lambda t: _mean_interval(t.loc[t["_common"], "retries"],
+                                                              "retries"))
 
 
-def plot_parse_success(cells: pd.DataFrame, *, by: str = "template",
-                       hue: str = "model") -> Figure:
-    """Parse success (% of cells whose reply parsed as structured JSON) as grouped bars.
+def plot_parse_success(cells: pd.DataFrame) -> Figure:
+    """Parse success per template (% of replies that parsed), one panel per model x window.
+
+    Over the panel's common sessions (each got a reply from every template), with a Wilson
+    95 % interval (inside 0-100 %).
 
     Args:
         cells: One row per cell (`Results.cells`).
-        by: Column along the horizontal axis.
-        hue: Column that splits each group into bars.
 
     Returns:
         The Figure.
     """
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    if cells.empty:
-        return _empty(fig, ax, "a parse outcome")
-    table = comparison_table(cells, by=(by, hue))
-    groups = list(dict.fromkeys(table[by]))
-    hues = list(dict.fromkeys(table[hue]))
-    width = min(0.8 / max(len(hues), 1), 0.4)
-    for j, h in enumerate(hues):
-        sub = table[table[hue] == h].set_index(by)["parse_success_pct"]
-        xs = np.arange(len(groups)) + (j - (len(hues) - 1) / 2) * width
-        ax.bar(xs, [sub.get(g, np.nan) for g in groups], width=width, label=str(h))
-    ax.set_xticks(range(len(groups)), [str(window_label(g)) if by == "window" else str(g)
-                                       for g in groups])
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("parse success (%)")
-    ax.set_title(f"Structured parse success by {by}")
-    ax.legend(fontsize="small", title=hue)
-    return fig
+    def value(t: pd.DataFrame) -> tuple[float, float, float]:
+        replies = t[t["_common"]]
+        return _wilson(int(replies["parse_success"].sum()), len(replies))
+
+    return _bars(cells, "parse_success_pct",
+                 "Structured parse success over common sessions (Wilson 95% CI)",
+                 "parse success (%)", value)
 
 
 PLOTS = {"tradeoff": plot_tradeoff, "retries": plot_retries, "parse_success": plot_parse_success}

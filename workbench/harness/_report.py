@@ -25,6 +25,14 @@ from workbench.harness._html_table import plain_table
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._plots import PLOTS
 from workbench.harness._table import column_formats, comparison_table, format_cell, window_label
+from workbench.harness._verdict import verdict
+
+TABLE_NOTE = ("Means (tokens, cost, retries, recalls) are per cell over the n sessions every "
+              "template completed in that model x window (mean_over); parse_success_pct and "
+              "useful_structured_pct are over the cells that got a reply; failed = compaction "
+              "outcomes, errors = infrastructure; billed_reported / billed_estimated split what "
+              "the model reported from the workbench's o200k estimates. See the README's "
+              "metrics glossary.")
 
 REPORT_DIR = "report"
 MAX_FORGOTTEN_CELLS = 100
@@ -204,8 +212,8 @@ def _run_line(results: Any) -> str:
 
 def _comparison_frame(comparisons: list[PairedResult]) -> pd.DataFrame:
     return pd.DataFrame([c.to_dict() for c in comparisons],
-                        columns=["a", "b", "metric", "n_pairs", "mean_diff", "ci_low", "ci_high",
-                                 "winner"])
+                        columns=["a", "b", "metric", "n_pairs", "n_clusters", "mean_diff",
+                                 "ci_low", "ci_high", "winner", "failed_a", "failed_b"])
 
 
 _CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
@@ -214,14 +222,18 @@ _CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}
 
 
 def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.DataFrame,
-              plots: dict[str, Path], forgotten: pd.DataFrame, failures: pd.DataFrame) -> str:
+              plots: dict[str, Path], forgotten: pd.DataFrame, failures: pd.DataFrame,
+              verdict_text: str = "") -> str:
     parts = [f"# {title}\n", "Generated from `results.sqlite` by `workbench report`; "
              "do not edit, regenerate.\n"]
     if run_line:
         parts.append(run_line + "\n")
-    parts += ["## Comparison table\n", markdown_table(table, column_formats(table.columns))]
+    parts += ["## Comparison table\n", TABLE_NOTE + "\n",
+              markdown_table(table, column_formats(table.columns))]
+    if verdict_text:
+        parts += ["## Verdict\n", "```text\n" + verdict_text + "\n```\n"]
     if not comparisons.empty:
-        parts += ["## Paired comparisons (b - a, bootstrap 95% CI)\n",
+        parts += ["## Paired comparisons (b - a, cluster bootstrap over sessions, 95% CI)\n",
                   markdown_table(comparisons, _CMP_FORMATS)]
     parts.append("## Plots\n")
     parts += [f"![{name}]({path.name})\n" for name, path in plots.items()]
@@ -270,6 +282,7 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     by_cell = forgotten_by_cell(run_dir, cells)
     forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
+    verdict_text = verdict(results).to_text()
 
     paths: dict[str, Path] = {"markdown": out / "report.md", "html": out / "report.html",
                               "table_csv": out / "table.csv", "cells_csv": out / "cells.csv",
@@ -292,7 +305,8 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     title = f"Compaction report: {getattr(spec, 'name', None) or run_dir.name}"
     run_line = _run_line(results)
     paths["markdown"].write_text(redact(_markdown(title, run_line, table, comparisons, plot_paths,
-                                                  forgotten, failures)), encoding="utf-8")
+                                                  forgotten, failures, verdict_text)),
+                                 encoding="utf-8")
     paths["html"].write_text(redact(render_html(results, title=title, table=table,
                                                 comparisons=comparisons, pngs=pngs,
                                                 forgotten=forgotten, failures=failures,

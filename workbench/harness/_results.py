@@ -87,15 +87,61 @@ class Results:
             return None
         return str(self.runs["status"].iloc[-1])
 
-    def table(self, by: tuple[str, ...] | list[str] = ("template", "model", "window")) -> Any:
-        """The comparison table grouped by `by` (see ``comparison_table``)."""
+    def table(self, by: tuple[str, ...] | list[str] = ("template", "model", "window"), *,
+              variant: str = "template", survivors: bool = False) -> Any:
+        """The comparison table: one row per group of `by` (see ``comparison_table``).
+
+        Metrics glossary (the README's "Metrics glossary" says the same):
+
+        - ``window``: the simulated cap; ``effective_window``: the smaller of the cap and the
+          model's real context (what the row really ran at); ``window_tokenizer``: what the cap
+          counted prompts with (the model's own tokenizer, e.g. ``gemma3-270m``, or ``o200k``).
+        - ``cells``: every cell of the group. ``replies``: cells that received a summary reply.
+          ``failed``: compaction outcomes (context exhausted after the whole removal ladder).
+          ``errors``: infrastructure errors (replay cache miss, auth, network, retries
+          exhausted). ``failures`` = failed + errors. ``failure_rate`` = failed / (replies +
+          failed).
+        - ``n``: sessions (session, strategy, repeat) that every compared `variant` completed in
+          this row's model x window; ``mean_over``: ``common`` (means over those n sessions) or
+          ``survivors`` (``survivors=True``: each row over its own completed cells).
+        - ``parse_success_pct``: 100 x replies that parsed as the structured JSON / replies.
+          ``useful_structured_pct``: 100 x replies that parsed, are not a template echo
+          (``template_echo`` < 0.5) and fill at least one field / replies.
+        - ``retained_tokens``: Goose's ``retained_context_tokens`` after compaction (the summary,
+          the continuation and, on the automatic path, the kept user message); ``summary_tokens``:
+          the rendered summary (o200k). Means over the common sessions.
+        - ``billed_tokens``: billed input + output tokens per cell = ``billed_reported`` (counts
+          the model or provider reported; the local model's own tokenizer) + ``billed_estimated``
+          (the workbench's o200k estimate: the extractive baseline, or a provider that reported
+          nothing). ``cost``: mean per cell, aggregated exactly like the tokens (NaN when a cell
+          that called a model has no known price); ``cost_total``: spent on every cell.
+        - ``retries_mean``: removal-ladder steps after the first call, mean over the common
+          sessions; ``retries_max``: the most of any cell; ``http_retries``: total gateway retries
+          (429, 5xx, timeouts) over every cell, apart from the ladder.
+        - Probe columns (``probe_recall``, ``files_recall``, ``errors_recall``,
+          ``requests_recall``, ``facts_recall``, ``stale_avoided``), ``fill_rate``,
+          ``template_echo``, ``compression_ratio``: means over the common sessions.
+
+        Args:
+            by: Grouping columns, in display order.
+            variant: The compared column: means use only the sessions every value of it
+                completed in the rest of `by`.
+            survivors: Average each group over its own completed cells instead (labelled).
+
+        Returns:
+            A DataFrame, one row per group.
+        """
         from workbench.harness._table import comparison_table
 
-        return comparison_table(self.cells, tuple(by))
+        return comparison_table(self.cells, tuple(by), variant=variant, survivors=survivors)
 
     def compare(self, a: str, b: str, metric: str = "probe_recall", on: str = "template",
                 **kwargs: Any) -> Any:
-        """Paired comparison of `b` against `a` (values of column `on`) on `metric`."""
+        """Paired comparison of `b` against `a` (values of column `on`) on `metric`.
+
+        Sessions are resampled as clusters within each model x window (see
+        ``paired_comparison``); ``metric="failed"`` compares failure rates.
+        """
         from workbench.harness._paired import paired_comparison
 
         if self.spec is not None:
@@ -123,6 +169,12 @@ class Results:
         from workbench.harness._replay_results import results_from_rows
 
         return results_from_rows(self.replays, session_id)
+
+    def verdict(self, **kwargs: Any) -> Any:
+        """The run's `Verdict` (see ``workbench.harness.verdict``)."""
+        from workbench.harness._verdict import verdict
+
+        return verdict(self, **kwargs)
 
     def plot(self, *args: Any, **kwargs: Any) -> Any:
         """A matplotlib Figure of the cells (see ``workbench.harness._plots``)."""

@@ -29,6 +29,8 @@ CELL_COLUMNS: tuple[str, ...] = (
     "cache_write_tokens", "cost", "parse_outcome", "structured", "attempts", "retries",
     "max_removal_percent", "tool_responses_removed", "latency_ms", "error_type",
     "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at",
+    "outcome_kind", "error_class", "http_retries", "reported_tokens", "estimated_tokens",
+    "effective_window", "window_tokenizer",
     "calls_made", "calls_shared", "template_params")
 
 ATTEMPT_COLUMNS: tuple[str, ...] = (

@@ -1,9 +1,13 @@
 """`WindowCap`: simulate a smaller context window in front of any model.
 
-Experiments compare windows (8k, 32k, 128k) on the same provider. The cap counts the prompt with
-the workbench's `TokenEstimator` (Goose's count) and raises `ContextLengthExceeded` *before*
-calling the inner model, so the removal ladder behaves as it would against a real small window
-and nothing is billed for an over-long prompt.
+Experiments compare windows (8k, 32k, 128k) on the same provider. The cap counts the prompt
+and raises `ContextLengthExceeded` *before* calling the inner model, so the removal ladder behaves
+as it would against a real small window and nothing is billed for an over-long prompt.
+
+It counts in the model's own tokenizer when the model offers one offline
+(``count_prompt_tokens``, e.g. the local llama.cpp model when llama.cpp is installed), otherwise
+with the workbench's `TokenEstimator` (Goose's o200k count); `window_tokenizer` says which, and
+`context_window` is the effective window: the smaller of the cap and the model's real one.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from workbench.tokens import TokenEstimator, default_estimator
 
 OVER_WINDOW_MESSAGE = "prompt of {tokens} tokens exceeds the simulated window of {window} tokens (model {model})"
 """Text of the `ContextLengthExceeded` the cap raises."""
+
+ESTIMATOR_TOKENIZER = "o200k"
+"""What `WindowCap.window_tokenizer` reports when it counts with the workbench's estimator."""
 
 
 class WindowCap:
@@ -56,7 +63,9 @@ class WindowCap:
         Wrappers outside the cap (the response cache) call this first, so that a replay
         reproduces a refusal without a recording and a simulated refusal is never recorded.
         """
-        tokens = self.estimator.count_chat_tokens(system, messages)
+        tokens = self._own_count(system, messages)
+        if tokens is None:
+            tokens = self.estimator.count_chat_tokens(system, messages)
         if tokens > self.window:
             raise ContextLengthExceeded(
                 OVER_WINDOW_MESSAGE.format(tokens=tokens, window=self.window, model=self.model),
@@ -75,6 +84,29 @@ class WindowCap:
         """
         self.check_window(system, messages)
         return await self.inner.complete(system, messages)
+
+    def _own_count(self, system: str, messages: list[Message]) -> int | None:
+        if self._estimator is not None:  # an explicit estimator always wins
+            return None
+        counter = getattr(self.inner, "count_prompt_tokens", None)
+        if not callable(counter):
+            return None
+        try:
+            return counter(system, messages, limit=self.window)
+        except TypeError:  # a counter without the `limit` shortcut
+            return counter(system, messages)
+
+    def window_tokenizer(self) -> str:
+        """The tokenizer the cap counts with: the model's own (its name) or ``"o200k"``.
+
+        Probing costs one count of an empty prompt (loads the vocabulary once per process).
+        """
+        if self._estimator is None:
+            counter = getattr(self.inner, "count_prompt_tokens", None)
+            if callable(counter) and counter("", []) is not None:
+                name = getattr(self.inner, "tokenizer_name", None)
+                return str(name()) if callable(name) else model_name(self.inner)
+        return ESTIMATOR_TOKENIZER
 
     def cache_identity(self) -> Any:
         """The inner model's identity: a call that fits gets the same answer at any window."""
@@ -104,3 +136,22 @@ def _inner_window(model: Any) -> int | None:
     except Exception:  # an unknown window is not an error here
         return None
     return value if isinstance(value, int) and value > 0 else None
+
+
+def window_facts(model: Any) -> tuple[int | None, str | None]:
+    """The effective window and the tokenizer of the first `WindowCap` in a wrapper chain.
+
+    Args:
+        model: A model as `load_model` builds it (``cache(window_cap(model))``) or any wrapper
+            chain linked by ``.inner``.
+
+    Returns:
+        ``(effective window, tokenizer)``; without a cap, the model's own window (None when it
+        reports none) and None.
+    """
+    current, depth = model, 0
+    while current is not None and depth < 16:
+        if isinstance(current, WindowCap):
+            return current.context_window(), current.window_tokenizer()
+        current, depth = getattr(current, "inner", None), depth + 1
+    return _inner_window(model), None

@@ -343,6 +343,10 @@ def render_answer(summary: dict[str, Any]) -> str:
     return f"<analysis>extractive</analysis>\n```json\n{body}\n```"
 
 
+ESTIMATED_KEY = "estimated"
+"""``usage.extra`` key set to True when token counts are estimates, not a provider's report."""
+
+
 class ExtractiveModel:
     """A summary built by rules from the transcript; no LLM, same output for the same prompt.
 
@@ -386,8 +390,10 @@ class ExtractiveModel:
         answer = render_answer(apply_schema(extract_summary(turns), requested_schema(system)))
         input_tokens = self.estimator.count_chat_tokens(system, messages)
         output_tokens = self.estimator.count_text_tokens(answer)
+        # No provider bills these: they are the workbench's own counts, and say so.
         usage = Usage(model=MODEL_ID, input_tokens=input_tokens, output_tokens=output_tokens,
-                      total_tokens=input_tokens + output_tokens, cost=0.0)
+                      total_tokens=input_tokens + output_tokens, cost=0.0,
+                      extra={ESTIMATED_KEY: True})
         return Message.assistant(answer), usage
 
     def cache_identity(self) -> dict[str, Any]:

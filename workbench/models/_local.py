@@ -107,6 +107,12 @@ class _Loaded:
 
 _LOADED: dict[tuple[str, int, bool], _Loaded] = {}
 _LOAD_LOCK = threading.Lock()
+_VOCABS: dict[str, Any] = {}
+PREFIX_CHARS_PER_TOKEN = 4
+"""`LocalModel.count_prompt_tokens` with a limit first tokenizes this many characters per
+allowed token (real transcripts average 2.5-4 characters per Gemma token)."""
+PREFIX_MARGIN = 64
+"""Tokens a prefix may over-count at its cut; a prefix count must exceed the limit by more."""
 
 
 @atexit.register
@@ -119,6 +125,11 @@ def _close_loaded() -> None:
             if close is not None:
                 close()
         _LOADED.clear()
+        for vocab in _VOCABS.values():
+            close = getattr(vocab, "close", None)
+            if close is not None:
+                close()
+        _VOCABS.clear()
 
 
 def _import_llama_cpp() -> Any:
@@ -213,6 +224,53 @@ def _load_llama(path: Path, n_ctx: int, n_threads: int,
                                         flash_attn=flash_attn, verbose=False)
             loaded = _LOADED[key] = _Loaded(llama, threading.Lock())
     return loaded
+
+
+def _load_vocab(path: Path) -> Any:
+    """A vocabulary-only llama.cpp model (no weights, no context) for counting tokens."""
+    key = str(path.resolve())
+    with _LOAD_LOCK:
+        vocab = _VOCABS.get(key)
+        if vocab is None:
+            llama_cpp = _import_llama_cpp()
+            with _quiet_stderr():  # llama.cpp logs context notes to fd 2 even when not verbose
+                vocab = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=64,
+                                        verbose=False)
+            _VOCABS[key] = vocab
+    return vocab
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null for the duration (C libraries write there)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _token_count(llama: Any, data: bytes, *, add_bos: bool, special: bool) -> int:
+    """How many tokens `data` makes, without building the token list.
+
+    ``Llama.tokenize`` sizes its buffer by the training context, so a longer text is tokenized
+    twice and then copied into a Python list; asking llama.cpp with a zero-sized buffer returns
+    the (negated) count after one pass. Objects without the C handle use ``tokenize``.
+    """
+    vocab = getattr(getattr(llama, "_model", None), "vocab", None)
+    if vocab is None:
+        return len(llama.tokenize(data, add_bos=add_bos, special=special))
+    llama_cpp = _import_llama_cpp()
+    n = llama_cpp.llama_tokenize(vocab, data, len(data), None, 0, add_bos, special)
+    return -n if n < 0 else n
 
 
 def _is_context_overflow(exc: BaseException) -> bool:
@@ -318,6 +376,47 @@ class LocalModel:
     def context_window(self) -> int:
         """The configured window (``n_ctx``)."""
         return self.n_ctx
+
+    def tokenizer_name(self) -> str:
+        """Name of the model's own tokenizer, as tables show it (``gemma3-270m``)."""
+        return self.model.removeprefix("local/")
+
+    def count_prompt_tokens(self, system: str, messages: list[Message],
+                            limit: int | None = None) -> int | None:
+        """Tokens the prompt takes in the model's own tokenizer, cue included.
+
+        This is the count `complete` compares with ``n_ctx``, so a window simulated in front of
+        this model measures prompts the way the model does.
+
+        Args:
+            system: The system prompt.
+            messages: The request messages.
+            limit: When given, a prompt far over it may be answered from a prefix: a count
+                above ``limit`` is then a lower bound (tokenizing a 500 kB transcript costs
+                seconds; its first ``PREFIX_CHARS_PER_TOKEN x limit`` characters suffice).
+
+        Returns:
+            The count (exact whenever it is at most `limit`), or None when llama.cpp or the
+            GGUF is not installed (callers then fall back to the o200k estimate and say so).
+        """
+        try:
+            vocab = _load_vocab(self.path)
+        except ConfigError:
+            return None
+        chat = self.uses_chat_template(vocab)
+        cue = "" if chat else (JSON_CUE if self.schema() is not None else self.text_cue)
+        prompt = flatten_prompt(system, messages) + cue
+
+        def count(text: str) -> int:
+            return _token_count(vocab, text.encode("utf-8"), add_bos=True, special=chat)
+
+        if limit is not None and len(prompt) > PREFIX_CHARS_PER_TOKEN * limit:
+            # A prefix never has fewer tokens than the whole prompt's tokens up to the cut,
+            # minus the few of the one piece the cut splits: `PREFIX_MARGIN` covers those.
+            head = count(prompt[:PREFIX_CHARS_PER_TOKEN * limit])
+            if head > limit + PREFIX_MARGIN:
+                return head - PREFIX_MARGIN
+        return count(prompt)
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that changes the answer: the weights and the decoding settings.

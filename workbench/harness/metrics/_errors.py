@@ -1,13 +1,25 @@
 """Errors probe: the error messages of failing tool calls, and whether the summary quotes them.
 
 An error comes from a tool response that failed (``is_error`` set, or an error result) or whose
-text looks like a failure: a Python traceback, or a line with ``Error:``, ``error:``, ``FAILED``
-or ``Exception:``. From each such response the probe keeps the most specific line:
+text holds an error line. From each response the probe keeps the most specific line, in this
+order of preference:
 
-1. the exception line at the end of a traceback (``ValueError: invalid literal ...``);
-2. else the first line naming an exception (``SomethingError: ...``/``...Exception: ...``);
-3. else the first line with ``error:``/``Error:``/``ERROR``, then the first ``FAILED`` line;
-4. else, for a flagged failure, its first non-empty line.
+1. the exception line at the end of a Python traceback (``ValueError: invalid literal ...``);
+2. pytest's ``E   SomeError: message`` line (the ``E`` marker dropped), else its short summary
+   line ``FAILED path::test - SomeError: message`` (only the message when it is an exception
+   line);
+3. a line starting with an exception name (``SomethingError: ...``, ``...Exception: ...``);
+4. a compiler diagnostic (``src/a.c:3:5: error: ...``, ``error[E0308]: ...``, ``error TS2322:
+   ...``) or a shell failure (``bash: foo: command not found``, ``No such file or directory``,
+   ``Permission denied``, ``No module named x``);
+5. any other line with ``error:``/``Error:``/``ERROR``/``Exception:``, then a ``FAILED`` line;
+6. for a flagged failure, its first line that is not a bare status line (up to a literal
+   ``\\n``, for hooks that print JSON-escaped text).
+
+Never chosen: pytest progress lines (``tests/x.py::test_y FAILED  [ 66%]``), session and section
+banners (``==== 1 failed, 5 passed in 0.2s ====``, ``____ test_y ____``), exit-status lines
+(``Exit code 1``, ``<returncode>1</returncode>``) and numbered code listings (``12: except
+ValueError as error:``, ``12→ ...``), which quote code rather than report an error.
 
 Lines are whitespace-normalised and cut to `MAX_ERROR_CHARS`. An error is *recalled* when the
 summary quotes it verbatim (a substring match after both sides are whitespace-normalised). The
@@ -32,14 +44,52 @@ _EXC_NAME = r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fa
 # must lead the line and be followed by a colon, so code listings (``ValueError,``) do not count.
 _TB_EXC_LINE = re.compile(r"^" + _EXC_NAME)
 _EXC_LINE = re.compile(r"^\s*" + _EXC_NAME + r":")
+_PYTEST_E_LINE = re.compile(r"^E\s{2,}(\S.*)$")
+_PYTEST_SHORT = re.compile(r"^(?:FAILED|ERROR) \S+ - (\S.*)$")
+_COMPILER_LINE = re.compile(
+    r"(?:^\S+?:\d+(?::\d+)?:\s*(?:fatal )?error\b"  # gcc, clang, go, javac-like
+    r"|^(?:fatal )?error(?:\[\w+\])?:\s"           # rustc, cargo, ld
+    r"|\berror TS\d+:"                              # tsc
+    r"|^\S+\(\d+,\d+\): error\b)")                  # tsc/msbuild (file(l,c): error)
+_SHELL_LINE = re.compile(r"(?:command not found|No such file or directory|Permission denied"
+                         r"|No module named \S"
+                         r"|not recognized as an internal or external command)")
 _ERROR_LINE = re.compile(r"(?:\berror:|\bError:|\bERROR\b|\bException:)")
 _FAILED_LINE = re.compile(r"\bFAILED\b")
+
+_PROGRESS_LINE = re.compile(
+    r"(?:^\S+::\S*.*\b(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b\s*\[\s*\d+%\]\s*$"
+    r"|^\S+\.py\s+[.FEsxX]+\s*\[\s*\d+%\]\s*$)")
+_BANNER_LINE = re.compile(r"^\s*(?:={3,}|_{3,}|-{3,}|\*{3,}).*(?:={3,}|_{3,}|-{3,}|\*{3,})\s*$")
+_STATUS_LINE = re.compile(r"^\s*(?:Exit code \d+|<returncode>\s*-?\d+\s*</returncode>|</?output>"
+                          r"|exit status \d+|Process exited with code \d+)\s*$", re.IGNORECASE)
+_LISTING_LINE = re.compile(r"^\s*\d+\s*(?:[:|\t→]|-\s)")
 
 
 def _flagged_text(resp: ToolResponse) -> str:
     if not resp.tool_result.ok:
         return resp.tool_result.error or ""
     return resp.text()
+
+
+def _ignorable(line: str) -> bool:
+    """Progress, banner, exit-status and code-listing lines: never an error line."""
+    return bool(_PROGRESS_LINE.search(line) or _BANNER_LINE.match(line)
+                or _STATUS_LINE.match(line) or _LISTING_LINE.match(line))
+
+
+def _pytest_line(lines: list[str]) -> str | None:
+    e_lines = [m.group(1) for m in (_PYTEST_E_LINE.match(ln) for ln in lines) if m]
+    named = [ln for ln in e_lines if _EXC_LINE.match(ln)]
+    if named:
+        return named[0]
+    for ln in lines:
+        m = _PYTEST_SHORT.match(ln.strip())
+        if m:
+            # The message alone when it is a whole exception line; else (``assert 0``, or cut
+            # short by the terminal width: ``- Fai...``) the line with its test id.
+            return m.group(1) if _EXC_LINE.match(m.group(1)) else ln
+    return e_lines[0] if e_lines else None
 
 
 def error_line(text: str, flagged: bool = False) -> str | None:
@@ -50,9 +100,11 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         flagged: The response was marked as failed (then any non-empty text yields a line).
 
     Returns:
-        The chosen line, whitespace-normalised and cut to `MAX_ERROR_CHARS`, or None.
+        The chosen line (see the module docstring for the order), whitespace-normalised and cut
+        to `MAX_ERROR_CHARS`, or None.
     """
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    all_lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in all_lines if not _ignorable(ln)]
     chosen: str | None = None
     if _TRACEBACK in text:
         after = text.rsplit(_TRACEBACK, 1)[1].splitlines()
@@ -60,13 +112,14 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         if exc:
             chosen = exc[-1]
     if chosen is None:
-        chosen = next((ln for ln in lines if _EXC_LINE.match(ln)), None)
-    if chosen is None:
-        chosen = next((ln for ln in lines if _ERROR_LINE.search(ln)), None)
-    if chosen is None:
-        chosen = next((ln for ln in lines if _FAILED_LINE.search(ln)), None)
+        chosen = _pytest_line(lines)
+    for pattern in (_EXC_LINE, _COMPILER_LINE, _SHELL_LINE, _ERROR_LINE, _FAILED_LINE):
+        if chosen is not None:
+            break
+        chosen = next((ln for ln in lines if pattern.search(ln)), None)
     if chosen is None and flagged and lines:
-        chosen = lines[0]
+        # Hooks sometimes print JSON-escaped text: keep the first of its escaped lines.
+        chosen = lines[0].split("\\n", 1)[0] or lines[0]
     if chosen is None:
         return None
     return normalize_ws(chosen)[:MAX_ERROR_CHARS]

@@ -1,0 +1,111 @@
+"""What became of a cell: an outcome (ok, or a compaction failure) or an infrastructure error.
+
+A cell that ran out of context after the whole removal ladder *failed*: that is a result about
+the template, the model and the window, and it belongs in the comparison. A cell whose model
+could not be reached (replay cache miss, rejected key, network, retries exhausted) hit an
+*error*: it says nothing about compaction, and `workbench run` exits non-zero for it.
+
+The kind is decided by exception class (`workbench.errors`), never by message text; a
+`CompactionCallFailed` is classified by the error it wraps (its ``__cause__``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.errors import (
+    AuthenticationError,
+    CacheMiss,
+    ConfigError,
+    ContextLengthExceeded,
+    ModelCallError,
+    ModelTimeout,
+    RateLimited,
+    SessionFormatError,
+    TemplateError,
+)
+from workbench.models._errors_map import TransientModelError
+
+OK = "ok"
+FAILED = "failed"
+ERROR = "error"
+OUTCOME_KINDS = (OK, FAILED, ERROR)
+"""Values of the ``outcome_kind`` cell column."""
+
+FAILURE_CLASSES: tuple[type[BaseException], ...] = (ContextLengthExceeded,)
+"""Exception classes that are compaction outcomes rather than infrastructure errors."""
+
+ERROR_CAUSES: dict[str, str] = {
+    "ContextLengthExceeded": "the session is larger than the window even with every tool "
+                             "response removed",
+    "CacheMiss": "replay-only cache has no recording for the prompt: record it with a real "
+                 "model (cache mode rw) or restore the recording file",
+    "AuthenticationError": "the provider rejected or did not get an API key: set the key in "
+                           "the environment",
+    "RateLimited": "the provider kept answering 429 until the retry budget ran out: lower "
+                   "concurrency or raise the rate limit",
+    "ModelTimeout": "the provider did not answer in time after every retry",
+    "TransientModelError": "network or 5xx errors from the provider outlasted the retries",
+    "ModelCallError": "the model call failed",
+    "TemplateError": "a template failed to render: fix the template file",
+    "ConfigError": "bad configuration (model string, parameter, missing extra)",
+    "SessionFormatError": "a session file could not be read",
+}
+"""Plain-language cause per error class, for the error summary."""
+
+# Most specific first: the first class `isinstance` matches names the error.
+_KNOWN = (ContextLengthExceeded, CacheMiss, AuthenticationError, RateLimited, ModelTimeout,
+          TransientModelError, ModelCallError, TemplateError, ConfigError, SessionFormatError)
+
+
+def root_error(exc: BaseException) -> BaseException:
+    """The error that decided a cell's fate: a wrapper's cause when the wrapper only relays it.
+
+    `CompactionCallFailed` relays the model's error as its ``__cause__``; a
+    `CompactionContextExceeded` is itself the context failure and is kept.
+    """
+    from workbench.compaction._summarize import CompactionCallFailed
+
+    seen = 0
+    while isinstance(exc, CompactionCallFailed) and exc.__cause__ is not None and seen < 8:
+        exc = exc.__cause__
+        seen += 1
+    return exc
+
+
+def error_class(exc: BaseException) -> str:
+    """Name of the most specific known class of `exc`'s root error (for summaries and cells).
+
+    A `ContextLengthExceeded` subclass is reported as ``ContextLengthExceeded``; an unknown
+    exception keeps its own class name.
+    """
+    root = root_error(exc)
+    for cls in _KNOWN:
+        if isinstance(root, cls):
+            return cls.__name__
+    return type(root).__name__
+
+
+def outcome_kind(exc: BaseException | None) -> str:
+    """``ok`` without an exception, ``failed`` for a compaction outcome, ``error`` otherwise."""
+    if exc is None:
+        return OK
+    return FAILED if isinstance(root_error(exc), FAILURE_CLASSES) else ERROR
+
+
+def kind_from_row(status: Any, error_type: Any) -> str:
+    """The outcome kind of a stored cell that predates the ``outcome_kind`` column.
+
+    Such rows only kept the outermost class name; the summarizer's context failure is the only
+    wrapper that is an outcome.
+    """
+    if status == "ok":
+        return OK
+    if error_type in ("CompactionContextExceeded", "ContextLengthExceeded"):
+        return FAILED
+    return ERROR
+
+
+def error_cause(error_class_name: str) -> str:
+    """The plain-language cause of an error class (generic text for unknown classes)."""
+    return ERROR_CAUSES.get(error_class_name, "unexpected error; see the cell's traceback")
