@@ -165,7 +165,7 @@ def test_the_cli_refuses_a_changed_spec_unless_new_or_another_out(
             "windows); pass --new") in refused.output
     fresh = runner.invoke(cli, ["run", str(spec), "--no-progress", "--new"])
     assert fresh.exit_code == 0, fresh.output
-    assert "run folder: runs/same-2 (1 cells, 0 errors" in fresh.output
+    assert "run folder: runs/same-2 (1 cells, 0 failed, 0 errors" in fresh.output
     other = runner.invoke(cli, ["run", str(spec), "--no-progress", "--out", "runs/elsewhere"])
     assert other.exit_code == 0 and "run folder: runs/elsewhere" in other.output
     assert _cells(tmp_path / "runs" / "same") == [("default", "ok")]

@@ -86,29 +86,38 @@ class _Results:
         self.runs = pd.DataFrame()
 
 
-def test_the_verdict_names_a_winner_only_when_every_interval_excludes_zero():
+def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past_zero():
     rows = []
     for s in range(8):
         rows.append({"session_id": f"s{s}", "template": "a", "probe_recall": 0.2 + s * 0.01})
         rows.append({"session_id": f"s{s}", "template": "b", "probe_recall": 0.6 + s * 0.01})
         rows.append({"session_id": f"s{s}", "template": "c", "probe_recall": 0.58 + s * 0.02})
+    # c leads b on the mean, but c - b runs from -2 to +5 points: the interval holds zero.
     view = _verdict_section(_Results(_cells(rows)))
     [finding] = view.findings
     assert (finding.model, finding.window, finding.winner) == ("m", "8k", None)
-    assert finding.headline == "c leads (65.0%): clearly ahead of a, not of b (8 sessions)"
+    assert finding.headline == ("no significant difference on any headline metric "
+                                "(8 sessions completed by all)")
+    assert finding.details[0] == "probe recall: no significant difference (8 sessions)"
     two = _verdict_section(_Results(_cells([r for r in rows if r["template"] != "c"])))
     assert two.findings[0].winner == "b"
-    assert two.findings[0].details == ["b vs a: +40.0 pts [95% CI +40.0, +40.0], 8 pairs"]
-    assert "m @ 8k: b is best (probe_recall 63.5%)" in two.to_text()
+    assert two.findings[0].headline == "probe recall: b wins"
+    assert two.findings[0].details[0] == (
+        "probe recall: b (63.5%) beats a (23.5%), difference +40.0 pts "
+        "[95% CI +40.0 pts, +40.0 pts] over 8 sessions")
+    assert "- m @ 8k: probe recall: b wins" in two.to_text()
 
 
-def test_the_verdict_counts_errors_by_type_and_escapes_their_text():
-    cells = _cells([{"template": "a", "probe_recall": 0.5},
-                    {"template": "b", "status": "error", "error_type": "CacheMiss",
-                     "error_message": "<script>x</script>"}])
+def test_the_verdict_counts_errors_by_class_with_their_cause_and_escapes_model_text():
+    model = "<b>m</b><script>x</script>"
+    cells = _cells([{"template": "a", "probe_recall": 0.5, "model": model},
+                    {"template": "b", "probe_recall": 0.4, "model": model},
+                    {"session_id": "s2", "template": "b", "model": model, "status": "error",
+                     "error_type": "CacheMiss", "error_message": "no recording"}])
     view = _verdict_section(_Results(cells))
-    assert view.errors == [("CacheMiss", 1, "<script>x</script>")]
-    assert view.warnings == ["1 of 2 cells failed; their summaries are missing from the means"]
+    [(label, count, cause)] = view.errors
+    assert (label, count) == ("cache miss (error)", 1)
+    assert cause.startswith("replay-only cache has no recording for the prompt")
     page = render_verdict(view)
     assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
 

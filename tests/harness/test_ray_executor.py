@@ -234,7 +234,7 @@ def test_the_run_command_takes_the_executor_flag_and_prints_the_usual_table(
     result = CliRunner().invoke(cli, ["run", str(spec), "--executor", "ray", "--no-progress",
                                       "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert "(2 cells, 0 errors, status finished)" in result.output
+    assert "(2 cells, 0 failed, 0 errors, status finished)" in result.output
     assert "extractive" in result.output.splitlines()[1]
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     assert db.execute("SELECT executor FROM runs").fetchall() == [("ray",)]

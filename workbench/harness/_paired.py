@@ -177,7 +177,7 @@ def _stats(pairs: pd.DataFrame, strata: list[str], cluster: str | None, n_boot: 
     else:
         clusters = np.arange(len(pairs)).astype(str)
     if strata and len(pairs):
-        stratum = pairs[strata].astype(str).agg("\x1f".join, axis=1).to_numpy()
+        stratum = pairs[strata].map(str).agg("\x1f".join, axis=1).to_numpy()
     else:
         stratum = np.full(len(pairs), "")
     mean = float(diffs.mean()) if len(diffs) else float("nan")

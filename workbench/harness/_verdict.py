@@ -287,7 +287,7 @@ def _warnings(df: pd.DataFrame, on: str, run_dir: Path | None) -> list[str]:
         else:
             cols = [c for c in ("summary_tokens", "retained_tokens", "probe_recall")
                     if c in common]
-            keyed = common[cols].astype(str).agg("|".join, axis=1)
+            keyed = common[cols].map(str).agg("|".join, axis=1)
             same = (keyed.groupby(common["_unit"]).nunique() == 1).all()
             what = "the same summary sizes and recall"
         if same:
@@ -350,7 +350,7 @@ def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HE
     by = strata_cols + [on]
     df["_common"] = mark_common(df, by, on)
     units = [k for k in ("session_id", "strategy", "repeat") if k in df.columns]
-    df["_unit"] = df[units].astype(str).agg("|".join, axis=1) if units else ""
+    df["_unit"] = df[units].map(str).agg("|".join, axis=1) if units else ""
     key = df[strata_cols].astype(object).where(df[strata_cols].notna(), NO_WINDOW)
     strata: list[StratumVerdict] = []
     for values, part in df.groupby([key[c] for c in strata_cols], sort=True):
