@@ -235,7 +235,10 @@ def test_the_run_command_takes_the_executor_flag_and_prints_the_usual_table(
                                       "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     assert "(2 cells, 0 failed, 0 errors, status finished)" in result.output
-    assert "extractive" in result.output.splitlines()[1]
+    lines = result.output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["template", "model",
+                                                                           "window"])
+    assert "extractive" in lines[header + 1]  # the usual table, its first row
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     assert db.execute("SELECT executor FROM runs").fetchall() == [("ray",)]
 

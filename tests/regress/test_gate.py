@@ -143,7 +143,10 @@ def test_a_missing_recording_fails_with_exit_2_naming_each_cell(baseline: Path,
     code, out = _regress(str(spec), "--baseline", str(baseline))
     assert code == 2, out
     misses = [line for line in out.splitlines() if line.startswith("ERROR CacheMiss in cell")]
-    assert len(misses) == 12  # every Gemma cell; the extractive baseline makes no call
+    # Every Gemma cell but the two (one per template) whose 25k session outgrows the 8k window
+    # at every ladder step, counted in Gemma's own tokens: those fail before any call is made.
+    # The extractive baseline makes no call.
+    assert len(misses) == 10
     assert ("ERROR CacheMiss in cell (session gen-005k-s1, model gemma-270m/prefill, template "
             "default, window 8k): replay-only cache has no recording for model") in out
     assert "model extractive" not in "\n".join(misses)
@@ -185,7 +188,9 @@ def test_a_rule_on_a_metric_the_table_lacks_cannot_run(baseline: Path, tmp_path:
     code, out = _regress(str(spec), "--baseline", str(baseline))
     assert code == 2
     assert ("ERROR [regress] names metric(s) recall_of_everything that the results table does "
-            "not have (known: cells, retained_tokens,") in out
+            "not have (known: ") in out
+    known = out.split("(known: ", 1)[1].split(")", 1)[0].split(", ")
+    assert {"cells", "retained_tokens", "parse_success_pct", "probe_recall"} <= set(known)
 
 
 def test_a_group_that_disappears_is_a_regression(baseline: Path, tmp_path: Path) -> None:
@@ -205,7 +210,8 @@ def test_out_keeps_the_replayed_run_and_is_replaced_next_time(baseline: Path,
         code, out = _regress(str(SPEC), "--baseline", str(baseline), "--out", str(out_dir))
         assert code == 0, out
         assert f"run folder: {out_dir}" in out
-    assert len(list((out_dir / "summaries").glob("*.md"))) == 24
+    # 24 cells; the two that exhaust the 8k window (Gemma tokens) write no summary.
+    assert len(list((out_dir / "summaries").glob("*.md"))) == 22
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine", encoding="utf-8")
     code, out = _regress(str(SPEC), "--baseline", str(baseline), "--out",

@@ -56,7 +56,8 @@ def _mean_interval(values: pd.Series, metric: str) -> tuple[float, float, float]
         return mean, mean, mean
     half = 1.96 * float(v.std(ddof=1)) / math.sqrt(len(v))
     low, high = _clip(metric, mean - half, mean + half)
-    return mean, low, high
+    # A mean at (or, by rounding, just past) the edge of the range keeps a zero-length bar.
+    return mean, min(low, mean), max(high, mean)
 
 
 def _wilson(successes: int, n: int) -> tuple[float, float, float]:
