@@ -145,7 +145,8 @@ async def test_identical_cached_prompts_in_flight_are_paid_once(tmp_path: Path) 
                    "rw", cache)
     kind, message, usage = await asyncio.wait_for(waiting, 1)
     assert (kind, message.concat_text(), usage.cost) == ("hit", "the summary", 0.01)
-    assert coord.stats() == {"paid": 1, "hits": 0, "deduplicated": 1, "refused": 0, "failed": 0}
+    assert coord.stats() == {"paid": 1, "hits": 0, "deduplicated": 1, "refused": 0, "failed": 0,
+                             "shared": 0}
     # Replay mode never grants a call: a miss is a miss.
     assert await coord.call_begin("c3", 0, "k2", "replay", cache, "m", "p2") == ("miss",)
 
@@ -180,6 +181,85 @@ async def test_lost_calls_count_what_a_killed_try_paid_and_the_kept_try_did_not_
     assert cut[0] == "call"
     # Every try died: all of its paid calls are lost.
     assert [c["prompt_hash"] for c in coord.lost_calls("c1", None)] == ["p1", "p2", "p3"]
+
+
+async def test_a_shared_prompt_is_sent_once_cluster_wide_and_billed_to_its_first_caller(
+        tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=4, model_limits={}, share_calls=True)
+    first = await coord.call_begin("c1", 0, None, "off", None, "m", "p1", "s1")
+    assert first[0] == "call"
+    waiting = asyncio.ensure_future(coord.call_begin("c2", 0, None, "off", None, "m", "p1", "s1"))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    call_id = coord.call_end(first[1], "ok", (Message.assistant("the summary"), USAGE.copy(), 5.0))
+    assert isinstance(call_id, str) and len(call_id) == 26
+    kind, message, usage = await asyncio.wait_for(waiting, 1)
+    assert (kind, message.concat_text()) == ("shared", "the summary")
+    assert (usage.input_tokens, usage.output_tokens, usage.cost, usage.extra) == (
+        0, 0, 0.0, {"shared": True, "shared_from": call_id})
+    # Later in the run: answered from the table, without waiting; another scope calls.
+    assert (await coord.call_begin("c3", 0, None, "off", None, "m", "p1", "s1"))[0] == "shared"
+    assert (await coord.call_begin("c4", 0, None, "off", None, "m", "p1", "s2"))[0] == "call"
+    answers, made, shared = coord.shared_state()
+    assert (list(answers), made, shared) == (["s1"], 2, 2)
+    assert coord.stats()["shared"] == 2
+    # The next run of the same table (a tuner's rung) starts from these answers.
+    seeded = Coordinator(global_limit=4, model_limits={}, share_calls=True, answers=answers)
+    again = await seeded.call_begin("c9", 0, None, "off", None, "m", "p1", "s1")
+    assert again[0] == "shared" and again[2].extra["shared_from"] == call_id
+    assert seeded.shared_state() == ({}, 0, 1)
+
+
+async def test_a_cached_leader_keeps_its_usage_and_a_failed_or_dead_one_is_not_shared(
+        tmp_path: Path) -> None:
+    coord = Coordinator(global_limit=4, model_limits={}, share_calls=True)
+    cache = str(tmp_path / "responses.db")
+    first = await coord.call_begin("c1", 0, "k1", "rw", cache, "m", "p1", "s1")
+    coord.call_end(first[1], "ok", (Message.assistant("a"), USAGE.copy(), 1.0), "rw", cache)
+    # Another repeat (scope) hits the recording and leads its own share group, billed as a hit.
+    kind, _, usage = await coord.call_begin("c2", 0, "k1", "rw", cache, "m", "p1", "s2")
+    assert (kind, usage.cost, sorted(usage.extra)) == ("hit", 0.01, ["call_id"])
+    # A failed leader: its waiter sends its own call.
+    failing = await coord.call_begin("c3", 0, None, "off", None, "m", "p3", "s3")
+    waiter = asyncio.ensure_future(coord.call_begin("c4", 0, None, "off", None, "m", "p3", "s3"))
+    await asyncio.sleep(0.05)
+    assert coord.call_end(failing[1], "error") is None
+    assert (await asyncio.wait_for(waiter, 1))[0] == "call"
+    # A leader whose worker dies: its cell's retry frees the waiter, which becomes the leader.
+    await coord.begin_cell("c5", 0)
+    await coord.call_begin("c5", 0, None, "off", None, "m", "p5", "s5")
+    waiter = asyncio.ensure_future(coord.call_begin("c6", 0, None, "off", None, "m", "p5", "s5"))
+    await asyncio.sleep(0.05)
+    assert not waiter.done()
+    assert await coord.begin_cell("c5", 0) == 1
+    assert (await asyncio.wait_for(waiter, 1))[0] == "call"
+    # A waiter whose own worker died meanwhile never leads: it steps aside for the retry.
+    leader = await coord.call_begin("c7", 0, None, "off", None, "m", "p7", "s7")
+    await coord.begin_cell("c8", 0)
+    zombie = asyncio.ensure_future(coord.call_begin("c8", 0, None, "off", None, "m", "p7", "s7"))
+    await asyncio.sleep(0.05)
+    assert await coord.begin_cell("c8", 0) == 1
+    coord.call_end(leader[1], "error")
+    assert await asyncio.wait_for(zombie, 1) == ("gone",)
+    assert (await coord.call_begin("c8", 1, None, "off", None, "m", "p7", "s7"))[0] == "call"
+
+
+async def test_with_sharing_off_every_call_is_sent_and_counted() -> None:
+    coord = Coordinator(global_limit=4, model_limits={}, share_calls=False)
+    for cell in ("c1", "c2"):
+        assert (await coord.call_begin(cell, 0, None, "off", None, "m", "p1", None))[0] == "call"
+    assert coord.shared_state() == ({}, 2, 0)
+
+
+async def test_a_paid_call_of_a_killed_try_keeps_the_id_its_sharers_name() -> None:
+    coord = Coordinator(global_limit=2, model_limits={}, share_calls=True)
+    await coord.begin_cell("c1", 0)
+    paid = await coord.call_begin("c1", 0, None, "off", None, "m", "p1", "s1")
+    call_id = coord.call_end(paid[1], "ok", (Message.assistant("a"), USAGE.copy(), 1.0))
+    assert await coord.begin_cell("c1", 0) == 1  # the worker died after the call
+    assert (await coord.call_begin("c1", 1, None, "off", None, "m", "p1", "s1"))[0] == "shared"
+    lost = coord.lost_calls("c1", 1)
+    assert [(c["seq"], c["usage"].cost, c["call_id"]) for c in lost] == [(1, 0.01, call_id)]
 
 
 def test_lost_calls_become_attempt_rows_and_known_costs_join_the_cell() -> None:

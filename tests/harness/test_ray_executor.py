@@ -56,9 +56,95 @@ def write_sessions(folder: Path, count: int) -> None:
 def rows(out: Path, table: str) -> list[dict[str, Any]]:
     db = sqlite3.connect(out / "results.sqlite")
     db.row_factory = sqlite3.Row
-    found = [{k: v for k, v in dict(r).items() if k not in VOLATILE}
+    # shared_from names an attempt by its random id: compare the (cell, attempt) it names.
+    names = {r[0]: (r[1], r[2]) for r in db.execute(
+        "SELECT attempt_id, cell_id, attempt_no FROM attempts")}
+    found = [{k: names[v] if k == "shared_from" and v is not None else v
+              for k, v in dict(r).items() if k not in VOLATILE}
              for r in db.execute(f"SELECT * FROM {table}")]
     return sorted(found, key=lambda r: (r["cell_id"], r.get("attempt_no") or 0))
+
+
+# An attempt's usage columns -> the cell's totals of them.
+USAGE_COLUMNS = {"input_tokens": "billed_input_tokens", "output_tokens": "billed_output_tokens",
+                 "cache_read_tokens": "cache_read_tokens",
+                 "cache_write_tokens": "cache_write_tokens", "cost": "cost"}
+# What the billed attempt of a shared call holds and its sharers do not (they hold zeros).
+BILLED_COLUMNS = (*USAGE_COLUMNS, "cache_hit")
+
+
+def cell_totals(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A cell's billed columns from its attempts, summed as `run_cell` sums them."""
+    used = [a for a in attempts if a["shared"] is not None]  # the attempts with a usage
+    totals: dict[str, Any] = {USAGE_COLUMNS[c]: sum(a[c] or 0 for a in used)
+                              for c in USAGE_COLUMNS if c != "cost"}
+    costs = [a["cost"] for a in sorted(used, key=lambda a: a["attempt_no"])]
+    totals["cost"] = None if None in costs else float(sum(costs))
+    totals["calls_made"] = sum(1 for a in used if not a["shared"])
+    totals["calls_shared"] = sum(1 for a in used if a["shared"])
+    return totals
+
+
+def bill_shared_calls_to_the_first_cell(out: Path, order: list[str]) -> int:
+    """Move the billing of every shared call to the earliest cell (in expansion order) of the
+    cells that shared it; return how many calls moved.
+
+    Which cell of a share group sends the call (and is billed) is whichever reaches it first:
+    with two workers that is a race, and locally it is the event loop's order. Everything else
+    is not scheduling-dependent. So both run folders are brought to one rule before they are
+    compared: within a group (the billed attempt and the attempts whose ``shared_from`` names
+    it, checked here to carry the same prompt and zero usage) the billed columns move to the
+    group's first cell, the others become sharers naming it, and the cells' billed totals and
+    calls_made / calls_shared follow (checked first to be the sums of their attempts). Totals
+    are unchanged; the comparison afterwards still sees every group's members, its billed
+    usage and every other column exactly.
+    """
+    db = sqlite3.connect(out / "results.sqlite")
+    db.row_factory = sqlite3.Row
+    attempts = {r["attempt_id"]: dict(r) for r in db.execute("SELECT * FROM attempts")}
+    cells = {r["cell_id"]: dict(r) for r in db.execute("SELECT * FROM cells")}
+
+    def of(cell_id: str) -> list[dict[str, Any]]:
+        return [a for a in attempts.values() if a["cell_id"] == cell_id]
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for a in attempts.values():
+        if a["shared"]:
+            groups.setdefault(a["shared_from"], []).append(a)
+    moved, touched = 0, set()
+    for billed_id, sharers in groups.items():
+        billed = attempts[billed_id]
+        assert billed["shared"] == 0 and billed["shared_from"] is None, billed
+        for a in sharers:
+            assert a["prompt_hash"] == billed["prompt_hash"], (a, billed)
+            assert all(a[c] in (0, 0.0) for c in USAGE_COLUMNS) and a["cache_hit"] is None, a
+        for cell_id in {billed["cell_id"], *(a["cell_id"] for a in sharers)}:
+            totals = cell_totals(of(cell_id))
+            assert {k: cells[cell_id][k] for k in totals} == totals, cell_id
+        first = min([billed, *sharers], key=lambda a: (order.index(a["cell_id"]),
+                                                       a["attempt_no"]))
+        if first is billed:
+            continue
+        moved += 1
+        bill = {c: billed[c] for c in BILLED_COLUMNS}
+        for c in BILLED_COLUMNS:
+            billed[c] = first[c]
+        first.update(bill, shared=0, shared_from=None)
+        for a in [billed, *sharers]:
+            if a is not first:
+                a["shared"], a["shared_from"] = 1, first["attempt_id"]
+        touched |= {billed["cell_id"], first["cell_id"]}
+    columns = (*BILLED_COLUMNS, "shared", "shared_from")
+    with db:
+        for a in attempts.values():
+            db.execute(f"UPDATE attempts SET {', '.join(f'{c} = ?' for c in columns)} "
+                       "WHERE attempt_id = ?", [*(a[c] for c in columns), a["attempt_id"]])
+        for cell_id in touched:
+            totals = cell_totals(of(cell_id))
+            db.execute(f"UPDATE cells SET {', '.join(f'{c} = ?' for c in totals)} "
+                       "WHERE cell_id = ?", [*totals.values(), cell_id])
+    db.close()
+    return moved
 
 
 class KillOnce(ScriptedModel):
@@ -105,9 +191,19 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 
 def same_results_on_both_executors(default: Experiment, tmp_path: Path, cells: int) -> None:
+    from workbench.harness import Results
+
     local = run_experiment(default, tmp_path / "local", progress=False)
     on_ray = run_experiment(default, tmp_path / "ray", progress=False, executor="ray")
     assert on_ray.status == "finished" and len(on_ray.cells) == len(local.cells) == cells
+    # Calls are shared on both executors (same groups, billed once each)...
+    assert on_ray.cells["calls_shared"].sum() == local.cells["calls_shared"].sum() > 0
+    assert on_ray.cells["billed_input_tokens"].sum() == local.cells["billed_input_tokens"].sum()
+    # ...but which cell of a group pays is a race: one rule for both, then compare everything.
+    order = [c.cell_id for c in expand_cells(default)]
+    for out in (tmp_path / "local", tmp_path / "ray"):
+        bill_shared_calls_to_the_first_cell(out, order)
+    local, on_ray = Results.load(tmp_path / "local"), Results.load(tmp_path / "ray")
     assert rows(tmp_path / "ray", "cells") == rows(tmp_path / "local", "cells")
     assert rows(tmp_path / "ray", "attempts") == rows(tmp_path / "local", "attempts")
     assert on_ray.table().equals(local.table())
@@ -152,7 +248,9 @@ def test_a_worker_killed_mid_cell_loses_only_that_try_and_nothing_is_billed_twic
     assert sorted(results.cells["cell_id"]) == sorted(c.cell_id for c in cells)
     assert set(results.cells["status"]) == {"ok"}
     assert sorted(paid[0::2]) == sorted(c.cell_id for c in cells)  # one completed call each
-    assert str(killed_pid) not in paid[1::2]
+    # The victim's one completed call came from the retry, not the killed process (which may
+    # have completed an earlier cell's call before it took the victim: workers are reused).
+    assert dict(zip(paid[0::2], paid[1::2], strict=True))[victim] != str(killed_pid)
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     attempts = db.execute("SELECT cell_id, outcome, task_attempt, cost, error FROM attempts "
                           "ORDER BY cell_id, task_attempt").fetchall()
@@ -203,6 +301,42 @@ def test_identical_cached_prompts_are_paid_once_and_recorded_by_the_driver_side(
     db = sqlite3.connect(recordings)
     assert sorted(r[0] for r in db.execute("SELECT prompt_hash FROM responses")) == sorted(
         misses["prompt_hash"])
+
+
+def test_calls_are_shared_across_workers_and_runs_and_every_call_is_sent_with_sharing_off(
+        ray_instance: Any, tmp_path: Path) -> None:
+    from workbench.models import SharedCalls
+
+    write_sessions(tmp_path, 2)
+    base = {"name": "share", "sessions": ["s*.json"], "models": ["extractive"],
+            "windows": ["32k", "none"], "concurrency": 4, "base_dir": str(tmp_path),
+            "executor": {"kind": "ray", "cpus_per_cell": 0.5}}
+
+    def factory(cell: Any) -> ScriptedModel:
+        return ScriptedModel([REPLY], usage=USAGE, latency=0.05)
+
+    def run(templates: list[str], out: str, share_calls: Any) -> Any:
+        return run_experiment(Experiment.from_dict({**base, "templates": templates}),
+                              tmp_path / out, progress=False, model_factory=factory,
+                              share_calls=share_calls)
+
+    def calls(results: Any) -> tuple[int, int, float]:
+        cells = results.cells
+        return (int(cells["calls_made"].sum()), int(cells["calls_shared"].sum()),
+                round(float(cells["cost"].sum()), 6))
+
+    shared = SharedCalls()  # one table over two runs, as the tuner's rungs use it
+    first = run(["default"], "a", shared)
+    assert calls(first) == (2, 2, 0.002)  # per session: one window calls, the other shares it
+    billed = first.attempts[first.attempts["shared"] == 0]
+    # A summary-only variant in the next run sends nothing: the first run's calls answer it.
+    second = run(["top3-intent"], "b", shared)
+    assert calls(second) == (0, 4, 0.0)
+    assert set(second.attempts["shared_from"]) == set(billed["attempt_id"])
+    assert (shared.calls_made, shared.calls_shared) == (2, 6)
+    off = run(["default"], "c", False)
+    assert calls(off) == (4, 0, 0.004)
+    assert list(off.attempts["shared"]) == [0] * 4
 
 
 def test_the_budget_stops_the_same_cells_as_the_local_executor(

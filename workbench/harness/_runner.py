@@ -223,7 +223,8 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
     job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
                   sessions={s.id: s for s in sessions}, variants=variants,
                   concurrency=concurrency or experiment.concurrency, model_for=model_for,
-                  record=record, budget_reached=budget.reached, model_factory=model_factory)
+                  record=record, budget_reached=budget.reached, model_factory=model_factory,
+                  shared=shared)
     try:
         report = await executor.run(job)
     finally:

@@ -36,6 +36,9 @@ class CellJob:
         concurrency: The global limit on cells in flight.
         model_for: Driver-side ``Cell -> CompactionModel`` (the local executor calls it).
         model_factory: The user's factory, when one was given (shipped to Ray workers).
+        shared: The run's `SharedCalls` table (``model_for`` already wraps models with it; a
+            remote executor shares calls the same way through its own copy, then merges it
+            back), or None.
         record: Called on the driver with each finished `CellOutcome`.
         budget_reached: Returns the reason the budget stops new cells, or None.
     """
@@ -51,6 +54,7 @@ class CellJob:
     record: Callable[[Any], None]
     budget_reached: Callable[[], str | None]
     model_factory: Callable[[Any], Any] | None = None
+    shared: Any = None
 
 
 @dataclass

@@ -11,6 +11,11 @@ Design, in one paragraph per guarantee:
 - **Cluster-wide limits.** The coordinator holds the global and per-model cell slots,
   deduplicates identical cached prompts in flight and pauses a rate-limited model everywhere;
   workers take a slot before a cell starts.
+- **Shared calls.** The coordinator holds the run's shared-calls table for the whole cluster,
+  seeded with what the driver's `SharedCalls` already answered: a cell sending a prompt an
+  earlier or in-flight cell sent (same model, same repeat) gets that reply with zero usage,
+  and the rows are those of the local executor. The driver merges back what the run answered
+  and its counts, so the tuner's rungs keep sharing across runs.
 - **Sessions travel once.** Each session, variant, the experiment and the user's model
   factory are put in Ray's object store once; tasks get object references (which each worker
   resolves once per run, ``_ray_worker._fetch``), so the driver holds one copy whatever the
@@ -111,10 +116,12 @@ class RayExecutor:
         sessions = {sid: ray.put(job.sessions[sid]) for sid in used}
         variants = {name: ray.put(v) for name, v in job.variants.items()}
         experiment_ref = ray.put(experiment)
+        share = job.shared is not None and job.shared.enabled
         coordinator: Any = ray.remote(num_cpus=0)(Coordinator).options(
             scheduling_strategy=_driver_node(ray, NodeAffinitySchedulingStrategy)).remote(
             job.concurrency, {i: m.concurrency for i, m in enumerate(experiment.models)
-                              if m.concurrency})
+                              if m.concurrency}, share_calls=share,
+            answers=job.shared.answers() if share else None)
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
                                                  max_retries=self.max_retries)
         plans = _cache_plans(experiment) if job.model_factory is None else {}
@@ -136,7 +143,7 @@ class RayExecutor:
                     refs = [sessions[cell.session_id], variants[cell.template], experiment_ref,
                             factory_ref]
                     ref = task.remote(cell, refs, job.run_id, coordinator,
-                                      plans.get(cell.model_index, ("off", None)))
+                                      plans.get(cell.model_index, ("off", None)), share)
                     pending[asyncio.ensure_future(_result(ref))] = (cell, ref)
                 if not pending:
                     break
@@ -155,6 +162,8 @@ class RayExecutor:
                             await coordinator.stop.remote(reason)
                     await coordinator.end_cell.remote(cell.cell_id)
             self.stats = await coordinator.stats.remote()
+            if job.shared is not None:
+                job.shared.absorb(*await coordinator.shared_state.remote())
         finally:
             for future, (_, ref) in pending.items():  # interrupted: stop what is still out
                 future.cancel()
@@ -246,6 +255,8 @@ def _apply_lost(outcome: Any, lost: list[dict[str, Any]], kept_try: int | None) 
             "error": LOST_PAID if usage else LOST_UNKNOWN, "prompt_hash": call["prompt_hash"],
             "task_attempt": call["try_no"],
         })
+        if call.get("call_id"):  # other cells shared this paid call: their shared_from names it
+            outcome.attempts[-1]["attempt_id"] = call["call_id"]
         if usage is None:
             continue
         for column, value in (("billed_input_tokens", usage.input_tokens),

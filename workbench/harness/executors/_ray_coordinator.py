@@ -12,10 +12,18 @@ It is the only place where limits, in-flight deduplication and the response cach
 - **Response cache.** Workers never open the cache file. A cached call asks `call_begin`, which
   answers from the recording (a hit, or a recorded refusal), says "miss" in replay mode, or
   grants the call; the worker reports the answer with `call_end` and the coordinator records it.
-- **Identical prompts in flight.** While one cell's call for a cache key is out, another cell
-  asking for the same key waits for that call and is then served its recording, exactly as a
-  later cache hit would be: no two workers pay for one prompt. Uncached models are not
-  deduplicated (each call is meant to be paid, like ``repeats`` without a cache).
+- **Shared calls.** The run's `SharedCalls` table lives here, one for the whole cluster, and
+  works as the local runner's: a prompt sent to the same model in the same repeat is sent once
+  (the others wait for it, or reuse it later in the run); the first caller keeps the billed
+  usage, the others get a zero-usage copy naming it (``shared_from``). The worker computes the
+  key with the same `share_key`; `call_begin` claims it and `call_end` settles it.
+  ``share_calls=False`` turns this off, as locally. The driver seeds the table with what
+  earlier runs of the same `SharedCalls` answered (the tuner's rungs) and takes back what this
+  run answered (`shared_state`).
+- **Identical cached prompts in flight.** Beyond sharing (other repeats; sharing off), while
+  one cell's call for a cache key is out, another cell asking for the same key waits for that
+  call and is then served its recording, exactly as a later cache hit would be: no two
+  workers pay for one prompt.
 - **Provider rate limits.** A call that ends rate-limited (the model's own retries spent)
   pauses every new call to that model, on every worker, for the provider's retry-after.
 - **The ledger.** Every granted call is noted with the cell's try number, so when a retried cell
@@ -34,8 +42,10 @@ from typing import Any
 
 from workbench.compaction._model import Usage
 from workbench.models._cache import Refusal, ResponseCache
+from workbench.models._shared import SharedAnswer, SharedCalls
 
-STARTED, PAID, HIT, REFUSED, FAILED = "started", "paid", "hit", "refused", "failed"
+STARTED, PAID, HIT, REFUSED, FAILED, SHARED = ("started", "paid", "hit", "refused", "failed",
+                                               "shared")
 
 RATE_LIMIT_PAUSE = 5.0
 """Seconds every worker holds off a model after a call to it ended rate-limited (HTTP 429,
@@ -52,6 +62,8 @@ class _Call:
     prompt_hash: str | None = None
     state: str = STARTED
     usage: Usage | None = None
+    share: str | None = None
+    share_id: str | None = None
 
 
 class Coordinator:
@@ -60,9 +72,13 @@ class Coordinator:
     Args:
         global_limit: At most this many cells in flight across the cluster.
         model_limits: Model index -> at most this many of its cells in flight.
+        share_calls: Share identical calls across cells (the runner's ``share_calls``).
+        answers: Calls an earlier run of the driver's `SharedCalls` answered (reused here).
     """
 
-    def __init__(self, global_limit: int, model_limits: dict[int, int]) -> None:
+    def __init__(self, global_limit: int, model_limits: dict[int, int],
+                 share_calls: bool = False,
+                 answers: dict[str, SharedAnswer] | None = None) -> None:
         self._global_limit = global_limit
         self._model_limits = dict(model_limits)
         self._sems: dict[Any, asyncio.Semaphore] = {}
@@ -75,7 +91,13 @@ class Coordinator:
         self._ids = itertools.count(1)
         self._stopped: str | None = None
         self._paused_until: dict[str, float] = {}
-        self.counts = {"paid": 0, "hits": 0, "deduplicated": 0, "refused": 0, "failed": 0}
+        self._shared = SharedCalls(enabled=share_calls)
+        self._shared.absorb(answers or {})
+        self._seeded = set(answers or {})
+        self._leads: dict[str, tuple[str, int]] = {}  # share key -> (cell id, try) sending it
+        self._ended: set[str] = set()
+        self.counts = {"paid": 0, "hits": 0, "deduplicated": 0, "refused": 0, "failed": 0,
+                       "shared": 0}
 
     # -- cells ------------------------------------------------------------------------------
 
@@ -118,6 +140,8 @@ class Coordinator:
         if cell_id in self._slots:
             self._release(self._slots.pop(cell_id))
         self._ledger.pop(cell_id, None)
+        self._ended.add(cell_id)
+        self._abandon_shares(lambda c, t: c == cell_id)
 
     def _release(self, model_index: int) -> None:
         self._sem("global", self._global_limit).release()
@@ -133,6 +157,17 @@ class Coordinator:
                 del self._inflight[key]
                 if not future.done():
                     future.set_result(False)
+        self._abandon_shares(lambda c, t: c == cell_id and t < try_no)
+
+    def _abandon_shares(self, whose: Any) -> None:
+        # Shared calls a gone try was sending: whoever waits for them sends its own.
+        for share, (cell_id, try_no) in list(self._leads.items()):
+            if whose(cell_id, try_no):
+                del self._leads[share]
+                self._shared.abandon(share)
+
+    def _current(self, cell_id: str, try_no: int) -> bool:
+        return self._tries.get(cell_id, try_no) == try_no and cell_id not in self._ended
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -143,16 +178,30 @@ class Coordinator:
 
     def _note(self, cell_id: str, try_no: int, key: str | None, state: str,
               usage: Usage | None = None, model: str | None = None,
-              prompt_sha256: str | None = None) -> _Call:
+              prompt_sha256: str | None = None, share: str | None = None) -> _Call:
         calls = self._ledger.setdefault(cell_id, [])
         seq = 1 + sum(1 for c in calls if c.try_no == try_no)
-        call = _Call(cell_id, try_no, seq, key, model, prompt_sha256, state=state, usage=usage)
+        call = _Call(cell_id, try_no, seq, key, model, prompt_sha256, state=state, usage=usage,
+                     share=share)
         calls.append(call)
         return call
 
+    def _end_share(self, share: str | None,
+                   reply: tuple[Any, Usage] | None) -> tuple[Any, Usage] | None:
+        """Settle the claimed shared call `share` with `reply` and return the leader's copy
+        (its usage carries the call id), or abandon it when `reply` is None (its waiters send
+        their own). None when this try does not lead `share`."""
+        if share is None or self._leads.pop(share, None) is None:
+            return None
+        if reply is None:
+            self._shared.abandon(share)
+            return None
+        return self._shared.settle(share, *reply)
+
     async def call_begin(self, cell_id: str, try_no: int, key: str | None, mode: str,
                          cache_path: str | None, model: str = "",
-                         prompt_sha256: str | None = None) -> tuple[Any, ...]:
+                         prompt_sha256: str | None = None,
+                         share: str | None = None) -> tuple[Any, ...]:
         """Decide one model call of a cell.
 
         Args:
@@ -163,11 +212,44 @@ class Coordinator:
             cache_path: The response-cache file (for ``rw``/``replay``).
             model: The model id (for recordings and the ledger).
             prompt_sha256: The prompt's hash (likewise).
+            share: The call's `share_key` when calls are shared, else None.
 
         Returns:
-            ``("hit", message, usage)``, ``("refusal", text)``, ``("miss",)`` (replay only) or
-            ``("call", call_id)``: the worker calls the model and reports with `call_end`.
+            ``("shared", message, usage)`` (an equal call's zero-usage copy), ``("hit",
+            message, usage)``, ``("refusal", text)``, ``("miss",)`` (replay only),
+            ``("gone",)`` (this try was superseded while it waited) or ``("call",
+            call_id)``: the worker calls the model and reports with `call_end`.
         """
+        if not self._shared.enabled:
+            self._shared.calls_made += 1  # counted as the local runner counts unshared calls
+        elif share is not None:
+            answer = await self._shared.claim(share)
+            if answer is not None:
+                self.counts["shared"] += 1
+                self._note(cell_id, try_no, key, SHARED, model=model,
+                           prompt_sha256=prompt_sha256, share=share)
+                return ("shared", *self._shared.share(answer))
+            if not self._current(cell_id, try_no):  # its worker died while it waited
+                self._shared.abandon(share)
+                return ("gone",)
+            self._leads[share] = (cell_id, try_no)
+        try:
+            decision = await self._cache_or_call(cell_id, try_no, key, mode, cache_path, model,
+                                                 prompt_sha256, share)
+        except BaseException:
+            self._end_share(share, None)
+            raise
+        if decision[0] == "hit":
+            settled = self._end_share(share, (decision[1], decision[2]))
+            if settled is not None:  # the leader keeps the billed usage, now with its call id
+                return ("hit", *settled)
+        elif decision[0] != "call":
+            self._end_share(share, None)  # a refusal or a miss is never shared
+        return decision
+
+    async def _cache_or_call(self, cell_id: str, try_no: int, key: str | None, mode: str,
+                             cache_path: str | None, model: str, prompt_sha256: str | None,
+                             share: str | None) -> tuple[Any, ...]:
         waited = False
         cached = key is not None and mode != "off" and cache_path is not None
         while True:
@@ -193,7 +275,7 @@ class Coordinator:
                 break
             await asyncio.sleep(pause)  # the provider said 429: nobody calls it meanwhile
         call = self._note(cell_id, try_no, key, STARTED, model=model,
-                          prompt_sha256=prompt_sha256)
+                          prompt_sha256=prompt_sha256, share=share)
         call_id = next(self._ids)
         self._calls[call_id] = call
         if key is not None and mode == "rw":
@@ -201,7 +283,7 @@ class Coordinator:
         return ("call", call_id)
 
     def call_end(self, call_id: int, outcome: str, payload: Any = None, mode: str = "off",
-                 cache_path: str | None = None) -> None:
+                 cache_path: str | None = None) -> str | None:
         """Record how a granted call ended and wake whoever waits for the same prompt.
 
         Args:
@@ -213,8 +295,15 @@ class Coordinator:
             payload: See `outcome`.
             mode: The cache mode of the call.
             cache_path: The response-cache file.
+
+        Returns:
+            When the call was a shared one that ended "ok": the id its sharers' ``shared_from``
+            names (the worker adds it to the caller's ``usage.extra["call_id"]``); else None.
         """
         call = self._calls.pop(call_id)
+        settled = self._end_share(call.share, payload[:2] if outcome == "ok" else None)
+        if settled is not None:
+            call.share_id = settled[1].extra["call_id"]
         model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
         cache = (self._cache(cache_path) if mode == "rw" and cache_path is not None
                  and key is not None else None)
@@ -241,6 +330,7 @@ class Coordinator:
             del self._inflight[key]
             if not owner[1].done():
                 owner[1].set_result(outcome in ("ok", "refusal"))
+        return call.share_id
 
     # -- the ledger -----------------------------------------------------------------------
 
@@ -258,7 +348,8 @@ class Coordinator:
             final_try: The try whose outcome is stored, or None when every try died.
 
         Returns:
-            One dict per lost call: try_no, seq, model, prompt_hash, usage (a `Usage` or None).
+            One dict per lost call: try_no, seq, model, prompt_hash, usage (a `Usage` or None),
+            call_id (the id cells that shared the call name in ``shared_from``, or None).
         """
         calls = self._ledger.get(cell_id, [])
         kept = final_try if final_try is not None else self._tries.get(cell_id, -1) + 1
@@ -270,12 +361,19 @@ class Coordinator:
             if c.state == STARTED or (c.state == PAID and (c.key is None or c.key not in reused)):
                 lost.append({"try_no": c.try_no, "seq": c.seq, "model": c.model,
                              "prompt_hash": c.prompt_hash,
-                             "usage": c.usage if c.state == PAID else None})
+                             "usage": c.usage if c.state == PAID else None,
+                             "call_id": c.share_id})
         return lost
 
     def stats(self) -> dict[str, int]:
-        """Counts of paid, hit, deduplicated, refused and failed calls so far."""
+        """Counts of paid, hit, deduplicated, refused, failed and shared calls so far."""
         return dict(self.counts)
+
+    def shared_state(self) -> tuple[dict[str, SharedAnswer], int, int]:
+        """What this run's shared calls add to the driver's `SharedCalls` (see `absorb`): the
+        calls answered here (not the seeded ones), calls made and calls shared."""
+        answers = {k: a for k, a in self._shared.answers().items() if k not in self._seeded}
+        return answers, self._shared.calls_made, self._shared.calls_shared
 
     def close(self) -> None:
         """Close the cache files."""

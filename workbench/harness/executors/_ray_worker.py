@@ -2,8 +2,9 @@
 
 `run_cell_task` runs the same `run_cell` as the local executor, into a scratch folder, and
 returns the outcome rows plus the files the cell wrote (its summary and what it forgot); the
-driver writes both. `RoutedModel` stands where `CachedModel` stands locally: it checks the
-simulated window, then asks the coordinator for a recording, a slot for the call, or a wait.
+driver writes both. `RoutedModel` stands where `SharedModel` over `CachedModel` stands locally:
+it checks the simulated window, then asks the coordinator for a shared reply, a recording, a
+slot for the call, or a wait.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from workbench.harness._cell_run import run_cell
 from workbench.messages import Message
 from workbench.models._cache import CACHE_MISS_MESSAGE, cache_key, prompt_hash
 from workbench.models._identity import model_identity, model_name
+from workbench.models._shared import billed_answer, find_window_check, share_key
 
 SUMMARIES_DIR = "summaries"
 
@@ -35,7 +37,7 @@ _OBJECTS_RUN: list[str] = [""]
 
 
 class RoutedModel:
-    """A model whose calls are limited, deduplicated and cached by the coordinator.
+    """A model whose calls are limited, shared, deduplicated and cached by the coordinator.
 
     Args:
         inner: The model without a cache layer (a window cap, if any, included).
@@ -44,17 +46,22 @@ class RoutedModel:
         try_no: The cell's try number.
         mode: Cache mode: ``"rw"``, ``"replay"`` or ``"off"``.
         cache_path: The response-cache file on the coordinator's node.
+        share: Share calls through the coordinator's table (the runner's ``share_calls``).
+        scope: Calls share only within an equal scope (the cell's repeat, as locally).
     """
 
     def __init__(self, inner: Any, coordinator: Any, cell_id: str, try_no: int, mode: str,
-                 cache_path: str | None) -> None:
+                 cache_path: str | None, share: bool = False, scope: Any = None) -> None:
         self.inner = inner
         self.coordinator = coordinator
         self.cell_id = cell_id
         self.try_no = try_no
         self.mode = mode
         self.cache_path = cache_path
-        self._identity = model_identity(inner) if mode != "off" else None
+        self.share = share
+        self.scope = scope
+        self._identity = model_identity(inner) if mode != "off" or share else None
+        self._check = find_window_check(inner)
 
     @property
     def model(self) -> str:
@@ -62,17 +69,23 @@ class RoutedModel:
         return model_name(self.inner)
 
     async def complete(self, system: str, messages: list[Message]) -> Any:
-        """Answer from a recording when the coordinator has one, else call the inner model."""
-        key = None
+        """Answer from an equal call or a recording when the coordinator has one, else call
+        the inner model."""
+        key = share = None
+        if (self.mode != "off" or self.share) and self._check is not None:
+            # As in SharedModel and CachedModel: a simulated window refuses before any lookup.
+            self._check(system, messages)
         if self.mode != "off":
-            # As in CachedModel: a simulated window refuses before any lookup, unrecorded.
-            check = getattr(self.inner, "check_window", None)
-            if check is not None:
-                check(system, messages)
             key = cache_key(self._identity, system, messages)
+        if self.share:
+            share = share_key(self._identity, self.scope, system, messages)
         phash = prompt_hash(system, messages)
         decision = await self.coordinator.call_begin.remote(
-            self.cell_id, self.try_no, key, self.mode, self.cache_path, self.model, phash)
+            self.cell_id, self.try_no, key, self.mode, self.cache_path, self.model, phash, share)
+        if decision[0] == "shared":
+            return decision[1], decision[2]
+        if decision[0] == "gone":
+            raise RuntimeError(f"cell {self.cell_id}: try {self.try_no} was superseded by a retry")
         if decision[0] == "hit":
             message, usage = decision[1], decision[2]
             usage.extra["cache_hit"] = True
@@ -98,9 +111,12 @@ class RoutedModel:
             await end.remote(call_id, "error", None, self.mode, self.cache_path)
             raise
         latency_ms = (time.perf_counter() - started) * 1000
-        await end.remote(call_id, "ok", (message, usage, latency_ms), self.mode, self.cache_path)
+        shared_id = await end.remote(call_id, "ok", (message, usage, latency_ms), self.mode,
+                                     self.cache_path)
         if self.mode != "off":
             usage.extra["cache_hit"] = False
+        if shared_id is not None:  # what the cells sharing this call name in shared_from
+            usage = billed_answer(message, usage, shared_id)[1]
         return message, usage
 
 
@@ -136,7 +152,7 @@ def _fetch(ref: Any, run_id: str) -> Any:
 
 
 def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
-                  plan: tuple[str, str | None]) -> dict:
+                  plan: tuple[str, str | None], share: bool = False) -> dict:
     """Run one cell on this worker (the body of the Ray task).
 
     Args:
@@ -145,9 +161,9 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
             user's ``Cell -> model`` factory (None: load the spec's model); wrapped in a list
             so Ray passes the refs, which `_fetch` resolves once per worker.
         run_id: The run id.
-        run_id: The run id.
         coordinator: The coordinator actor handle.
         plan: (cache mode, cache file) of the cell's model.
+        share: Share identical calls across cells (through the coordinator).
 
     Returns:
         ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "worker": str}``,
@@ -165,7 +181,8 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
     def model_for(c: Any) -> Any:
         base = model_factory(c) if model_factory is not None else _base_model(
             experiment, c, run_id)
-        return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path)
+        return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path, share,
+                           scope=c.repeat)
 
     with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp:
         folder = Path(tmp)
