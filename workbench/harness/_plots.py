@@ -66,7 +66,9 @@ def _wilson(successes: int, n: int) -> tuple[float, float, float]:
     p, z = successes / n, 1.96
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return 100 * p, 100 * max(centre - half, 0.0), 100 * min(centre + half, 1.0)
+    low, high = 100 * max(centre - half, 0.0), 100 * min(centre + half, 1.0)
+    # Rounding can put an end a hair past the estimate at p = 0 or 1; the bar is never negative.
+    return 100 * p, min(low, 100 * p), max(high, 100 * p)
 
 
 def _prepared(cells: pd.DataFrame) -> pd.DataFrame:
