@@ -112,6 +112,7 @@ def bill_shared_calls_to_the_first_cell(out: Path, order: list[str]) -> int:
         if a["shared"]:
             groups.setdefault(a["shared_from"], []).append(a)
     moved, touched = 0, set()
+    kind: dict[str, str] = {}
     for billed_id, sharers in groups.items():
         billed = attempts[billed_id]
         assert billed["shared"] == 0 and billed["shared_from"] is None, billed
@@ -126,6 +127,10 @@ def bill_shared_calls_to_the_first_cell(out: Path, order: list[str]) -> int:
         if first is billed:
             continue
         moved += 1
+        # One model per group, so its billed tokens are all reported or all estimated.
+        billed_cell = cells[billed["cell_id"]]
+        kind[first["cell_id"]] = kind[billed["cell_id"]] = (
+            "reported_tokens" if billed_cell["reported_tokens"] else "estimated_tokens")
         bill = {c: billed[c] for c in BILLED_COLUMNS}
         for c in BILLED_COLUMNS:
             billed[c] = first[c]
@@ -141,6 +146,11 @@ def bill_shared_calls_to_the_first_cell(out: Path, order: list[str]) -> int:
                        "WHERE attempt_id = ?", [*(a[c] for c in columns), a["attempt_id"]])
         for cell_id in touched:
             totals = cell_totals(of(cell_id))
+            # The reported / estimated split (8A's columns) follows the billed tokens.
+            tokens = totals["billed_input_tokens"] + totals["billed_output_tokens"]
+            other = ("estimated_tokens" if kind[cell_id] == "reported_tokens"
+                     else "reported_tokens")
+            totals[kind[cell_id]], totals[other] = tokens, 0
             db.execute(f"UPDATE cells SET {', '.join(f'{c} = ?' for c in totals)} "
                        "WHERE cell_id = ?", [*totals.values(), cell_id])
     db.close()
