@@ -21,7 +21,30 @@ PROMISED = [
     "load_model",
     # issue 5: harness
     "Experiment", "run_experiment", "Results",
+    # issue 8: the verdict
+    "verdict", "Verdict",
+    # issue 9: hardening
+    "redact", "RunFolderLocked", "BudgetReached", "RenderLimits",
+    # issue 10: strategies and replay
+    "Strategy", "strategy", "replay_session", "ReplayResult", "replay_table", "plot_replay",
+    # issue 11: shared calls
+    "SharedCalls",
+    # issue 12: the executor spec
+    "ExecutorSpec",
 ]
+
+AWAKEN_PROMISED = [
+    "ContextWindowPolicy", "CompactionConfig", "estimate_tokens", "truncate",
+    "adjust_split_for_tool_pairs", "patch_dangling_tool_calls", "compact_tool_results",
+    "find_compaction_boundary", "plan_compaction", "render_transcript",
+]
+
+
+@pytest.mark.parametrize("name", AWAKEN_PROMISED)
+def test_every_awaken_name_issue_10_fixes_is_exported_from_its_package(name: str) -> None:
+    awaken = importlib.import_module("workbench.strategies.awaken")
+    assert name in awaken.__all__, f"{name} missing from workbench.strategies.awaken.__all__"
+    assert getattr(awaken, name) is not None
 
 
 @pytest.mark.parametrize("name", PROMISED)

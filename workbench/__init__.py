@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "Usage": "workbench.compaction",
     "CompactionModel": "workbench.compaction",
     "Templates": "workbench.compaction",
+    "RenderLimits": "workbench.compaction",
     "code_fence": "workbench.compaction",
     "StructuredSummary": "workbench.compaction",
     "FileActivity": "workbench.compaction",
@@ -69,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "load_model": "workbench.models",
     # harness
     "Experiment": "workbench.harness",
+    "ExecutorSpec": "workbench.harness",
     "run_experiment": "workbench.harness",
     "Results": "workbench.harness",
     "run_experiment_async": "workbench.harness",
@@ -150,6 +152,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         CompactionModel,
         CompactionOutput,
         FileActivity,
+        RenderLimits,
         StructuredSummary,
         Summary,
         Templates,
@@ -183,6 +186,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         restore_last_export,
     )
     from workbench.harness import (
+        ExecutorSpec,
         Experiment,
         Results,
         ResultsStore,
