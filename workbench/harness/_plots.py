@@ -167,8 +167,8 @@ def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
         _panel_title(ax, model, window, g)
         ax.set_xlabel(x)
         ax.set_ylabel(y)
-        lo, hi = METRIC_RANGES.get(y, (None, None))
-        if lo is not None:
+        if y in METRIC_RANGES:
+            lo, hi = METRIC_RANGES[y]
             ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
         ax.grid(True, alpha=0.3)
     _legend(fig, colours, markers)
