@@ -192,3 +192,19 @@ def test_a_replay_table_runs_after_the_cells_and_resumes(tmp_path: Path) -> None
     assert paths["replay_csv"].read_text().startswith("strategy,window,threshold,sessions")
     assert "## Whole-session replay" in paths["markdown"].read_text()
     assert (paths["markdown"].parent / "replay-1.png").stat().st_size > 0
+
+
+def test_goose_on_the_automatic_path_keeps_the_recorded_prompt_as_goose_archives_it() -> None:
+    from workbench.context_mgmt import compact_messages
+    from workbench.models import load_model
+
+    session = load_session(ROOT / "datasets" / "gen-012k-s2.json")
+    model = load_model("extractive@8k")
+    direct = asyncio.run(compact_messages(model, session.messages, manual_compact=False))
+    via = asyncio.run(get_strategy("goose").compact(CompactionRequest(
+        messages=session.messages, model=model, window=8192, manual_compact=False)))
+    archived = len(session.messages)  # Goose keeps every recorded message, then appends
+    assert [m.to_goose() for m in via.context][:archived] == [
+        m.to_goose() for m in direct.conversation][:archived]
+    assert via.summary_text == direct.summary.message.concat_text()
+    assert via.retained_tokens == direct.retained_context_tokens

@@ -28,17 +28,10 @@ class GooseStrategy(Strategy):
 
         if request.model is None:
             raise ValueError("the goose strategy needs a model")
-        messages = list(request.messages)
-        if not request.manual_compact:
-            from workbench.context_mgmt._compact_messages import _find_preserved
-
-            # Goose re-dates the prompt it preserves in place; give it a copy, so compacting
-            # never changes the caller's recorded messages (a replay walks them again).
-            found = _find_preserved(messages)
-            if found is not None:
-                messages[found[0]] = found[1].copy_with()
+        # compact_messages never changes its input (the prompt it preserves is a new copy), so
+        # the recorded history goes in as it is.
         result = await compact_messages(
-            request.model, messages, manual_compact=request.manual_compact,
+            request.model, list(request.messages), manual_compact=request.manual_compact,
             templates=request.templates, estimator=request.estimator, **request.options)
         summary = result.summary
         records = list(summary.attempt_records)
