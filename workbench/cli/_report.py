@@ -15,9 +15,7 @@ def command(run_dir: Path, out_dir: Path | None) -> None:
     """Write report.md, report.html, CSVs and plots for RUN_DIR; print their paths and the verdict."""
     from workbench.harness._report import write_report
     from workbench.harness._results import Results
-    from workbench.harness._verdict import verdict
-
     results = Results.load(run_dir)
     for name, path in write_report(results, out_dir).items():
         click.echo(f"{name}: {path}")
-    click.echo("\n" + verdict(results).to_text())
+    click.echo("\n" + results.verdict().to_text())

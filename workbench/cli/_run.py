@@ -116,19 +116,15 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
 
 def _print_results(results: Results) -> int:
     """Print table, verdict, error summary and folder; return the infrastructure error count."""
-    from workbench.harness._verdict import verdict
+    from workbench.harness._outcomes import FAILED
 
     print_table(results)
     _print_replays(results)
-    found = verdict(results)
+    found = results.verdict()
     click.echo("\n" + found.to_text())
     cells = results.cells
-    failed = errors = 0
-    if not cells.empty:
-        from workbench.harness._table import prepare_cells
-
-        kinds = prepare_cells(cells)["outcome_kind"]
-        failed, errors = int((kinds == "failed").sum()), int((kinds == "error").sum())
+    errors = found.infrastructure_errors
+    failed = sum(e.count for e in found.errors if e.kind == FAILED)
     click.echo(f"\nrun folder: {results.run_dir} ({len(cells)} cells, {failed} failed, "
                f"{errors} errors, status {results.status})")
     click.echo(f"report: workbench report {results.run_dir}")

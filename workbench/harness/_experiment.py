@@ -37,8 +37,6 @@ STRATEGIES: tuple[str, ...] = ("goose", "awaken", "mask", "truncate", "none", "r
 CACHE_PREFIXES = ("cached:", "replay:")
 """Cache-mode prefixes of model strings; not part of a model's label."""
 
-SECRET_PARAMS = frozenset({"api_key"})
-"""Model parameters never written to a spec file, a database row or a log."""
 
 DEFAULT_SPEC = "experiments/default.toml"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@,-]{0,99}$")
@@ -153,8 +151,7 @@ class ModelEntry(_Strict):
         for prefix in CACHE_PREFIXES:
             if name.startswith(prefix):
                 name = name[len(prefix):]
-        public = dict(sorted(public_params(
-            {k: v for k, v in self.params.items() if k not in SECRET_PARAMS}).items()))
+        public = dict(sorted(public_params(self.params).items()))
         if not public:
             return name
         inner = ",".join(f"{k}={v}" for k, v in public.items())
@@ -352,8 +349,7 @@ class Experiment(_Strict):
         data["windows"] = [w if w is not None else "none" for w in self.windows]
         for entry in data["models"]:
             if not secrets:
-                entry["params"] = public_params({k: v for k, v in entry["params"].items()
-                                                 if k not in SECRET_PARAMS})
+                entry["params"] = public_params(entry["params"])
             if not entry["params"]:
                 del entry["params"]
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]

@@ -69,14 +69,14 @@ def _verdict_section(results: Any) -> VerdictView:
     Returns:
         A `VerdictView`.
     """
-    from workbench.harness._verdict import HEADLINE_METRICS, METRIC_LABELS, verdict
+    from workbench.harness._verdict import HEADLINE_METRICS, METRIC_LABELS, run_verdict
 
     cells: pd.DataFrame = results.cells
     view = VerdictView(", ".join(METRIC_LABELS.get(m, m) for m in HEADLINE_METRICS))
     if cells.empty:
         view.warnings.append("the run holds no cells")
         return view
-    found = verdict(results)
+    found = run_verdict(results)
     for stratum in found.strata:
         winners = [(m, m.winner) for m in stratum.metrics if m.winner]
         if winners:

@@ -29,7 +29,6 @@ from workbench.models._errors_map import TransientModelError
 OK = "ok"
 FAILED = "failed"
 ERROR = "error"
-OUTCOME_KINDS = (OK, FAILED, ERROR)
 """Values of the ``outcome_kind`` cell column."""
 
 FAILURE_CLASSES: tuple[type[BaseException], ...] = (ContextLengthExceeded,)

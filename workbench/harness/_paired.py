@@ -98,32 +98,6 @@ class PairedResult:
                 "failed_a": self.failed_a, "failed_b": self.failed_b}
 
 
-def bootstrap_mean_ci(diffs: np.ndarray, *, n_boot: int = 2000, seed: int = 0,
-                      level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of `diffs`.
-
-    Args:
-        diffs: One value per pair.
-        n_boot: Bootstrap resamples.
-        seed: Seed of the numpy generator (same seed, same interval).
-        level: Coverage of the interval.
-
-    Returns:
-        ``(low, high)``; NaNs when `diffs` is empty.
-    """
-    n = len(diffs)
-    if n == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_boot)
-    for start in range(0, n_boot, _CHUNK):  # chunks keep memory flat for many pairs
-        size = min(_CHUNK, n_boot - start)
-        means[start:start + size] = diffs[rng.integers(0, n, size=(size, n))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
-
-
 def cluster_bootstrap_ci(diffs: np.ndarray, clusters: np.ndarray, strata: np.ndarray, *,
                          n_boot: int = 2000, seed: int = 0,
                          level: float = 0.95) -> tuple[float, float]:

@@ -66,7 +66,7 @@ def replay_tasks(experiment: Experiment,
         chosen = list(sessions)
     return [(session, entry, int(window), float(threshold))
             for session in chosen for entry in _strategies(experiment)
-            for window in spec.windows if window is not None
+            for window in spec.windows
             for threshold in spec.thresholds]
 
 
@@ -76,21 +76,20 @@ def stored_replays(store: ResultsStore) -> dict[str, str]:
 
 
 def record_replay(store: ResultsStore, row: dict[str, Any]) -> None:
-    """Write (or replace) one replay row.
+    """Write (or replace) one replay row, its text through the redaction layer like a cell's.
 
     Raises:
         ValueError: `row` has a column the table does not.
     """
+    from workbench._redact import redactor
     from workbench.harness._migrations import transaction
 
     unknown = set(row) - set(REPLAY_COLUMNS)
     if unknown:
         raise ValueError(f"unknown replay columns: {sorted(unknown)}")
-    names = [c for c in REPLAY_COLUMNS if c in row]
     with transaction(store.db):
         store.db.execute("DELETE FROM replays WHERE replay_id = ?", (row["replay_id"],))
-        store.db.execute(f"INSERT INTO replays ({', '.join(names)}) VALUES "
-                         f"({', '.join('?' for _ in names)})", [row[c] for c in names])
+        store._insert("replays", REPLAY_COLUMNS, row, redactor().text)
 
 
 def replay_rows(result: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from workbench.harness._html_table import plain_table
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._plots import PLOTS
 from workbench.harness._table import column_formats, comparison_table, format_cell, window_label
-from workbench.harness._verdict import verdict
+from workbench.harness._verdict import run_verdict
 
 TABLE_NOTE = ("Means (tokens, cost, retries, recalls) are per cell over the n sessions every "
               "template completed in that model x window (mean_over); parse_success_pct and "
@@ -282,7 +282,7 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     by_cell = forgotten_by_cell(run_dir, cells)
     forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
-    verdict_text = verdict(results).to_text()
+    verdict_text = run_verdict(results).to_text()
 
     paths: dict[str, Path] = {"markdown": out / "report.md", "html": out / "report.html",
                               "table_csv": out / "table.csv", "cells_csv": out / "cells.csv",

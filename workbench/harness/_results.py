@@ -171,10 +171,18 @@ class Results:
         return results_from_rows(self.replays, session_id)
 
     def verdict(self, **kwargs: Any) -> Any:
-        """The run's `Verdict` (see ``workbench.harness.verdict``)."""
+        """The run's `Verdict` (see ``workbench.harness.verdict``).
+
+        The default verdict is computed once per `Results` (the report, its HTML page and the
+        CLI all show it); arguments compute a fresh one.
+        """
         from workbench.harness._verdict import verdict
 
-        return verdict(self, **kwargs)
+        if kwargs:
+            return verdict(self, **kwargs)
+        if getattr(self, "_verdict", None) is None:
+            self._verdict = verdict(self)
+        return self._verdict
 
     def plot(self, *args: Any, **kwargs: Any) -> Any:
         """A matplotlib Figure of the cells (see ``workbench.harness._plots``)."""

@@ -116,15 +116,14 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     sessions = load_experiment_sessions(experiment, session_cache)
     cells = expand_cells(experiment, sessions)
     if only_sessions is not None:
-        cells = [c for c in cells if c.session_id in set(only_sessions)]
+        wanted = set(only_sessions)
+        cells = [c for c in cells if c.session_id in wanted]
     variants = {name: load_variant(name, experiment) for name in dict.fromkeys(c.template for c in cells)}
     if dry_run:
-        stored = {}
+        todo = cells
         if (out / DB_FILE).is_file():
             with ResultsStore(out / DB_FILE) as store:
-                stored = store.cell_statuses()
-        todo = [c for c in cells
-                if c.cell_id not in stored or (retry_errors and stored[c.cell_id] == "error")]
+                todo = cells_to_run(cells, store, retry_errors)
         estimate = estimate_cells(experiment, cells, todo, sessions, variants)
         print(estimate)
         return estimate
@@ -140,17 +139,13 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         store = ResultsStore(out / DB_FILE)
         try:
             store.mark_interrupted()
-            stored = store.cell_statuses()
-            rerun = store.cells_with_error_type(BUDGET_STOPPED)
-            todo = [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
-                    or (retry_errors and stored[c.cell_id] == "error")]
-            run_id = store.start_run(experiment.name, redact(experiment.model_dump_json(
-                exclude={"models": {"__all__": {"params": {"api_key"}}}})), _version())
+            todo = cells_to_run(cells, store, retry_errors)
+            run_id = store.start_run(experiment.name, experiment.model_dump_json(
+                exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
             status = "running"
             try:
                 cluster = runner.start()
-                store.record_executor(run_id, runner.kind, redact(json.dumps(cluster,
-                                                                             sort_keys=True)))
+                store.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
                 status = await _run_cells(experiment, out, store, run_id, todo, sessions,
@@ -169,6 +164,15 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     from workbench.harness._results import Results
 
     return Results.load(out)
+
+
+def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
+    """The cells a run (or its dry run) still has to do: not stored yet, stopped by the budget
+    after billing (they run again), or stored as errors when `retry_errors`."""
+    stored = store.cell_statuses()
+    rerun = store.cells_with_error_type(BUDGET_STOPPED)
+    return [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
+            or (retry_errors and stored[c.cell_id] == "error")]
 
 
 async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,

@@ -128,7 +128,7 @@ class ResultsStore:
         """Note which executor (``local``/``ray``) and cluster (JSON text) run `run_id`."""
         with transaction(self.db):
             self.db.execute("UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
-                            (executor, cluster, run_id))
+                            (executor, redact(cluster), run_id))
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run row, oldest first."""
@@ -192,10 +192,8 @@ class ResultsStore:
 
     def spent(self) -> tuple[float, int]:
         """(cost, billed input + output tokens) summed over every stored cell."""
-        row = self.db.execute(
-            "SELECT COALESCE(SUM(cost), 0), COALESCE(SUM(billed_input_tokens), 0)"
-            " + COALESCE(SUM(billed_output_tokens), 0) FROM cells").fetchone()
-        return float(row[0]), int(row[1])
+        cost, tokens_in, tokens_out = self.billed()
+        return cost, tokens_in + tokens_out
 
 
 def _sql_value(value: Any) -> Any:

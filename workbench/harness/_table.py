@@ -58,40 +58,12 @@ ECHO_THRESHOLD = 0.5
 """A structured reply whose long strings are at least this share copied from the template is
 a template echo (see `workbench.harness.metrics.template_echo`)."""
 
-MEAN_COLUMNS = ("retained_tokens", "summary_tokens", "billed_tokens", "billed_reported",
-                "billed_estimated", "cost", "retries_mean")
-"""Columns averaged over the common sessions (or the survivors)."""
-
 TABLE_COLUMNS = ("effective_window", "window_tokenizer", "cells", "replies", "failed",
                  "errors", "failures", "failure_rate", "n", "mean_over", "parse_success_pct",
                  "useful_structured_pct", "retained_tokens", "summary_tokens", "billed_tokens",
                  "billed_reported", "billed_estimated", "cost", "cost_total", "retries_mean",
                  "retries_max", "http_retries")
 """The table's columns after the grouping columns, in order (recall columns follow)."""
-
-
-def useful_structured(parse_outcome: Any, fill_rate: Any, template_echo: Any) -> bool:
-    """True for a reply that parsed, is not a template echo and fills at least one field.
-
-    Args:
-        parse_outcome: The cell's parse outcome (``structured`` when the JSON parsed).
-        fill_rate: Share of the nine summary fields filled (None/NaN when not parsed).
-        template_echo: Share of long strings copied from the template (None/NaN when the
-            summary has no string of at least 12 characters).
-    """
-    if parse_outcome != "structured":
-        return False
-    fill, echo = _as_float(fill_rate), _as_float(template_echo)
-    if np.isnan(fill) or fill <= 0:
-        return False
-    return bool(np.isnan(echo) or echo < ECHO_THRESHOLD)
-
-
-def _as_float(value: Any) -> float:
-    try:
-        return float(value) if value is not None else np.nan
-    except (TypeError, ValueError):
-        return np.nan
 
 
 CALL_COLUMNS = ("calls_made", "calls_shared")

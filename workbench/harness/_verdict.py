@@ -371,3 +371,9 @@ def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HE
         strata.append(stratum)
     strata.sort(key=lambda s: (s.model, s.window if isinstance(s.window, int) else 1 << 62))
     return Verdict(on, strata, _error_counts(df), len(df))
+
+
+def run_verdict(results: Any) -> Verdict:
+    """The default verdict of `results`, computed once when it is a `Results` (which caches it)."""
+    cached = getattr(results, "verdict", None)
+    return cached() if callable(cached) else verdict(results)

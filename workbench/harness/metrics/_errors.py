@@ -29,6 +29,7 @@ appear anywhere in the summary.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from workbench.harness.metrics._common import ProbeResult, normalize_ws, word_set, words
@@ -92,6 +93,9 @@ def _pytest_line(lines: list[str]) -> str | None:
     return e_lines[0] if e_lines else None
 
 
+# Every cell of a session scans the same tool outputs (metrics and forgotten items both):
+# the answer depends on the text alone, so it is computed once per distinct output.
+@functools.lru_cache(maxsize=8192)
 def error_line(text: str, flagged: bool = False) -> str | None:
     """The most specific error line of a tool output, or None when it holds no error.
 
@@ -103,8 +107,7 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         The chosen line (see the module docstring for the order), whitespace-normalised and cut
         to `MAX_ERROR_CHARS`, or None.
     """
-    all_lines = [ln for ln in text.splitlines() if ln.strip()]
-    lines = [ln for ln in all_lines if not _ignorable(ln)]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not _ignorable(ln)]
     chosen: str | None = None
     if _TRACEBACK in text:
         after = text.rsplit(_TRACEBACK, 1)[1].splitlines()
