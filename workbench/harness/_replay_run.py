@@ -66,7 +66,7 @@ def replay_tasks(experiment: Experiment,
         chosen = list(sessions)
     return [(session, entry, int(window), float(threshold))
             for session in chosen for entry in _strategies(experiment)
-            for window in spec.windows
+            for window in spec.windows if window is not None
             for threshold in spec.thresholds]
 
 

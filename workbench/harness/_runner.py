@@ -13,8 +13,6 @@ written (spec copy, rows, logs) passes through the redaction layer.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 import logging
 from collections.abc import Callable, Collection
@@ -288,11 +286,6 @@ def run_experiment(spec: Experiment | str | Path | None = None, out: str | Path 
     """
     experiment = Experiment.default() if spec is None else _coerce(spec)
     folder = Path(out) if out is not None else default_out(experiment)
-    coro_args = (experiment, folder)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run_experiment_async(*coro_args, **kwargs))
-    # A loop is already running here (Jupyter): run ours on a worker thread.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, run_experiment_async(*coro_args, **kwargs)).result()
+    from workbench._sync import run_sync
+
+    return run_sync(run_experiment_async(experiment, folder, **kwargs))

@@ -25,18 +25,15 @@ it created, so the replay's own cost grows linearly with the session.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from workbench.messages import Message
 from workbench.strategies._base import CompactionRequest, Strategy, render_context
 
 __all__ = ["CompactionRound", "ReplayResult", "TurnRow", "replay_session", "replay_session_async"]
 
-T = TypeVar("T")
 ProbeMode = Literal["facts", "all", "none"]
 PROBE_MODES: tuple[str, ...] = ("facts", "all", "none")
 
@@ -450,14 +447,7 @@ async def _compact(strategy: Strategy, ctx: _Context, session: Any, index: int, 
 
 def replay_session(session: Any, strategy: Strategy | str, **kwargs: Any) -> ReplayResult:
     """Synchronous `replay_session_async` (works inside a running event loop, e.g. Jupyter)."""
-    return _run_sync(replay_session_async(session, strategy, **kwargs))
+    from workbench._sync import run_sync
 
-
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    return run_sync(replay_session_async(session, strategy, **kwargs))
 

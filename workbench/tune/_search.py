@@ -17,8 +17,6 @@ by the harness's session-level paired comparison (`paired_comparison`).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import datetime as dt
 import json
 import math
@@ -276,9 +274,6 @@ def _save(result: TuneResult) -> None:
 def tune(spec: Experiment | str | Path, out: str | Path | None = None,
          **kwargs: Any) -> TuneResult:
     """Synchronous `tune_async`; works inside a running event loop (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(tune_async(spec, out, **kwargs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, tune_async(spec, out, **kwargs)).result()
+    from workbench._sync import run_sync
+
+    return run_sync(tune_async(spec, out, **kwargs))
