@@ -300,6 +300,10 @@ def flatten_prompt(system: str, messages: list[Message]) -> str:
     return "\n\n".join(parts)
 
 
+COUNT_MEMO = 16
+"""Prompt token counts a `LocalModel` keeps (the prompts a cell's ladder is checking)."""
+
+
 class LocalModel:
     """A GGUF model run in process with llama.cpp; free and offline.
 
@@ -348,6 +352,9 @@ class LocalModel:
                 else Path(self.path_or_name).stem)
         self.model = f"local/{name}"
         self._path: Path | None = None
+        # Each wrapper in front of the model (shared calls, cache, window cap) checks the same
+        # prompt; llama.cpp counts a long prompt in tens of ms, so recent counts are kept.
+        self._counts: dict[tuple[str, bool], int] = {}
 
     def __repr__(self) -> str:
         return (f"LocalModel({self.path_or_name!r}, n_ctx={self.n_ctx}, "
@@ -408,7 +415,13 @@ class LocalModel:
         prompt = flatten_prompt(system, messages) + cue
 
         def count(text: str) -> int:
-            return _token_count(vocab, text.encode("utf-8"), add_bos=True, special=chat)
+            key = (text, chat)
+            if key not in self._counts:
+                if len(self._counts) >= COUNT_MEMO:
+                    del self._counts[next(iter(self._counts))]  # the oldest
+                self._counts[key] = _token_count(vocab, text.encode("utf-8"), add_bos=True,
+                                                 special=chat)
+            return self._counts[key]
 
         if limit is not None and len(prompt) > PREFIX_CHARS_PER_TOKEN * limit:
             # A prefix never has fewer tokens than the whole prompt's tokens up to the cut,
