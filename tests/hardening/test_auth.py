@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.hardening._provider_server import ProviderServer
 from workbench.errors import AuthenticationError, ModelCallError
 from workbench.harness import Experiment, run_experiment
 from workbench.messages import Message
@@ -16,17 +15,7 @@ from workbench.models._litellm import LiteLLMModel
 from workbench.models._retry import RetryPolicy
 from workbench.sessions import Session
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _provider_server import ProviderServer  # noqa: E402
-
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
 
 
 class Sleeps:

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
 from workbench.compaction import builtin_template
 from workbench.errors import ConfigError
 from workbench.export import _export, export_template
 
-ROOT = Path(__file__).resolve().parents[2]
 LEAN = ROOT / "prompts" / "lean-facts"
 STAMP = "20250102T030405Z"
 NAMES = ("compaction.md", "compaction_summary.md")

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, run_experiment
 from workbench.models import load_model
 from workbench.models._cache import ResponseCache, is_read_only
 
-ROOT = Path(__file__).resolve().parents[2]
 RECORDING = ROOT / "datasets" / "recordings" / "local-gemma3-270m.db"
 
 

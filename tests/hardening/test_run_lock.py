@@ -10,12 +10,13 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
+from tests.hardening._provider_server import SUMMARY, ProviderServer
 from workbench.errors import ConfigError, RunFolderLocked
 from workbench.harness import Cell, Experiment, run_experiment
 from workbench.harness import _lock as lock_module
@@ -24,18 +25,6 @@ from workbench.harness._store import ResultsStore
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _provider_server import SUMMARY, ProviderServer  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
 
 
 def write_sessions(folder: Path, count: int) -> None:

@@ -10,11 +10,12 @@ import sqlite3
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
+from tests.hardening._provider_server import ProviderServer
 from workbench._redact import (
     MASK,
     install_log_redaction,
@@ -27,18 +28,6 @@ from workbench._redact import (
 from workbench.harness import Experiment
 from workbench.messages import Message
 from workbench.sessions import Session
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _provider_server import ProviderServer  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
 
 
 def _all_bytes(folder: Path) -> dict[Path, bytes]:
