@@ -423,6 +423,8 @@ def test_a_cell_whose_every_try_dies_is_an_error_row_and_the_run_goes_on(
     by_id = results.cells.set_index("cell_id")
     assert by_id.loc[victim, "status"] == "error"
     assert by_id.loc[victim, "error_type"].startswith("WorkerCrashedError")
+    assert by_id.loc[victim, "outcome_kind"] == "error"  # infrastructure, as a local error row
+    assert by_id.loc[victim, "error_class"]
     assert sorted(by_id["status"]) == ["error", "ok", "ok"]
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     assert db.execute("SELECT outcome, task_attempt, cost, error FROM attempts WHERE cell_id = ?",

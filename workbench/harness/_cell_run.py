@@ -169,6 +169,14 @@ def _parse_structured(raw: str | None) -> Any:
     return StructuredSummary.parse(raw)
 
 
+def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
+    """The columns of a cell row that name the cell (whatever became of it)."""
+    return {"cell_id": cell.cell_id, "run_id": run_id, "session_id": cell.session_id,
+            "session_path": cell.session_path, "session_format": cell.session_format,
+            "strategy": cell.strategy, "model": cell.model, "template": cell.template,
+            "window": cell.window, "repeat": cell.repeat}
+
+
 async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
                    experiment: Experiment, out: Path, run_id: str) -> CellOutcome:
     """Compact `session` as `cell` says and return its rows (errors become an 'error' row).
@@ -185,12 +193,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
     from workbench.harness._strategy_run import run_strategy, scored_session
 
     estimator = default_estimator()
-    row: dict[str, Any] = {
-        "cell_id": cell.cell_id, "run_id": run_id, "session_id": cell.session_id,
-        "session_path": cell.session_path, "session_format": cell.session_format,
-        "strategy": cell.strategy, "model": cell.model, "template": cell.template,
-        "window": cell.window, "repeat": cell.repeat, "started_at": utc_now(),
-    }
+    row: dict[str, Any] = {**cell_identity(cell, run_id), "started_at": utc_now()}
     if variant.params:
         row["template_params"] = json.dumps(variant.params, ensure_ascii=False)
     started = time.perf_counter()

@@ -222,15 +222,14 @@ def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
 
 
 def _crashed_outcome(cell: Any, run_id: str, exc: BaseException) -> Any:
-    from workbench.harness._cell_run import CellOutcome
+    from workbench.harness._cell_run import CellOutcome, cell_identity
+    from workbench.harness._outcomes import error_class, outcome_kind
 
     now = utc_now()
     row = {
-        "cell_id": cell.cell_id, "run_id": run_id, "session_id": cell.session_id,
-        "session_path": cell.session_path, "session_format": cell.session_format,
-        "strategy": cell.strategy, "model": cell.model, "template": cell.template,
-        "window": cell.window, "repeat": cell.repeat, "started_at": now, "finished_at": now,
-        "status": "error", "error_type": type(exc).__name__, "error_message": str(exc),
+        **cell_identity(cell, run_id), "started_at": now, "finished_at": now,
+        "status": "error", "outcome_kind": outcome_kind(exc), "error_class": error_class(exc),
+        "error_type": type(exc).__name__, "error_message": str(exc),
         "traceback": "".join(traceback.format_exception(exc)), "billed_input_tokens": 0,
         "billed_output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "cost": 0.0,
         "attempts": 0, "retries": 0,
