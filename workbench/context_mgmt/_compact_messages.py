@@ -15,6 +15,7 @@ from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._summarize import Summary, summarize
 from workbench.compaction._templates import Templates
 from workbench.messages import Message, MessageMetadata, TextContent, ToolRequest, ToolResponse
+from workbench.tokens import context_tokens
 
 __all__ = [
     "CONVERSATION_CONTINUATION_TEXT",
@@ -121,13 +122,6 @@ def _with_metadata(message: Message, metadata: MessageMetadata) -> Message:
     return Message.from_goose(data)
 
 
-def _retained_tokens(messages: Sequence[Message], estimator: Any) -> int:
-    counter = getattr(estimator, "count_context_tokens", None)
-    if callable(counter):
-        return int(counter(messages))
-    return sum(estimator.count_chat_tokens("", [m]) for m in messages if m.is_agent_visible)
-
-
 async def compact_messages(
     model: CompactionModel,
     conversation: Sequence[Message],
@@ -192,6 +186,6 @@ async def compact_messages(
             latest = max(m.created for m in new)
             new.append(carried.copy_with(id=None, created=max(carried.created, latest)))
 
-    retained = _retained_tokens(new, estimator)
+    retained = context_tokens(new, estimator)
     return CompactionResult(conversation=new, usage=summary.usage,
                             retained_context_tokens=retained, summary=summary)

@@ -6,14 +6,7 @@ from collections import Counter
 from typing import Any
 
 from workbench.sessions._session import Session
-from workbench.tokens import TokenEstimator
-
-
-def _context_tokens(estimator: Any, messages: list[Any]) -> int:
-    counter = getattr(estimator, "count_context_tokens", None)
-    if counter is not None:
-        return int(counter(messages))
-    return sum(estimator.count_chat_tokens("", [m]) for m in messages if m.is_agent_visible)
+from workbench.tokens import TokenEstimator, context_tokens
 
 
 def inspect_session(session: Session, estimator: TokenEstimator | None = None) -> dict[str, Any]:
@@ -55,7 +48,7 @@ def inspect_session(session: Session, estimator: TokenEstimator | None = None) -
         "tool_calls": len(requests),
         "tool_errors": sum(1 for r in responses if r.tool_result.is_error),
         "unanswered_tool_calls": sum(1 for r in requests if r.id not in answered),
-        "tokens": _context_tokens(estimator, messages),
+        "tokens": context_tokens(messages, estimator),
         "tokens_all_messages": sum(per_message),
         "largest_message": largest,
         "compactions": list(meta.get("compactions") or []),

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
+from workbench.tokens import context_tokens
 
 __all__ = ["CompactionRequest", "NoSettings", "Strategy", "StrategyResult", "render_context"]
 
@@ -138,11 +139,11 @@ class Strategy(ABC):
 
 
 def scored_view(context: Sequence[Message], request: CompactionRequest) -> tuple[str, int]:
-    """(`render_context`, `visible_tokens`) of `context`, or ("", 0) when the request does not
+    """(`render_context`, `context_tokens`) of `context`, or ("", 0) when the request does not
     score."""
     if not request.score:
         return "", 0
-    return render_context(context), visible_tokens(context, request.estimator)
+    return render_context(context), context_tokens(context, request.estimator)
 
 
 def render_context(messages: Sequence[Message]) -> str:
@@ -167,9 +168,3 @@ def render_context(messages: Sequence[Message]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def visible_tokens(messages: Sequence[Message], estimator: Any) -> int:
-    """Agent-visible tokens of `messages`, counted as Goose's retained-context figure."""
-    counter = getattr(estimator, "count_context_tokens", None)
-    if callable(counter):
-        return int(counter(messages))
-    return sum(estimator.count_chat_tokens("", [m]) for m in messages if m.is_agent_visible)

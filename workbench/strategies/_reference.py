@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from workbench.errors import ConfigError
 from workbench.messages import Message, MessageMetadata
-from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult, visible_tokens
+from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult
 from workbench.strategies._registry import strategy
+from workbench.tokens import context_tokens
 
 __all__ = ["RecordedSummary", "ReferenceSettings", "reference_summary"]
 
@@ -74,7 +75,7 @@ class RecordedSummary(Strategy):
         context = [summary, *after]
         return StrategyResult(
             context=context, summary_text=str(found["text"]),
-            retained_tokens=visible_tokens([summary], request.estimator),
+            retained_tokens=context_tokens([summary], request.estimator),
             compacted=True,
             detail={"boundary": boundary, "source": found.get("source"),
                     "scored_messages": messages[:boundary]})

@@ -5,7 +5,9 @@ from workbench.tokens._estimator import (
     TiktokenEstimator,
     TokenEstimator,
     compact_json,
+    context_tokens,
     default_estimator,
 )
 
-__all__ = ["ENCODING", "TiktokenEstimator", "TokenEstimator", "compact_json", "default_estimator"]
+__all__ = ["ENCODING", "TiktokenEstimator", "TokenEstimator", "compact_json", "context_tokens",
+           "default_estimator"]

@@ -130,3 +130,15 @@ def default_estimator() -> TiktokenEstimator:
     if _default is None:
         _default = TiktokenEstimator()
     return _default
+
+
+def context_tokens(messages: Sequence[Any], estimator: Any) -> int:
+    """Agent-visible tokens of `messages` as Goose's retained-context figure counts them.
+
+    Uses the estimator's ``count_context_tokens`` when it has one, else sums each visible
+    message as a one-message chat.
+    """
+    counter = getattr(estimator, "count_context_tokens", None)
+    if callable(counter):
+        return int(counter(messages))
+    return sum(estimator.count_chat_tokens("", [m]) for m in messages if m.is_agent_visible)
