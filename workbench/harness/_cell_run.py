@@ -17,6 +17,7 @@ from workbench._redact import redact
 from workbench.harness._cells import Cell
 from workbench.harness._experiment import Experiment
 from workbench.harness._outcomes import error_class, outcome_kind, root_error
+from workbench.harness._results import SUMMARIES_DIR
 from workbench.harness._store import utc_now
 from workbench.harness._variants import Variant
 from workbench.messages import Message
@@ -220,7 +221,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                    structured=int(bool(result.structured)) if cell.uses_model else None)
         row["summary_path"] = _write_summary(out, cell, text)
         if model is not None and model.last_text is not None:  # the parser's input (drill-down)
-            (out / "summaries" / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
+            (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
                                                                        encoding="utf-8")
         if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
             session = scored_session(session, result)
@@ -236,7 +237,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                                                             variant.templates.compaction)
             row["metrics_json"] = json.dumps(values, default=float)
             forgotten = metrics.compute_forgotten(session, text)
-            (out / "summaries" / f"{cell.cell_id}.forgotten.json").write_text(
+            (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
                 redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
     except Exception as exc:  # one failing cell never stops the run
         row.setdefault("latency_ms", (time.perf_counter() - started) * 1000)

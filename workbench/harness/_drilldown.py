@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.harness._results import SUMMARIES_DIR
+
 CHUNK_CELLS = 100
 """Cells per compressed payload block."""
 
@@ -59,7 +61,7 @@ def _read(path: Path) -> str | None:
 
 def _raw_reply(run_dir: Path, cell_id: str) -> str | None:
     for suffix in RAW_SUFFIXES:
-        text = _read(run_dir / "summaries" / f"{cell_id}{suffix}")
+        text = _read(run_dir / SUMMARIES_DIR / f"{cell_id}{suffix}")
         if text is not None:
             return text
     return None

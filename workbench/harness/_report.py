@@ -24,6 +24,7 @@ from workbench.harness._html_report import render_html
 from workbench.harness._html_table import plain_table
 from workbench.harness._paired import PairedResult, paired_comparison
 from workbench.harness._plots import PLOTS
+from workbench.harness._results import SUMMARIES_DIR
 from workbench.harness._table import column_formats, comparison_table, format_cell, window_label
 from workbench.harness._verdict import run_verdict
 
@@ -123,7 +124,7 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any],
     Returns:
         ``{kind: [items]}``, or None for an error cell or when neither file nor session is found.
     """
-    stored = run_dir / "summaries" / f"{row['cell_id']}.forgotten.json"
+    stored = run_dir / SUMMARIES_DIR / f"{row['cell_id']}.forgotten.json"
     if stored.is_file():
         return json.loads(stored.read_text(encoding="utf-8"))
     if row.get("status") != "ok":

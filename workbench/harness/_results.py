@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SPEC_FILE = "spec.toml"
 DB_FILE = "results.sqlite"
+SUMMARIES_DIR = "summaries"
+"""The run folder's layout: the spec as run, the results store, rendered summaries."""
 
 
 def _read_table(db_path: Path, table: str) -> pd.DataFrame:

@@ -20,11 +20,10 @@ from typing import Any
 from workbench.errors import ConfigError
 from workbench.harness._cells import ALL_DATASETS, read_manifest
 from workbench.harness._experiment import CACHE_PREFIXES, Experiment
+from workbench.harness._results import DB_FILE, SPEC_FILE
 
 __all__ = ["check_run_folder", "fresh_folder"]
 
-SPEC_FILE = "spec.toml"
-DB_FILE = "results.sqlite"
 CELL_FIELDS = ("sessions", "models", "templates", "strategies", "windows", "repeats",
                "manual_compact")
 """Experiment fields that decide which cells exist."""

@@ -26,6 +26,7 @@ from workbench.harness._cells import Cell, SessionCache, expand_cells, load_expe
 from workbench.harness._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
 from workbench.harness._experiment import Experiment
 from workbench.harness._lock import RunLock
+from workbench.harness._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR
 from workbench.harness._run_folder import check_run_folder, fresh_folder
 from workbench.harness._store import ResultsStore
 from workbench.harness._variants import load_variant
@@ -34,9 +35,6 @@ from workbench.models._shared import SharedCalls
 
 log = logging.getLogger("workbench.harness")
 
-SPEC_FILE = "spec.toml"
-DB_FILE = "results.sqlite"
-SUMMARIES_DIR = "summaries"
 BUDGET_MESSAGE = ("budget reached ({what}); {left} cell(s) not run. Raise [budget] in the spec "
                   "and run again to continue.")
 BUDGET_STOPPED = "BudgetReached"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.harness import Experiment, Results, run_experiment
+from workbench.harness._results import DB_FILE, SUMMARIES_DIR
 from workbench.regress._compare import Finding, compare_metrics, compare_summaries
 from workbench.regress._defaults import BASELINE_ROOT, DEFAULT_SPEC
 from workbench.regress._replay import (
@@ -189,10 +190,10 @@ def _check_recording(experiment: Experiment) -> None:
 
 def _fresh_run_folder(folder: Path) -> Path:
     if folder.exists() and any(folder.iterdir()):
-        if not (folder / "results.sqlite").is_file():
+        if not (folder / DB_FILE).is_file():
             raise ConfigError(f"--out {folder}: the folder holds files but no run; pick an empty "
                               "folder or a run folder of an earlier gate")
         for name in _RUN_FILES:
             (folder / name).unlink(missing_ok=True)
-        shutil.rmtree(folder / "summaries", ignore_errors=True)
+        shutil.rmtree(folder / SUMMARIES_DIR, ignore_errors=True)
     return folder

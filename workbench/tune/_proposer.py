@@ -26,6 +26,7 @@ from workbench.compaction._templates import (
 )
 from workbench.errors import TemplateError
 from workbench.harness._experiment import Experiment
+from workbench.harness._results import SUMMARIES_DIR
 from workbench.harness._variants import VARIANT_FILE, load_variant, register_variant_folder
 from workbench.messages import Message
 
@@ -51,7 +52,7 @@ def failure_analysis(results: Any, template: str, limit: int = MAX_FORGOTTEN) ->
     counts: collections.Counter[str] = collections.Counter()
     cells = results.cells
     for cell_id in cells[(cells["template"] == template) & cells["status"].eq("ok")]["cell_id"]:
-        path = Path(results.run_dir) / "summaries" / f"{cell_id}.forgotten.json"
+        path = Path(results.run_dir) / SUMMARIES_DIR / f"{cell_id}.forgotten.json"
         if not path.is_file():
             continue
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -19,12 +19,11 @@ from typing import Any
 
 from workbench.errors import CacheMiss, ContextLengthExceeded, RateLimited
 from workbench.harness._cell_run import run_cell
+from workbench.harness._results import SUMMARIES_DIR
 from workbench.messages import Message
 from workbench.models._cache import CACHE_MISS_MESSAGE, cache_key, prompt_hash
 from workbench.models._identity import model_identity, model_name
 from workbench.models._shared import billed_answer, find_window_check, share_key
-
-SUMMARIES_DIR = "summaries"
 
 # Per worker process: one event loop for every task it runs (models may hold clients bound to
 # it) and the models built from the spec, keyed by (run id, model index, window).
