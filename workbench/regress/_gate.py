@@ -20,9 +20,9 @@ from workbench.harness._results import DB_FILE, SUMMARIES_DIR
 from workbench.regress._compare import Finding, compare_metrics, compare_summaries
 from workbench.regress._defaults import BASELINE_ROOT, DEFAULT_SPEC
 from workbench.regress._replay import (
-    InfrastructureWatch,
     calls_a_model,
     force_cache_mode,
+    infrastructure_problems,
     recording_path,
 )
 from workbench.regress._snapshot import Snapshot
@@ -158,12 +158,12 @@ def run_regress(spec: str | Path | Experiment = DEFAULT_SPEC, baseline: str | Pa
 
 def _gate(experiment: Experiment, report: RegressReport, run_dir: Path, update: bool,
           progress: bool) -> None:
-    watch = InfrastructureWatch(experiment)
-    results = run_experiment(experiment, run_dir, progress=progress, model_factory=watch)
+    results = run_experiment(experiment, run_dir, progress=progress)
     assert isinstance(results, Results)
     report.cells = len(results.cells)
-    if watch.failures:
-        report.problems.extend(watch.problems())
+    problems = infrastructure_problems(results)
+    if problems:
+        report.problems.extend(problems)
         report.problems.append("the recording lacks these answers: record them with `workbench "
                                "record SPEC` (needs the real model), then run the gate again")
         return

@@ -15,9 +15,9 @@ from pathlib import Path
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, Results, run_experiment
 from workbench.regress._replay import (
-    InfrastructureWatch,
     calls_a_model,
     force_cache_mode,
+    infrastructure_problems,
     recording_path,
 )
 
@@ -92,13 +92,11 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
         report.backup = path.with_name(f"{path.name}.{stamp}.bak")
         path.rename(report.backup)
     before = _entries(path)
-    watch = InfrastructureWatch(forced)
     if out is not None:
-        results = run_experiment(forced, Path(out), progress=progress, model_factory=watch)
+        results = run_experiment(forced, Path(out), progress=progress)
     else:
         with tempfile.TemporaryDirectory(prefix="workbench-record-") as tmp:
-            results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress,
-                                     model_factory=watch)
+            results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress)
     assert isinstance(results, Results)
     release_shared_cache(path)
     cache = ResponseCache(path)
@@ -113,7 +111,7 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     if not cells.empty and "error_type" in cells.columns:
         failed = cells[cells["status"] == "error"]
         report.errors = {str(k): int(v) for k, v in failed["error_type"].value_counts().items()}
-    report.problems = watch.problems()
+    report.problems = infrastructure_problems(results)
     return report
 
 
