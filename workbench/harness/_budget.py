@@ -79,12 +79,14 @@ class RunBudget:
 
     def charge(self, row: dict[str, Any]) -> None:
         """Add a finished cell's billed spend (for cells whose calls ran elsewhere, unwrapped)."""
-        tokens_in = int(row.get("billed_input_tokens") or 0)
-        tokens_out = int(row.get("billed_output_tokens") or 0)
+        self._add(int(row.get("billed_input_tokens") or 0),
+                  int(row.get("billed_output_tokens") or 0), float(row.get("cost") or 0.0))
+
+    def _add(self, tokens_in: int, tokens_out: int, cost: float) -> None:
         self.input_tokens += tokens_in
         self.output_tokens += tokens_out
         self.tokens += tokens_in + tokens_out
-        self.cost += float(row.get("cost") or 0.0)
+        self.cost += cost
 
     def spent_line(self) -> str:
         """The real spend so far, as one sentence."""
@@ -146,13 +148,9 @@ class RunBudget:
                 self._unknown_in_flight[ticket.key] -= 1
             extra = (getattr(usage, "extra", None) or {}) if usage is not None else {}
             if usage is not None and not any(extra.get(flag) for flag in NOT_BILLED_FLAGS):
-                tokens_in = usage.input_tokens or 0
-                tokens_out = usage.output_tokens or 0
-                self.input_tokens += tokens_in
-                self.output_tokens += tokens_out
-                self.tokens += tokens_in + tokens_out
+                self._add(usage.input_tokens or 0, usage.output_tokens or 0,
+                          float(usage.cost) if usage.cost is not None else 0.0)
                 if usage.cost is not None:
-                    self.cost += float(usage.cost)
                     total, count = self._mean_cost.get(ticket.key, (0.0, 0))
                     self._mean_cost[ticket.key] = (total + float(usage.cost), count + 1)
             self._cond.notify_all()

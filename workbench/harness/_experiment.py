@@ -380,6 +380,15 @@ class Experiment(_Strict):
             return p
         return Path(self.base_dir or ".").resolve() / p
 
+    def cache_file(self) -> Path:
+        """The response-cache file the experiment's cached models use: ``[cache] path``
+        resolved against `base_dir`, else the user's default recording file."""
+        if self.cache.path:
+            return self.resolve_path(self.cache.path)
+        from workbench._paths import cache_path
+
+        return cache_path()
+
 
 def _compact_source(entry: dict[str, Any]) -> Any:
     entry = {k: v for k, v in entry.items()

@@ -40,11 +40,7 @@ def force_cache_mode(experiment: Experiment, mode: str) -> Experiment:
 
 def recording_path(experiment: Experiment) -> Path:
     """The response-cache file the experiment's recorded models read and write."""
-    from workbench._paths import cache_path
-
-    if experiment.cache.path:
-        return experiment.resolve_path(experiment.cache.path).resolve()
-    return cache_path()
+    return experiment.cache_file().resolve()
 
 
 INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (

@@ -209,15 +209,13 @@ async def _result(ref: Any) -> Any:
 
 def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
     """Model index -> (cache mode, absolute cache file), resolved on the driver."""
-    from workbench._paths import cache_path as default_cache_path
     from workbench.models._spec import parse_model_spec
 
+    path = str(experiment.cache_file())
     plans: dict[int, tuple[str, str | None]] = {}
     for i, entry in enumerate(experiment.models):
         mode = experiment.cache.mode or parse_model_spec(entry.model).cache_mode or "off"
-        path = (experiment.resolve_path(experiment.cache.path) if experiment.cache.path
-                else default_cache_path())
-        plans[i] = (mode, str(path) if mode != "off" else None)
+        plans[i] = (mode, path if mode != "off" else None)
     return plans
 
 
