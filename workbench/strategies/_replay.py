@@ -286,44 +286,11 @@ def _probe(session: Any, end: int, text: str, probes: str) -> tuple[float | None
 
 
 def _facts_recall(prefix: Any, text: str) -> float | None:
-    """The facts probe's recall of current facts, with the context normalized once (the
-    probe itself renormalizes it per fact, which a long context per round cannot afford)."""
-    from workbench.harness.metrics._common import normalize_ws
-    from workbench.harness.metrics._facts import fact_value
+    """The facts probe's recall of the current facts `prefix` planted, in `text`."""
+    from workbench.harness.metrics._facts import facts_probe
 
-    current = [f for f in prefix.meta.get("planted_facts") or [] if not f.get("stale")]
-    if not current:
-        return None
-    lowered = normalize_ws(text).lower()
-    recalled = 0
-    for fact in current:
-        value = fact_value(fact)
-        if _holds(lowered, str(fact.get("text") or "")) or (
-                value is not None and _holds(lowered, value)):
-            recalled += 1
-    return recalled / len(current)
-
-
-def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _holds(lowered: str, needle: str) -> bool:
-    """The facts probe's rule (the needle, not inside a longer word) by substring search: the
-    probe's look-behind regex cannot skip ahead and rescans a long context for every fact."""
-    from workbench.harness.metrics._common import normalize_ws
-
-    plain = normalize_ws(needle).lower()
-    if not plain:
-        return False
-    start = lowered.find(plain)
-    while start >= 0:
-        end = start + len(plain)
-        if ((start == 0 or not _is_word(lowered[start - 1]))
-                and (end == len(lowered) or not _is_word(lowered[end]))):
-            return True
-        start = lowered.find(plain, start + 1)
-    return False
+    result = facts_probe(prefix, text)
+    return None if result is None else result[0].recall
 
 
 async def replay_session_async(session: Any, strategy: Strategy | str, *, window: int,

@@ -43,20 +43,35 @@ def fact_value(fact: dict[str, Any]) -> str | None:
     return digits[-1] if digits else None
 
 
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
 def _contains(summary_lower: str, needle: str) -> bool:
-    needle = normalize_ws(needle).lower()
-    if not needle:
+    """`needle` (normalized) in the normalized summary, not inside a longer word. A substring
+    search that skips ahead, since a replay probes long contexts for every fact."""
+    plain = normalize_ws(needle).lower()
+    if not plain:
         return False
-    pattern = r"(?<![\w])" + re.escape(needle) + r"(?![\w])"
-    return re.search(pattern, summary_lower) is not None
+    start = summary_lower.find(plain)
+    while start >= 0:
+        end = start + len(plain)
+        if ((start == 0 or not _is_word(summary_lower[start - 1]))
+                and (end == len(summary_lower) or not _is_word(summary_lower[end]))):
+            return True
+        start = summary_lower.find(plain, start + 1)
+    return False
+
+
+def _mentioned(fact: dict[str, Any], summary_lower: str) -> bool:
+    value = fact_value(fact)
+    return (_contains(summary_lower, str(fact.get("text") or ""))
+            or (value is not None and _contains(summary_lower, value)))
 
 
 def fact_mentioned(fact: dict[str, Any], summary_text: str) -> bool:
     """True when the summary holds the fact's text or its value."""
-    summary = normalize_ws(summary_text).lower()
-    text = str(fact.get("text") or "")
-    value = fact_value(fact)
-    return _contains(summary, text) or (value is not None and _contains(summary, value))
+    return _mentioned(fact, normalize_ws(summary_text).lower())
 
 
 def facts_probe(session: Session, summary_text: str) -> tuple[ProbeResult, ProbeResult] | None:
@@ -77,14 +92,15 @@ def facts_probe(session: Session, summary_text: str) -> tuple[ProbeResult, Probe
     by_id = {f.get("id"): f for f in facts}
     current = [f for f in facts if not f.get("stale")]
     stale = [f for f in facts if f.get("stale")]
-    missing = [str(f.get("text")) for f in current if not fact_mentioned(f, summary_text)]
+    lowered = normalize_ws(summary_text).lower()  # once, not per fact
+    missing = [str(f.get("text")) for f in current if not _mentioned(f, lowered)]
     mentioned, failures = 0, []
     for f in stale:
-        if not fact_mentioned(f, summary_text):
+        if not _mentioned(f, lowered):
             continue
         mentioned += 1
         newer = by_id.get(f.get("superseded_by"))
-        if newer is None or not fact_mentioned(newer, summary_text):
+        if newer is None or not _mentioned(newer, lowered):
             failures.append(str(f.get("text")))
     cur = ProbeResult(total=len(current), recalled=len(current) - len(missing), missing=missing)
     old = ProbeResult(total=len(stale), recalled=len(stale) - len(failures), missing=failures,
