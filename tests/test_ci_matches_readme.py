@@ -19,3 +19,15 @@ def test_ci_script_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith("#")]
     assert command in lines, f"{command!r} not run by .ci/run"
+
+
+def test_ci_runs_the_command_inside_a_fresh_virtual_environment() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith("#")]
+    command = _readme_test_command()
+    made = next(i for i, line in enumerate(lines) if " -m venv " in line)
+    activated = next(i for i, line in enumerate(lines) if line.startswith("source ")
+                     and "bin/activate" in line)
+    assert made < activated < lines.index(command)
+    assert "--system-site-packages" not in ci
+    assert "unset PYTHONPATH" in ci

@@ -93,7 +93,8 @@ def test_a_read_only_recording_from_an_older_workbench_says_how_to_upgrade(
         ResponseCache(old)
     assert str(info.value) == (
         f"read-only response cache {old} was recorded by an older workbench (missing "
-        "migrations: m002_indexes, m003_refusals); copy it somewhere writable and open it once "
+        "migrations: m002_indexes, m003_refusals, m004_prompt_tokens); copy it somewhere writable "
+        "and open it once "
         "to upgrade it")
 
 

@@ -13,6 +13,7 @@ from workbench.compaction._summarize import CompactionCallFailed, CompactionCont
 from workbench.errors import (
     AuthenticationError,
     CacheMiss,
+    ConfigError,
     ContextLengthExceeded,
     RateLimited,
     TemplateError,
@@ -136,16 +137,16 @@ def test_the_cap_counts_with_the_model_own_tokenizer_and_reports_the_effective_w
     cap.check_window("x" * 8000, [])
     with pytest.raises(ContextLengthExceeded, match="prompt of 8193 tokens exceeds"):
         cap.check_window("x" * 8193, [])
-    plain = WindowCap(ScriptedModel([REPLY]), 8192)
-    assert window_facts(plain) == (8192, "o200k")
-    assert plain.window_tokenizer() == "o200k"
+    plain = WindowCap(ScriptedModel([REPLY]), 8192)  # a model no tokenizer belongs to
+    assert window_facts(plain) == (8192, "o200k (fallback)")
 
 
-def test_a_model_whose_tokenizer_is_unavailable_falls_back_to_o200k() -> None:
+def test_a_model_whose_own_tokenizer_is_missing_is_a_config_error_not_another_tokenizer() -> None:
     class Missing(OwnTokenizer):
         def count_prompt_tokens(self, system: str, messages: list[Message]) -> None:
             return None
 
     cap = WindowCap(Missing([REPLY]), 100)
-    assert cap.window_tokenizer() == "o200k"
-    cap.check_window("word " * 90, [])  # 90 o200k tokens + overhead fits; 450 characters
+    assert cap.window_tokenizer() == "chars"
+    with pytest.raises(ConfigError, match="counts prompts in chars, the model's own tokenizer"):
+        cap.check_window("word " * 90, [])

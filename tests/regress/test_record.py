@@ -69,7 +69,7 @@ def test_record_writes_the_calling_models_answers_into_the_specs_recording(
     db = tmp_path / "recordings" / "rec.db"
     assert code == 0, out
     assert out.splitlines()[0] == (f"workbench record: experiment 'rec': 4 cells, 2 new "
-                                   f"recording(s) in {db}")
+                                   f"recording(s) and 0 new prompt size(s) in {db}")
     assert len(calls) == 2  # one per stub cell; the extractive baseline is not recorded
     cache = ResponseCache(db)
     assert cache.stats()["models"] == {STUB: 2}

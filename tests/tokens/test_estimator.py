@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.messages import Message
-from workbench.tokens import TiktokenEstimator
+from workbench.tokens import TiktokenEstimator, default_estimator
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +61,25 @@ def test_context_tokens_count_only_agent_visible_messages_one_by_one(
     hidden = Message.user("hello world")
     hidden.metadata.agent_visible = False
     assert est.count_context_tokens([visible, hidden, visible]) == 2 * (2 + 4 + 3)
+
+
+def test_every_bundled_tokenizer_loads_offline_once_per_process() -> None:
+    from workbench.tokens import BUNDLED_TOKENIZERS, estimator_for
+
+    for name in BUNDLED_TOKENIZERS:
+        estimator = estimator_for(name)
+        assert estimator is estimator_for(name), name  # loaded once
+        assert estimator.tokenizer_name == name
+        assert estimator.count_text_tokens("hello world") > 0, name
+    assert estimator_for("o200k") is default_estimator()
+
+
+def test_an_encoding_litellm_does_not_ship_is_refused_instead_of_downloaded(tmp_path, monkeypatch) -> None:
+    from workbench.errors import ConfigError
+    from workbench.tokens._estimator import load_tiktoken
+
+    with pytest.raises(ConfigError, match="r50k_base is not available offline"):
+        load_tiktoken("r50k_base")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache: nothing to read
+    with pytest.raises(ConfigError, match="the workbench never downloads one"):
+        load_tiktoken("cl100k_base")

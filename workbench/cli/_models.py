@@ -27,6 +27,7 @@ def parse(spec: str) -> None:
     click.echo(f"cache:      {parsed.cache_mode or 'off'}")
     click.echo(f"label:      {parsed.label}")
     click.echo(f"canonical:  {parsed}")
+    click.echo(f"window tokenizer: {parsed.window_tokenizer.label}")
 
 
 @command.command(name="try")

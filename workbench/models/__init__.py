@@ -1,7 +1,8 @@
 """`CompactionModel` implementations and the wrappers that compose around them.
 
 Layers, smallest first: `_identity` (labels and secret-free identities), `_extractive` (the
-no-LLM baseline), `_cap` (`WindowCap`, a simulated context window), `_cache` (`ResponseCache`
+no-LLM baseline), `_counts` (prompt sizes in a model's own tokenizer, kept in recordings),
+`_cap` (`WindowCap`, a simulated context window), `_cache` (`ResponseCache`
 and `CachedModel`, record/replay), `_shared` (`SharedCalls`, one call per distinct prompt in a
 run), `_spec` (model strings and `load_model`). The litellm gateway
 (`LiteLLMModel`, `RetryPolicy`) and the embedded llama.cpp model (`LocalModel`) import heavy
@@ -17,7 +18,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from workbench.models._cache import CACHE_MISS_MESSAGE, CachedModel, ResponseCache, cache_key
-from workbench.models._cap import OVER_WINDOW_MESSAGE, WindowCap
+from workbench.models._cap import MISSING_TOKENIZER_MESSAGE, OVER_WINDOW_MESSAGE, WindowCap
+from workbench.models._counts import PromptCounts, RecordedCounts, SnapshotCounts, count_key
 from workbench.models._extractive import ExtractiveModel
 from workbench.models._shared import SharedCalls, SharedModel
 from workbench.models._spec import ModelSpec, load_model, parse_model_spec
@@ -34,14 +36,19 @@ __all__ = [
     "ExtractiveModel",
     "LiteLLMModel",
     "LocalModel",
+    "MISSING_TOKENIZER_MESSAGE",
     "ModelSpec",
     "OVER_WINDOW_MESSAGE",
+    "PromptCounts",
+    "RecordedCounts",
     "ResponseCache",
     "RetryPolicy",
     "SharedCalls",
     "SharedModel",
+    "SnapshotCounts",
     "WindowCap",
     "cache_key",
+    "count_key",
     "load_model",
     "parse_model_spec",
 ]

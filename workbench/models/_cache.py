@@ -124,9 +124,22 @@ def m003_refusals(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE responses ADD COLUMN refusal TEXT")
 
 
+def m004_prompt_tokens(conn: sqlite3.Connection) -> None:
+    """Prompt sizes in a model's own tokenizer (`workbench.models.RecordedCounts`), so a machine
+    without that tokenizer judges a simulated window exactly as the recording machine did."""
+    conn.execute(
+        """CREATE TABLE prompt_tokens (
+            key TEXT PRIMARY KEY,
+            tokenizer TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )"""
+    )
+
+
 # Append only: shipped migrations are never edited or reordered.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    m001_responses, m002_indexes, m003_refusals]
+    m001_responses, m002_indexes, m003_refusals, m004_prompt_tokens]
 
 
 class Refusal:
@@ -319,10 +332,33 @@ class ResponseCache:
             )
         return cur.rowcount == 1
 
+    # -- prompt sizes in a model's own tokenizer --
+
+    def get_tokens(self, key: str) -> int | None:
+        """The recorded token count for a `count_key`, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT tokens FROM prompt_tokens WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row is not None else None
+
+    def put_tokens(self, key: str, tokenizer: str, tokens: int) -> bool:
+        """Record a prompt's token count; an existing row is kept. Returns True when inserted."""
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO prompt_tokens (key, tokenizer, tokens, created_at) "
+                "VALUES (?, ?, ?, ?)", (key, tokenizer, int(tokens), _now()))
+        return cur.rowcount == 1
+
+    def all_tokens(self) -> dict[str, int]:
+        """Every recorded token count by key (what a Ray worker gets in place of the file)."""
+        with self._lock:
+            return {k: int(n) for k, n in self._conn.execute(
+                "SELECT key, tokens FROM prompt_tokens")}
+
     # -- maintenance (``workbench cache list|clear|prune``) --
 
     def stats(self) -> dict[str, Any]:
-        """Entries, hits, size, age range and per-model counts."""
+        """Entries, hits, size, age range, per-model counts and recorded prompt sizes."""
         with self._lock:
             count, hits, oldest, newest = self._conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(hits), 0), MIN(created_at), MAX(created_at) "
@@ -331,13 +367,16 @@ class ResponseCache:
             models = dict(self._conn.execute(
                 "SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model"
             ).fetchall())
+            token_counts = self._conn.execute("SELECT COUNT(*) FROM prompt_tokens").fetchone()[0]
         size = sum(p.stat().st_size for p in self._files() if p.exists())
         return {"path": str(self.path), "entries": count, "hits": hits, "bytes": size,
-                "oldest": oldest, "newest": newest, "models": models}
+                "oldest": oldest, "newest": newest, "models": models,
+                "token_counts": token_counts}
 
     def clear(self) -> int:
         """Delete every recording; returns how many were deleted."""
         with self._lock:
+            self._conn.execute("DELETE FROM prompt_tokens")
             return self._conn.execute("DELETE FROM responses").rowcount
 
     def prune(self, older_than_days: float) -> int:
@@ -347,6 +386,7 @@ class ResponseCache:
         cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(
             timespec="seconds")
         with self._lock:
+            self._conn.execute("DELETE FROM prompt_tokens WHERE created_at < ?", (cutoff,))
             return self._conn.execute(
                 "DELETE FROM responses WHERE created_at < ?", (cutoff,)).rowcount
 

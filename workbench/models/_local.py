@@ -28,8 +28,8 @@ the first tile instruction kills the process with SIGILL, which no ``except`` ca
 AMX-advertising CPUs, with a build that compiled AMX kernels in, the model loads without
 llama.cpp's extra weight buffers (AMX and repacked layouts) unless ``extra_buffers=True`` says the
 machine really runs them. The fast fix is a build without AMX:
-``CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=ON -DGGML_AMX_TILE=OFF
--DGGML_AMX_INT8=OFF" pip install llama-cpp-python`` (what ``.ci/install-local`` does).
+``CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF"
+pip install llama-cpp-python`` (add ``-DGGML_AVX512=ON`` only on a CPU with AVX-512).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from typing import Any, Literal
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError, ContextLengthExceeded, ModelCallError
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
+from workbench.tokens import WindowTokenizer
 
 __all__ = ["DEFAULT_LOCAL_MODEL", "LocalModel", "SUMMARY_CUE", "SUMMARY_JSON_SCHEMA"]
 
@@ -388,6 +389,15 @@ class LocalModel:
         """Name of the model's own tokenizer, as tables show it (``gemma3-270m``)."""
         return self.model.removeprefix("local/")
 
+    def own_tokenizer(self) -> WindowTokenizer:
+        """The tokenizer a window in front of this model counts in: always the model's own,
+        whether or not llama.cpp is installed here (recorded counts stand in without it)."""
+        name = self.tokenizer_name()
+        return WindowTokenizer(name, name)
+
+    tokenizer_install_hint = INSTALL_HINT
+    """What to install for `count_prompt_tokens` to count (named by the window cap's error)."""
+
     def count_prompt_tokens(self, system: str, messages: list[Message],
                             limit: int | None = None) -> int | None:
         """Tokens the prompt takes in the model's own tokenizer, cue included.
@@ -404,7 +414,7 @@ class LocalModel:
 
         Returns:
             The count (exact whenever it is at most `limit`), or None when llama.cpp or the
-            GGUF is not installed (callers then fall back to the o200k estimate and say so).
+            GGUF is not installed (a window cap then uses a recorded count, or fails).
         """
         try:
             vocab = _load_vocab(self.path)

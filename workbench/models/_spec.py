@@ -84,6 +84,20 @@ class ModelSpec(BaseModel):
             return "local"
         return "litellm"
 
+    @property
+    def window_tokenizer(self) -> Any:
+        """The `WindowTokenizer` a simulated window in front of this model counts in, decided
+        from the string alone (a local model's own tokenizer, whether or not llama.cpp is
+        installed here; see `workbench.tokens.tokenizer_for_model` for the others)."""
+        from workbench.tokens import WindowTokenizer, tokenizer_for_model
+
+        if self.kind == "local":
+            name = self.model[len(LOCAL) + 1:] if self.model != LOCAL else DEFAULT_LOCAL
+            if name.endswith(".gguf"):
+                name = Path(name).stem
+            return WindowTokenizer(name, name)
+        return tokenizer_for_model(self.model)
+
     def __str__(self) -> str:
         prefix = {"rw": "cached:", "replay": "replay:", None: ""}[self.cache_mode]
         return prefix + self.label
@@ -238,7 +252,8 @@ def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
 
 
 def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str | None = None,
-               cache_path: str | Path | None = None, **params: Any) -> CompactionModel:
+               cache_path: str | Path | None = None, counts: Any = None,
+               **params: Any) -> CompactionModel:
     """Build a `CompactionModel` from a model string: ``cache(window_cap(model))``.
 
     Args:
@@ -246,6 +261,8 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
         window: Simulated window in tokens; overrides the string's ``@window``.
         cache: ``"rw"``, ``"replay"`` or ``"off"``; overrides the string's prefix.
         cache_path: The response-cache file; the user dir's ``cache/responses.db`` by default.
+        counts: Recorded prompt sizes for the window cap (`PromptCounts`); by default those of
+            the response cache, when there is one (a Ray worker passes a snapshot instead).
         **params: Passed to the provider (``api_base``, ``api_key``, ``temperature``...).
 
     Returns:
@@ -263,12 +280,16 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
     if mode not in ("rw", "replay", "off"):
         raise ConfigError(f"unknown cache mode {mode!r}; use rw, replay or off")
     model = _build_base(parsed, params)
+    store = _shared_cache(cache_path, mode) if mode != "off" else None
     if parsed.window is not None:
         from workbench.models._cap import WindowCap
+        from workbench.models._counts import RecordedCounts
 
-        model = WindowCap(model, parsed.window)
-    if mode != "off":
+        if counts is None and store is not None:
+            counts = RecordedCounts(store, writable=mode == "rw")
+        model = WindowCap(model, parsed.window, counts=counts)
+    if store is not None:
         from workbench.models._cache import CachedModel
 
-        model = CachedModel(model, _shared_cache(cache_path, mode), mode=mode)  # type: ignore[arg-type]
+        model = CachedModel(model, store, mode=mode)  # type: ignore[arg-type]
     return model

@@ -164,8 +164,9 @@ def _gate(experiment: Experiment, report: RegressReport, run_dir: Path, update: 
     problems = infrastructure_problems(results)
     if problems:
         report.problems.extend(problems)
-        report.problems.append("the recording lacks these answers: record them with `workbench "
-                               "record SPEC` (needs the real model), then run the gate again")
+        report.problems.append("the recording lacks these answers or prompt sizes: record them "
+                               "with `workbench record SPEC` (needs the real model), then run "
+                               "the gate again")
         return
     current = Snapshot.from_results(results, experiment.regress, experiment.name)
     if update:

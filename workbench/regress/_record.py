@@ -31,6 +31,7 @@ class RecordReport:
         recording: The recording file written.
         cells: Cells run.
         recorded: Answers (and refusals) added to the recording.
+        counted: Prompt sizes in a model's own tokenizer added to the recording.
         errors: Cell error type -> count (compaction outcomes and infrastructure alike).
         problems: Cells that failed for infrastructure reasons (auth, rate limit, timeout).
         backup: Where the previous recording went (``fresh`` only).
@@ -40,6 +41,7 @@ class RecordReport:
     recording: Path
     cells: int = 0
     recorded: int = 0
+    counted: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     backup: Path | None = None
@@ -52,7 +54,8 @@ class RecordReport:
     def render(self) -> str:
         """The report as plain text."""
         lines = [f"workbench record: experiment {self.experiment!r}: {self.cells} cells, "
-                 f"{self.recorded} new recording(s) in {self.recording}"]
+                 f"{self.recorded} new recording(s) and {self.counted} new prompt size(s) in "
+                 f"{self.recording}"]
         if self.backup is not None:
             lines.append(f"  previous recording moved to {self.backup}")
         if self.errors:
@@ -91,7 +94,7 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         report.backup = path.with_name(f"{path.name}.{stamp}.bak")
         path.rename(report.backup)
-    before = _entries(path)
+    before, counted_before = _entries(path)
     if out is not None:
         results = run_experiment(forced, Path(out), progress=progress)
     else:
@@ -101,8 +104,10 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     release_shared_cache(path)
     cache = ResponseCache(path)
     try:
-        report.recorded = int(cache.stats()["entries"]) - before
-        if report.recorded:
+        stats = cache.stats()
+        report.recorded = int(stats["entries"]) - before
+        report.counted = int(stats["token_counts"]) - counted_before
+        if report.recorded or report.counted:
             cache.vacuum()  # one compact committable file, no WAL beside it
     finally:
         cache.close()
@@ -115,13 +120,15 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     return report
 
 
-def _entries(path: Path) -> int:
+def _entries(path: Path) -> tuple[int, int]:
+    """Recorded answers and recorded prompt sizes in the file (0, 0 when it does not exist)."""
     from workbench.models import ResponseCache
 
     if not path.exists():
-        return 0
+        return 0, 0
     cache = ResponseCache(path)
     try:
-        return int(cache.stats()["entries"])
+        stats = cache.stats()
+        return int(stats["entries"]), int(stats["token_counts"])
     finally:
         cache.close()

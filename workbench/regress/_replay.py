@@ -45,17 +45,21 @@ def recording_path(experiment: Experiment) -> Path:
 
 INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (
     CacheMiss, AuthenticationError, RateLimited, ModelTimeout)
-"""Model errors that mean the run could not be done (as opposed to a compaction outcome)."""
+"""Model errors that mean the run could not be done, for stores that predate ``outcome_kind``."""
 
 
 def infrastructure_problems(results: Results) -> list[str]:
-    """One line per cell of the latest run that hit an infrastructure error: its root error
-    class (the store's ``error_class``), the cell named, the error text."""
+    """One line per cell of the latest run that hit an infrastructure error (its stored
+    ``outcome_kind`` is ``error``: a replay miss, a rejected key, a missing tokenizer or extra):
+    its root error class, the cell named, the error text."""
     cells = results.cells
     if cells.empty or "error_class" not in cells or results.runs.empty:
         return []
-    names = {cls.__name__ for cls in INFRASTRUCTURE_ERRORS}
     latest = results.runs["run_id"].iloc[-1]
-    bad = cells[(cells["run_id"] == latest) & cells["error_class"].isin(names)]
+    if "outcome_kind" in cells:
+        bad_rows = cells["outcome_kind"] == "error"
+    else:
+        bad_rows = cells["error_class"].isin({cls.__name__ for cls in INFRASTRUCTURE_ERRORS})
+    bad = cells[(cells["run_id"] == latest) & bad_rows]
     return [f"{row['error_class']} in cell ({cell_label(row)}): {row['error_message']}"
             for row in bad.to_dict("records")]

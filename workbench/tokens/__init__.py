@@ -1,13 +1,24 @@
-"""Token counting: the `TokenEstimator` protocol and Goose's tiktoken-based estimator."""
+"""Token counting: the `TokenEstimator` protocol, Goose's overheads over tiktoken and the other
+tokenizers litellm ships offline, and which tokenizer a model's window counts in."""
 
+from workbench.tokens._bundled import (
+    BUNDLED_TOKENIZERS,
+    FALLBACK,
+    WindowTokenizer,
+    default_estimator,
+    estimator_for,
+    tokenizer_for_model,
+)
 from workbench.tokens._estimator import (
     ENCODING,
+    GooseCounter,
+    HFTokenizerEstimator,
     TiktokenEstimator,
     TokenEstimator,
     compact_json,
     context_tokens,
-    default_estimator,
 )
 
-__all__ = ["ENCODING", "TiktokenEstimator", "TokenEstimator", "compact_json", "context_tokens",
-           "default_estimator"]
+__all__ = ["BUNDLED_TOKENIZERS", "ENCODING", "FALLBACK", "GooseCounter", "HFTokenizerEstimator",
+           "TiktokenEstimator", "TokenEstimator", "WindowTokenizer", "compact_json",
+           "context_tokens", "default_estimator", "estimator_for", "tokenizer_for_model"]

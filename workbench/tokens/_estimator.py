@@ -1,18 +1,23 @@
-"""Token counting as Goose does it: tiktoken ``o200k_base`` plus Goose's chat overheads.
+"""Token counting as Goose does it: a tokenizer plus Goose's chat overheads.
 
 ``count_chat_tokens`` adds 4 tokens per message and for a non-empty system prompt, 3 for the reply
 primer, and per-tool schema overheads; only text, tool requests and tool-response text count
-(images and other items count 0, as upstream).
+(images and other items count 0, as upstream). Goose counts with tiktoken ``o200k_base`` for
+every model (`TiktokenEstimator`, the workbench's default for retained tokens); a simulated window
+counts with the model's own tokenizer (`workbench.tokens.estimator_for`), with the same overheads.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
-from workbench._offline import ensure_offline
+from workbench._offline import ensure_offline, litellm_tokenizer_dir
+from workbench.errors import ConfigError
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
 
 ENCODING = "o200k_base"
@@ -26,6 +31,8 @@ ENUM_DISCOUNT = 3
 ENUM_ITEM_TOKENS = 3
 TOOLS_FOOTER_TOKENS = 12
 _CACHE_SIZE = 65536
+TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+"""Where tiktoken would fetch an encoding; its cache file is named by this URL's sha1."""
 
 
 @runtime_checkable
@@ -47,24 +54,39 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-class TiktokenEstimator:
-    """Goose's estimator over tiktoken, with a per-text LRU cache.
+def load_tiktoken(encoding: str) -> Any:
+    """A tiktoken encoding from the offline cache; never a download.
+
+    Raises:
+        ConfigError: its file is in neither ``TIKTOKEN_CACHE_DIR`` nor litellm's folder.
+    """
+    ensure_offline()
+    import tiktoken
+
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or str(litellm_tokenizer_dir() or "")
+    digest = hashlib.sha1(TIKTOKEN_URL.format(encoding).encode()).hexdigest()
+    if not folder or not os.path.isfile(os.path.join(folder, digest)):
+        raise ConfigError(
+            f"the tiktoken encoding {encoding} is not available offline (no file {digest} in "
+            f"{folder or 'TIKTOKEN_CACHE_DIR'}); the workbench never downloads one. litellm "
+            "ships cl100k_base, o200k_base and p50k_base: reinstall litellm, or point "
+            "TIKTOKEN_CACHE_DIR at a folder holding the file")
+    return tiktoken.get_encoding(encoding)
+
+
+class GooseCounter:
+    """Goose's chat overheads over any text counter, with a per-text LRU cache.
 
     Args:
-        encoding: The tiktoken encoding name (Goose uses ``o200k_base`` for every model).
+        count_text: Tokens of one string in some tokenizer.
+        name: The tokenizer's short name (``o200k``, ``claude``...).
         cache_size: How many distinct texts to remember.
     """
 
-    def __init__(self, encoding: str = ENCODING, cache_size: int = _CACHE_SIZE) -> None:
-        ensure_offline()
-        import tiktoken
-
-        self.encoding_name = encoding
-        self._enc = tiktoken.get_encoding(encoding)
-        self._count = lru_cache(maxsize=cache_size)(self._uncached)
-
-    def _uncached(self, text: str) -> int:
-        return len(self._enc.encode(text, allowed_special="all"))
+    def __init__(self, count_text: Callable[[str], int], name: str,
+                 cache_size: int = _CACHE_SIZE) -> None:
+        self.tokenizer_name = name
+        self._count = lru_cache(maxsize=cache_size)(count_text)
 
     def count_text_tokens(self, text: str) -> int:
         """Tokens of `text` (special tokens allowed, as Goose's counter)."""
@@ -120,16 +142,49 @@ class TiktokenEstimator:
         """Goose's retained-context figure: per agent-visible message, ``count_chat_tokens("", [m])``."""
         return sum(self.count_chat_tokens("", [m]) for m in messages if m.is_agent_visible)
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.tokenizer_name!r})"
 
-_default: TiktokenEstimator | None = None
+
+class TiktokenEstimator(GooseCounter):
+    """Goose's estimator over a tiktoken encoding (loaded offline from litellm's bundled files).
+
+    Args:
+        encoding: The tiktoken encoding name (Goose uses ``o200k_base`` for every model).
+        cache_size: How many distinct texts to remember.
+
+    Raises:
+        ConfigError: the encoding is not bundled offline (it would be downloaded).
+    """
+
+    def __init__(self, encoding: str = ENCODING, cache_size: int = _CACHE_SIZE) -> None:
+        self.encoding_name = encoding
+        self._enc = load_tiktoken(encoding)
+        super().__init__(self._uncached, encoding.removesuffix("_base"), cache_size)
+
+    def _uncached(self, text: str) -> int:
+        return len(self._enc.encode(text, allowed_special="all"))
 
 
-def default_estimator() -> TiktokenEstimator:
-    """A process-wide `TiktokenEstimator` (o200k_base), built on first use."""
-    global _default
-    if _default is None:
-        _default = TiktokenEstimator()
-    return _default
+class HFTokenizerEstimator(GooseCounter):
+    """Goose's overheads over a Hugging Face ``tokenizers`` file (Claude's, DeepSeek's).
+
+    Args:
+        name: The tokenizer's short name (``claude``, ``deepseek``).
+        path: The ``tokenizer.json`` file.
+        cache_size: How many distinct texts to remember.
+    """
+
+    def __init__(self, name: str, path: str, cache_size: int = _CACHE_SIZE) -> None:
+        ensure_offline()
+        from tokenizers import Tokenizer
+
+        self.path = path
+        self._tok = Tokenizer.from_file(path)
+        super().__init__(self._uncached, name, cache_size)
+
+    def _uncached(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
 
 
 def context_tokens(messages: Sequence[Any], estimator: Any) -> int:

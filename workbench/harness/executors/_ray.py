@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
@@ -125,6 +126,9 @@ class RayExecutor:
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
                                                  max_retries=self.max_retries)
         plans = _cache_plans(experiment) if job.model_factory is None else {}
+        # Workers never open the recording: its prompt sizes travel once, as a snapshot.
+        counts = {path: ray.put(_recorded_counts(path)) for _, path in plans.values() if path}
+        no_counts = ray.put(dict[str, int]())
         report = ExecutorReport()
         queue = list(job.cells)
         queue.reverse()  # pop() from the end keeps expansion order
@@ -140,10 +144,10 @@ class RayExecutor:
                         queue.clear()
                         break
                     cell = queue.pop()
+                    plan = plans.get(cell.model_index, ("off", None))
                     refs = [sessions[cell.session_id], variants[cell.template], experiment_ref,
-                            factory_ref]
-                    ref = task.remote(cell, refs, job.run_id, coordinator,
-                                      plans.get(cell.model_index, ("off", None)), share)
+                            factory_ref, counts.get(plan[1] or "", no_counts)]
+                    ref = task.remote(cell, refs, job.run_id, coordinator, plan, share)
                     pending[asyncio.ensure_future(_result(ref))] = (cell, ref)
                 if not pending:
                     break
@@ -217,6 +221,19 @@ def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
         mode = experiment.cache.mode or parse_model_spec(entry.model).cache_mode or "off"
         plans[i] = (mode, path if mode != "off" else None)
     return plans
+
+
+def _recorded_counts(path: str) -> dict[str, int]:
+    """The prompt sizes a recording holds (none when the file does not exist yet)."""
+    from workbench.models._cache import ResponseCache
+
+    if not Path(path).is_file():
+        return {}
+    cache = ResponseCache(path)
+    try:
+        return cache.all_tokens()
+    finally:
+        cache.close()
 
 
 def _crashed_outcome(cell: Any, run_id: str, exc: BaseException) -> Any:

@@ -176,6 +176,10 @@ class Coordinator:
             self._caches[path] = ResponseCache(path)
         return self._caches[path]
 
+    def put_tokens(self, path: str, key: str, tokenizer: str, tokens: int) -> None:
+        """Record a prompt size a worker counted in a model's own tokenizer."""
+        self._cache(path).put_tokens(key, tokenizer, tokens)
+
     def _note(self, cell_id: str, try_no: int, key: str | None, state: str,
               usage: Usage | None = None, model: str | None = None,
               prompt_sha256: str | None = None, share: str | None = None) -> _Call:

@@ -119,7 +119,7 @@ class RoutedModel:
         return message, usage
 
 
-def _base_model(experiment: Any, cell: Any, run_id: str) -> Any:
+def _base_model(experiment: Any, cell: Any, run_id: str, counts: Any = None) -> Any:
     key = (run_id, cell.model_index, cell.window)
     if key not in _MODELS:
         from workbench.models import load_model
@@ -127,8 +127,23 @@ def _base_model(experiment: Any, cell: Any, run_id: str) -> Any:
         if any(k[0] != run_id for k in _MODELS):
             _MODELS.clear()  # models of an older run are not needed again
         _MODELS[key] = load_model(cell.model_string, window=cell.window, cache="off",
-                                  **cell.params)
+                                  counts=counts, **cell.params)
     return _MODELS[key]
+
+
+def _counts(snapshot: dict[str, int], coordinator: Any, plan: tuple[str, str | None]) -> Any:
+    """The recording's prompt sizes for a window cap; new ones go to the coordinator, which
+    records them in the recording when the cache is read-write."""
+    from workbench.models._counts import SnapshotCounts
+
+    mode, cache_path = plan
+    if mode == "off" or cache_path is None:
+        return None
+    sink = None
+    if mode == "rw":
+        def sink(key: str, tokenizer: str, tokens: int) -> None:
+            coordinator.put_tokens.remote(cache_path, key, tokenizer, tokens)
+    return SnapshotCounts(snapshot, sink)
 
 
 def _loop() -> asyncio.AbstractEventLoop:
@@ -156,9 +171,10 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
 
     Args:
         cell: The `Cell`.
-        refs: Object refs of its `Session`, its template `Variant`, the `Experiment` and the
-            user's ``Cell -> model`` factory (None: load the spec's model); wrapped in a list
-            so Ray passes the refs, which `_fetch` resolves once per worker.
+        refs: Object refs of its `Session`, its template `Variant`, the `Experiment`, the
+            user's ``Cell -> model`` factory (None: load the spec's model) and the recording's
+            prompt sizes; wrapped in a list so Ray passes the refs, which `_fetch` resolves
+            once per worker.
         run_id: The run id.
         coordinator: The coordinator actor handle.
         plan: (cache mode, cache file) of the cell's model.
@@ -175,11 +191,13 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
     try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index))
     if try_no < 0:
         return {"skipped": True}
-    session, variant, experiment, model_factory = (_fetch(ref, run_id) for ref in refs)
+    session, variant, experiment, model_factory, snapshot = (
+        _fetch(ref, run_id) for ref in refs)
+    counts = _counts(snapshot, coordinator, plan)
 
     def model_for(c: Any) -> Any:
         base = model_factory(c) if model_factory is not None else _base_model(
-            experiment, c, run_id)
+            experiment, c, run_id, counts)
         return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path, share,
                            scope=c.repeat)
 
