@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.compaction import Usage  # noqa: E402
 from workbench.harness import Cell, Experiment, run_experiment  # noqa: E402
-from workbench.harness._cells import read_manifest  # noqa: E402
+from workbench.harness.experiment._cells import read_manifest  # noqa: E402
 from workbench.messages import Message  # noqa: E402
 from workbench.sessions import Session  # noqa: E402
 from workbench.testing import ScriptedModel  # noqa: E402

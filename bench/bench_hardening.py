@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench._redact import redact, redactor, register_secret  # noqa: E402
 from workbench.compaction import Usage  # noqa: E402
-from workbench.harness._budget import BudgetedModel, RunBudget  # noqa: E402
-from workbench.harness._lock import RunLock  # noqa: E402
-from workbench.harness._store import ResultsStore  # noqa: E402
+from workbench.harness.results._store import ResultsStore  # noqa: E402
+from workbench.harness.run._budget import BudgetedModel, RunBudget  # noqa: E402
+from workbench.harness.run._lock import RunLock  # noqa: E402
 from workbench.messages import Message  # noqa: E402
 from workbench.testing import ScriptedModel  # noqa: E402
 

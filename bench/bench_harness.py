@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.compaction import Usage  # noqa: E402
 from workbench.harness import Cell, Experiment, run_experiment  # noqa: E402
-from workbench.harness._cells import read_manifest  # noqa: E402
+from workbench.harness.experiment._cells import read_manifest  # noqa: E402
 from workbench.messages import Message  # noqa: E402
 from workbench.sessions import Session, load_session  # noqa: E402
 from workbench.testing import ScriptedModel  # noqa: E402
@@ -92,7 +92,7 @@ def bare_compaction(session: Path, cells: int) -> float:
 
 def metrics_time(session: Path, cells: int) -> float:
     try:
-        from workbench.harness.metrics import compute_forgotten, compute_metrics
+        from workbench.metrics import compute_forgotten, compute_metrics
     except ModuleNotFoundError:
         return 0.0
     loaded = load_session(session)

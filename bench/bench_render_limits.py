@@ -30,7 +30,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: E402
 from workbench.compaction import Templates, code_fence, format_transcript, render  # noqa: E402
 from workbench.errors import TemplateError  # noqa: E402
 from workbench.export._export import _sample_summary  # noqa: E402
-from workbench.harness._cells import read_manifest  # noqa: E402
+from workbench.harness.experiment._cells import read_manifest  # noqa: E402
 from workbench.sessions import detect_format, load_session  # noqa: E402
 
 

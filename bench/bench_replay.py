@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.harness._cells import read_manifest  # noqa: E402
+from workbench.harness.experiment._cells import read_manifest  # noqa: E402
 from workbench.models import load_model  # noqa: E402
 from workbench.sessions import Session, load_session  # noqa: E402
 from workbench.strategies import replay_session  # noqa: E402

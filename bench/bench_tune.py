@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.compaction import Usage  # noqa: E402
 from workbench.harness import Experiment  # noqa: E402
-from workbench.harness._cells import read_manifest  # noqa: E402
+from workbench.harness.experiment._cells import read_manifest  # noqa: E402
 from workbench.models import ExtractiveModel  # noqa: E402
 from workbench.tune import tune  # noqa: E402
 

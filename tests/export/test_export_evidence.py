@@ -18,7 +18,7 @@ from workbench.export import (
     restore_last_export,
 )
 from workbench.harness import Experiment, run_experiment
-from workbench.harness._variants import load_variant
+from workbench.harness.experiment._variants import load_variant
 
 
 @pytest.fixture(scope="module")

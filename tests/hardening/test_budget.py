@@ -12,8 +12,8 @@ import pytest
 from workbench.compaction import Usage
 from workbench.errors import BudgetReached
 from workbench.harness import Cell, Experiment, run_experiment
-from workbench.harness._budget import BudgetedModel, RunBudget
-from workbench.harness._estimate import OUTPUT_TOKENS_ESTIMATE, cell_cost
+from workbench.harness.run._budget import BudgetedModel, RunBudget
+from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, cell_cost
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel

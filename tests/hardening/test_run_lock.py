@@ -19,9 +19,9 @@ from tests.conftest import ROOT
 from tests.hardening._provider_server import SUMMARY, ProviderServer
 from workbench.errors import ConfigError, RunFolderLocked
 from workbench.harness import Cell, Experiment, run_experiment
-from workbench.harness import _lock as lock_module
-from workbench.harness._lock import LOCK_FILE, RunLock, pid_alive
-from workbench.harness._store import ResultsStore
+from workbench.harness.results._store import ResultsStore
+from workbench.harness.run import _lock as lock_module
+from workbench.harness.run._lock import LOCK_FILE, RunLock, pid_alive
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel

@@ -19,7 +19,12 @@ from workbench.errors import (
     TemplateError,
 )
 from workbench.harness import Experiment, run_experiment
-from workbench.harness._outcomes import error_cause, error_class, kind_from_row, outcome_kind
+from workbench.harness.results._outcomes import (
+    error_cause,
+    error_class,
+    kind_from_row,
+    outcome_kind,
+)
 from workbench.messages import Message
 from workbench.models import WindowCap
 from workbench.models._cap import window_facts

@@ -9,7 +9,7 @@ import pytest
 
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, expand_cells
-from workbench.harness._cells import cell_key, template_names
+from workbench.harness.experiment._cells import cell_key, template_names
 from workbench.messages import Message
 from workbench.sessions import Session
 
@@ -81,7 +81,7 @@ def test_all_templates_expands_to_the_project_variant_folders(tmp_path: Path) ->
 
 
 def test_shipped_dataset_names_resolve_through_the_manifest(tmp_path: Path) -> None:
-    from workbench.harness._cells import read_manifest
+    from workbench.harness.experiment._cells import read_manifest
 
     manifest = read_manifest()
     if "gen-005k-s1" not in manifest:

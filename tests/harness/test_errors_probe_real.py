@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.harness.metrics import error_line, session_errors
+from workbench.metrics import error_line, session_errors
 from workbench.sessions import load_session
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from workbench.cli import cli
 from workbench.compaction import Usage
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, run_experiment
-from workbench.harness.executors import RAY_EXTRA_MESSAGE, LocalExecutor, make_executor
-from workbench.harness.executors._ray import LOST_PAID, LOST_UNKNOWN, _apply_lost
-from workbench.harness.executors._ray_coordinator import Coordinator
+from workbench.harness.run.executors import RAY_EXTRA_MESSAGE, LocalExecutor, make_executor
+from workbench.harness.run.executors._ray import LOST_PAID, LOST_UNKNOWN, _apply_lost
+from workbench.harness.run.executors._ray_coordinator import Coordinator
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel
@@ -263,7 +263,7 @@ async def test_a_paid_call_of_a_killed_try_keeps_the_id_its_sharers_name() -> No
 
 
 def test_lost_calls_become_attempt_rows_and_known_costs_join_the_cell() -> None:
-    from workbench.harness._cell_run import CellOutcome
+    from workbench.harness.run._cell_run import CellOutcome
 
     outcome = CellOutcome({"model": "m", "billed_input_tokens": 100, "billed_output_tokens": 20,
                            "cost": 0.01}, [{"attempt_no": 1, "outcome": "ok", "cost": 0.01}])

@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from workbench.harness._drilldown import CHUNK_CELLS, cell_payloads, script_json
-from workbench.harness._html_table import (
+from workbench.harness.report._drilldown import CHUNK_CELLS, cell_payloads, script_json
+from workbench.harness.report._html_table import (
     DEFAULT_GROUP,
     column_spec,
     html_table,
     short_label,
     short_window,
 )
-from workbench.harness._html_verdict import _verdict_section, render_verdict
-from workbench.harness._store import ResultsStore
+from workbench.harness.report._html_verdict import _verdict_section, render_verdict
+from workbench.harness.results._store import ResultsStore
 
 EVIL = "</script><!-- <script>alert(1)</script> & \u2028"
 
@@ -201,7 +201,7 @@ def test_view_names_a_folder_without_results(tmp_path):
 def test_report_assets_ship_with_the_package(name):
     from importlib import resources
 
-    text = (resources.files("workbench.harness") / "report_assets" / name).read_text("utf-8")
+    text = (resources.files("workbench.harness.report") / "assets" / name).read_text("utf-8")
     assert "</script" not in text.lower() and len(text) > 1000
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from workbench.errors import ConfigError
-from workbench.harness._paired import paired_comparison
+from workbench.harness.results._paired import paired_comparison
 
 
 def cells(values_a, values_b, *, metric="probe_recall", window=None) -> pd.DataFrame:

@@ -11,15 +11,15 @@ import pytest
 from workbench.compaction import render
 from workbench.errors import ConfigError
 from workbench.harness import Experiment
-from workbench.harness._cells import template_names
-from workbench.harness._params import (
+from workbench.harness.experiment._cells import template_names
+from workbench.harness.experiment._params import (
     bake,
     expand_points,
     parse_label,
     parse_params,
     point_label,
 )
-from workbench.harness._variants import load_variant
+from workbench.harness.experiment._variants import load_variant
 
 PARAMS = parse_params({
     "limit": {"default": 3, "min": 1, "max": 4},

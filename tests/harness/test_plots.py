@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from workbench.harness._plots import PLOTS, plot_parse_success, plot_retries, plot_tradeoff
+from workbench.harness.results._plots import PLOTS, plot_parse_success, plot_retries, plot_tradeoff
 
 
 def cells() -> pd.DataFrame:

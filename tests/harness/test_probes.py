@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from workbench.harness.metrics import (
+from workbench.messages import Message, MessageMetadata
+from workbench.metrics import (
     METRICS,
     compute_forgotten,
     compute_metrics,
@@ -20,7 +21,6 @@ from workbench.harness.metrics import (
     unregister_metric,
     user_requests,
 )
-from workbench.messages import Message, MessageMetadata
 from workbench.sessions import Session
 
 TRACEBACK = """Traceback (most recent call last):
@@ -215,7 +215,7 @@ def test_fill_rate_reads_the_real_structured_summary() -> None:
 
 def test_a_summary_that_copies_the_schema_example_has_full_template_echo() -> None:
     from workbench.compaction import StructuredSummary
-    from workbench.harness.metrics import template_echo
+    from workbench.metrics import template_echo
 
     template = 'Schema: {"user_intent": ["each goal or request the user stated"]}'
     parroted = StructuredSummary.parse('{"user_intent": ["each goal or request the user stated"],'

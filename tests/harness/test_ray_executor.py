@@ -16,8 +16,8 @@ import pytest
 
 from workbench.compaction import Usage
 from workbench.harness import Experiment, expand_cells, run_experiment
-from workbench.harness._cells import read_manifest
-from workbench.harness.executors._ray import LOST_UNKNOWN
+from workbench.harness.experiment._cells import read_manifest
+from workbench.harness.run.executors._ray import LOST_UNKNOWN
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.harness._report import markdown_table, write_report
+from workbench.harness.report._report import markdown_table, write_report
 from workbench.messages import Message, messages_from_goose
 from workbench.sessions import IMPORTERS, Session, importer
 

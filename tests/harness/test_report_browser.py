@@ -20,8 +20,8 @@ import pytest
 from tests.chromium_cdp import Browser, find_chromium
 from tests.conftest import ROOT
 from workbench.harness import write_report
-from workbench.harness._drilldown import CHUNK_CELLS
-from workbench.harness._store import ResultsStore
+from workbench.harness.report._drilldown import CHUNK_CELLS
+from workbench.harness.results._store import ResultsStore
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -19,7 +19,7 @@ from workbench.harness import (
     run_experiment,
     run_experiment_async,
 )
-from workbench.harness._estimate import OUTPUT_TOKENS_ESTIMATE
+from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel

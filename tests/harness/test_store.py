@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from workbench.harness import ResultsStore
-from workbench.harness._migrations import MIGRATIONS, migrate
-from workbench.harness._store import ATTEMPT_COLUMNS, CELL_COLUMNS, new_ulid
+from workbench.harness.results._migrations import MIGRATIONS, migrate
+from workbench.harness.results._store import ATTEMPT_COLUMNS, CELL_COLUMNS, new_ulid
 
 
 def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
@@ -92,7 +92,7 @@ def test_runs_record_status_and_ulids_sort_by_time(tmp_path: Path) -> None:
 
 
 def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path: Path) -> None:
-    from workbench.harness._migrations import m001_runs, m002_cells, m003_attempts
+    from workbench.harness.results._migrations import m001_runs, m002_cells, m003_attempts
 
     db = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
     db.execute("CREATE TABLE _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
@@ -114,7 +114,7 @@ def test_a_run_records_its_executor_and_cluster(tmp_path: Path) -> None:
 
 
 def test_an_older_store_gains_the_outcome_columns_and_keeps_its_cells(tmp_path: Path) -> None:
-    from workbench.harness._migrations import (
+    from workbench.harness.results._migrations import (
         m001_runs,
         m002_cells,
         m003_attempts,

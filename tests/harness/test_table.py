@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from workbench.harness._table import (
+from workbench.harness.results._table import (
     changed_cells,
     comparison_table,
     style_table,

@@ -8,7 +8,7 @@ import re
 
 from workbench.compaction import Templates, render
 from workbench.compaction._format import format_transcript
-from workbench.harness._variants import load_variant
+from workbench.harness.experiment._variants import load_variant
 from workbench.messages import Message
 from workbench.models import ExtractiveModel
 from workbench.models._extractive import (

@@ -1,7 +1,10 @@
 """The ``workbench`` command: assembles the subcommands, one module each.
 
 Each ``workbench/cli/_<name>.py`` exposes a click command or group called ``command``;
-`WorkbenchError` is turned into a clean ``click.ClickException`` here, in one place.
+`WorkbenchError` is turned into a clean ``click.ClickException`` here, in one place. Subcommand
+modules import only click at the top and their machinery inside the command, so ``--help``
+(of the group and of every subcommand) starts light: no pandas, matplotlib, litellm or Ray
+(tests/test_light_start.py).
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ import importlib
 
 import click
 
-from workbench._redact import redact
 from workbench.errors import WorkbenchError
 
 # module name -> shown in this order in --help
@@ -23,6 +25,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except WorkbenchError as exc:
+            from workbench._redact import redact
+
             raise click.ClickException(redact(str(exc))) from exc
 
 

@@ -77,7 +77,7 @@ class FailOn:
         Returns:
             ``(passed, one line saying both means, the difference and the limit)``.
         """
-        from workbench.harness._paired import LOWER_IS_BETTER, paired_comparison
+        from workbench.harness.results._paired import LOWER_IS_BETTER, paired_comparison
 
         result = paired_comparison(both, "A", "B", on="run", metric=self.metric, seed=seed)
         if result.n_pairs == 0:
@@ -110,16 +110,16 @@ def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str
     """Show what changed from RUN_A to RUN_B (deltas are B - A)."""
     import pandas as pd
 
-    from workbench.harness._paired import paired_comparison
-    from workbench.harness._report import markdown_table
-    from workbench.harness._results import Results
-    from workbench.harness._table import (
+    from workbench.harness.report._report import markdown_table
+    from workbench.harness.results._paired import paired_comparison
+    from workbench.harness.results._results import Results
+    from workbench.harness.results._table import (
         PERCENT_COLUMNS,
         changed_cells,
         comparison_table,
         table_delta,
     )
-    from workbench.harness._verdict import verdict
+    from workbench.harness.results._verdict import verdict
 
     try:
         checks = [FailOn.parse(text) for text in fail_on]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -40,6 +39,8 @@ def parse(spec: str) -> None:
               help="Cache file (default: <user dir>/cache/responses.db).")
 def try_(spec: str, text: str, system: str, cache: str | None, cache_path: Path | None) -> None:
     """Send one message to SPEC; print the reply and its usage."""
+    import asyncio
+
     from workbench.messages import Message
     from workbench.models import load_model
 

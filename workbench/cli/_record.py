@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from workbench.regress import record_experiment
-
 
 @click.command("record")
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
@@ -26,6 +24,8 @@ def command(ctx: click.Context, spec: Path, out: Path | None, fresh: bool,
     The extractive baseline is never recorded (it makes no call). Exits 1 when a cell failed
     for an infrastructure reason (auth, rate limit, timeout).
     """
+    from workbench.regress import record_experiment
+
     report = record_experiment(spec, out, fresh=fresh, progress=not no_progress)
     click.echo(report.render())
     ctx.exit(report.exit_code)

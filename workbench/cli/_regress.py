@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from workbench.regress import COULD_NOT_RUN, run_regress
 from workbench.regress._defaults import DEFAULT_SPEC
 
 
@@ -32,6 +31,8 @@ def command(ctx: click.Context, spec: Path, baseline: Path | None, update: bool,
     model is forced to replay-only, so a missing recording fails and names the cell.
     Exit codes: 0 passed (or --update wrote the baseline), 1 regressed, 2 could not run.
     """
+    from workbench.regress import COULD_NOT_RUN, run_regress
+
     try:
         report = run_regress(spec, baseline, update=update, out=out, progress=progress)
     except Exception:  # a crash is "could not run" (2), never mistaken for "regressed" (1)

@@ -13,8 +13,8 @@ import click
               help="Write here instead of RUN_DIR/report/.")
 def command(run_dir: Path, out_dir: Path | None) -> None:
     """Write report.md, report.html, CSVs and plots for RUN_DIR; print their paths and the verdict."""
-    from workbench.harness._report import write_report
-    from workbench.harness._results import Results
+    from workbench.harness.report._report import write_report
+    from workbench.harness.results._results import Results
     results = Results.load(run_dir)
     for name, path in write_report(results, out_dir).items():
         click.echo(f"{name}: {path}")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from workbench.harness import DryRunEstimate, Experiment, Results, run_experiment
-from workbench.harness._runner import default_out
+if TYPE_CHECKING:
+    from workbench.harness import Results
 
 EXIT_INFRASTRUCTURE = 3
 """Exit code of `workbench run` when any cell hit an infrastructure error."""
@@ -38,7 +39,7 @@ TABLE_HEADER = (
 
 
 def _window_text(window: object, effective: object, tokenizer: object) -> str:
-    from workbench.harness._experiment import format_window
+    from workbench.harness.experiment._windows import format_window
 
     if isinstance(window, str):
         text = window
@@ -55,7 +56,7 @@ def print_table(results: Results) -> None:
     """Print the comparison table of `results` as `workbench run` shows it."""
     import pandas as pd
 
-    from workbench.harness._table import column_formats, format_cell
+    from workbench.harness.results._table import column_formats, format_cell
 
     table = results.table()
     if table.empty:
@@ -100,6 +101,9 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     hit an infrastructure error (cache miss, auth, network, retries exhausted), 0 when every
     cell produced an outcome (compaction failures such as context exhausted are outcomes).
     """
+    from workbench.harness import DryRunEstimate, Experiment, run_experiment
+    from workbench.harness.run import default_out
+
     experiment = Experiment.default() if spec is None else Experiment.from_toml(spec)
     folder = out or default_out(experiment)
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
@@ -116,7 +120,7 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
 
 def _print_results(results: Results) -> int:
     """Print table, verdict, error summary and folder; return the infrastructure error count."""
-    from workbench.harness._outcomes import FAILED
+    from workbench.harness.results._outcomes import FAILED
 
     print_table(results)
     _print_replays(results)
@@ -146,7 +150,7 @@ def _print_replays(results: Results) -> None:
         if col == "facts_recall_mean":
             shown[col] = ["—" if pd.isna(v) else f"{v:.1%}" for v in shown[col]]
         elif col == "window":
-            from workbench.harness._experiment import format_window
+            from workbench.harness.experiment._windows import format_window
 
             shown[col] = [format_window(int(v)) for v in shown[col]]
         elif col not in ("strategy", "threshold"):

@@ -8,9 +8,6 @@ from typing import Any
 
 import click
 
-from workbench.sessions import load_sessions
-from workbench.sessions._inspect import format_inspection, inspect_session
-
 
 @click.group(name="sessions")
 def command() -> None:
@@ -26,6 +23,9 @@ def command() -> None:
 def inspect_command(paths: tuple[str, ...], as_json: bool, fmt: str | None,
                     subagents: bool) -> None:
     """Show messages, tool calls, tokens and recorded compactions of each session in PATHS."""
+    from workbench.sessions import load_sessions
+    from workbench.sessions._inspect import format_inspection, inspect_session
+
     infos = []
     for path in paths:
         select: dict[str, Any] = {"include_subagents": True} if subagents else {}

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from workbench.sessions._generate import SHIPPED
-
 
 def _sizes(values: tuple[str, ...]) -> list[int]:
     sizes: list[int] = []
@@ -37,7 +35,7 @@ def command(seeds: tuple[int, ...], tokens: tuple[str, ...], out_dir: Path) -> N
 
     Without options it regenerates the shipped set (seeds 1-6 at 5k-150k tokens).
     """
-    from workbench.sessions._generate import generate_dataset
+    from workbench.sessions._generate import SHIPPED, generate_dataset
 
     sizes = _sizes(tokens)
     if not seeds and not sizes:

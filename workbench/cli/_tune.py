@@ -35,7 +35,7 @@ def command(spec: Path, out: Path | None, prompts_dir: Path | None, winner_name:
     """Tune the variant named in SPEC's [tune] table and report the winner."""
     import pandas as pd
 
-    from workbench.harness._experiment import project_root
+    from workbench.harness.experiment._spec import project_root
     from workbench.tune import tune, write_winner
 
     result = tune(spec, out, share_calls=not no_share, progress=not no_progress,

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import webbrowser
 from pathlib import Path
 
 import click
-
-from workbench.harness._report import REPORT_DIR
-from workbench.harness._results import DB_FILE
 
 REPORT_HTML = "report.html"
 
 
 def report_is_stale(run_dir: Path) -> bool:
     """True when ``report/report.html`` is missing or older than the run's results store."""
+    from workbench.harness.report import REPORT_DIR
+    from workbench.harness.results import DB_FILE
+
     page = run_dir / REPORT_DIR / REPORT_HTML
     if not page.is_file():
         return True
@@ -28,12 +27,16 @@ def report_is_stale(run_dir: Path) -> bool:
 @click.option("--no-open", "no_open", is_flag=True, help="Only write the report and print its path.")
 def command(run_dir: Path, rebuild: bool, no_open: bool) -> None:
     """Open RUN_DIR's report.html in the browser (writing the report if it is missing or stale)."""
+    from workbench.harness.report import REPORT_DIR
+
     page = run_dir / REPORT_DIR / REPORT_HTML
     if rebuild or report_is_stale(run_dir):
-        from workbench.harness._report import write_report
+        from workbench.harness.report._report import write_report
 
         page = write_report(run_dir)["html"]
         click.echo(f"wrote {page}")
+    import webbrowser
+
     uri = page.resolve().as_uri()
     if no_open:
         click.echo(str(page))

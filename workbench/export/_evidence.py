@@ -157,7 +157,7 @@ def _tune_json(run_dir: Path) -> dict[str, Any]:
 def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     """Write the winner's templates (evidence comment on top) to ``<run>/export/<name>/``."""
     from workbench.harness import Results
-    from workbench.harness._variants import VARIANT_FILE, load_variant
+    from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
 
     results = Results.load(run_dir)
     variant = load_variant(evidence.variant, results.spec)

@@ -111,7 +111,7 @@ def _utc_stamp() -> str:
 
 def _resolve_variant(variant: str | Path) -> tuple[str, Path | None, dict[str, Any]]:
     """(name, folder or None for the built-in, variant.toml options)."""
-    from workbench.harness._variants import read_variant_options, variant_folder
+    from workbench.harness.experiment._variants import read_variant_options, variant_folder
 
     name = Path(variant).resolve().name if isinstance(variant, Path) else variant
     folder = variant_folder(str(variant))

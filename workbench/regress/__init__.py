@@ -15,8 +15,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "Tolerance": "workbench.harness._tolerance",
-    "parse_tolerance": "workbench.harness._tolerance",
+    "Tolerance": "workbench.harness.experiment._tolerance",
+    "parse_tolerance": "workbench.harness.experiment._tolerance",
     "Finding": "workbench.regress._compare",
     "COULD_NOT_RUN": "workbench.regress._gate",
     "PASSED": "workbench.regress._gate",
@@ -46,8 +46,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - mirrors _EXPORTS for type checkers
-    from workbench.harness._tolerance import Tolerance as Tolerance
-    from workbench.harness._tolerance import parse_tolerance as parse_tolerance
+    from workbench.harness.experiment._tolerance import Tolerance as Tolerance
+    from workbench.harness.experiment._tolerance import parse_tolerance as parse_tolerance
     from workbench.regress._compare import Finding as Finding
     from workbench.regress._gate import COULD_NOT_RUN as COULD_NOT_RUN
     from workbench.regress._gate import PASSED as PASSED

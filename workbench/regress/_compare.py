@@ -11,7 +11,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal
 
-from workbench.harness._tolerance import parse_tolerance
+from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.regress._snapshot import Snapshot
 
 MAX_DIFF_LINES = 80

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.harness import Experiment, Results, run_experiment
-from workbench.harness._results import DB_FILE, SUMMARIES_DIR
+from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR
 from workbench.regress._compare import Finding, compare_metrics, compare_summaries
 from workbench.regress._defaults import BASELINE_ROOT, DEFAULT_SPEC
 from workbench.regress._replay import (

@@ -40,7 +40,7 @@ def slug(text: str) -> str:
 
 def window_text(value: Any) -> str:
     """A stored window (int, None or NaN) as shown in tables and names: ``8k``, ``none``."""
-    from workbench.harness._experiment import format_window
+    from workbench.harness.experiment._windows import format_window
 
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return format_window(None)
@@ -185,7 +185,7 @@ class Snapshot:
 
 def _group_order(item: tuple[GroupKey, Any]) -> tuple[str, str, float]:
     # windows in token order (8k before 32k, "none" last), as the results table shows them
-    from workbench.harness._experiment import parse_window
+    from workbench.harness.experiment._windows import parse_window
 
     template, model, window = item[0]
     try:

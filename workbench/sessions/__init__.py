@@ -10,10 +10,10 @@ from workbench.sessions._generate import PlantedFact, generate_dataset, generate
 from workbench.sessions._inspect import format_inspection, inspect_session
 from workbench.sessions._load import load_session, load_sessions
 from workbench.sessions._registry import IMPORTERS, detect_format, importer
-from workbench.sessions._session import Session
+from workbench.sessions._session import Session, prefix_session
 from workbench.sessions.importers._goose_db import list_goose_sessions, write_goose_db_session
 
 __all__ = ["IMPORTERS", "PlantedFact", "Session", "SessionFormatError", "detect_format",
            "format_inspection", "generate_dataset", "generate_session", "importer",
            "inspect_session", "list_goose_sessions", "load_session", "load_sessions",
-           "write_goose_db_session"]
+           "prefix_session", "write_goose_db_session"]

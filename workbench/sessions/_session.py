@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +52,16 @@ class Session:
         out.write_text(json.dumps(self.to_goose_json(), ensure_ascii=False, indent=1),
                        encoding="utf-8")
         return out
+
+
+def prefix_session(session: Session, end: int) -> Session:
+    """`session` cut to its first `end` messages; planted facts are those of the prefix, stale
+    only when their replacement is inside it."""
+    meta = dict(session.meta)
+    facts = meta.get("planted_facts")
+    if facts:
+        inside = {f.get("id"): f for f in facts if int(f.get("message_index", 0)) < end}
+        meta["planted_facts"] = [
+            {**f, "stale": bool(f.get("stale")) and f.get("superseded_by") in inside}
+            for f in inside.values()]
+    return replace(session, messages=list(session.messages[:end]), meta=meta)

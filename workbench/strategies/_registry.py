@@ -1,6 +1,7 @@
 """The strategy registry: ``@strategy("name")`` registers a `Strategy` class by name.
 
-Built-in strategies register when `workbench.strategies` is imported; `get_strategy` builds
+Built-in strategies register when `workbench.strategies` is imported (which always runs before
+this module, its parent package, is imported); `get_strategy` builds
 one from a name and a settings mapping, validating the settings against the class's pydantic
 ``Settings`` (unknown keys are errors that name the key).
 """
@@ -43,7 +44,6 @@ def strategy(name: str) -> Callable[[S], S]:
 
 def strategy_names() -> list[str]:
     """Names of every registered strategy."""
-    _load_builtins()
     return list(STRATEGIES)
 
 
@@ -53,7 +53,6 @@ def strategy_class(name: str) -> type[Strategy]:
     Raises:
         ConfigError: unknown name; the message lists the known ones.
     """
-    _load_builtins()
     try:
         return STRATEGIES[name]
     except KeyError:
@@ -88,7 +87,3 @@ def get_strategy(name: str, settings: Mapping[str, Any] | None = None, /,
     """
     merged = {**dict(settings or {}), **kwargs}
     return strategy_class(name)(validate_settings(name, merged))
-
-
-def _load_builtins() -> None:
-    import workbench.strategies  # noqa: F401  (importing registers the built-ins)

@@ -272,13 +272,13 @@ def _recorded_summaries(session: Any) -> set[str]:
 
 
 def _probe(session: Any, end: int, text: str, probes: str) -> tuple[float | None, float | None]:
-    # The probes live in the harness layer; imported here, lazily, as the one shared scorer.
-    from workbench.harness._strategy_run import prefix_session
+    # The probes are the harness's scorer too; imported on first use (they pull in the metrics).
+    from workbench.sessions import prefix_session
 
     prefix = prefix_session(session, end)
     if probes == "facts":
         return None, _facts_recall(prefix, text)
-    from workbench.harness.metrics import compute_metrics
+    from workbench.metrics import compute_metrics
 
     values = compute_metrics(prefix, text, None, original_tokens=0, summary_tokens=0)
     probe, facts = values.get("probe_recall"), values.get("facts_recall")
@@ -287,7 +287,7 @@ def _probe(session: Any, end: int, text: str, probes: str) -> tuple[float | None
 
 def _facts_recall(prefix: Any, text: str) -> float | None:
     """The facts probe's recall of the current facts `prefix` planted, in `text`."""
-    from workbench.harness.metrics._facts import facts_probe
+    from workbench.metrics._facts import facts_probe
 
     result = facts_probe(prefix, text)
     return None if result is None else result[0].recall

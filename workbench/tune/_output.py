@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
-from workbench.harness._variants import VARIANT_FILE, load_variant
+from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
 
 FRONT_CSV = "front.csv"
 FRONT_PNG = "front.png"

@@ -25,10 +25,15 @@ from workbench.compaction._templates import (
     render,
 )
 from workbench.errors import TemplateError
-from workbench.harness._experiment import Experiment
-from workbench.harness._results import SUMMARIES_DIR
-from workbench.harness._variants import VARIANT_FILE, load_variant, register_variant_folder
+from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import (
+    VARIANT_FILE,
+    load_variant,
+    register_variant_folder,
+)
+from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.messages import Message
+from workbench.tune._groups import PromptGroup
 
 PROPOSER_SYSTEM = """You improve the prompt a coding agent uses to compress its conversation \
 history into a structured JSON summary. Below are the current prompt (a Jinja template; the \
@@ -124,7 +129,6 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, base
     Returns:
         One provenance dict per proposal (accepted or not).
     """
-    from workbench.tune._search import _Group
 
     tune = experiment.tune
     assert tune is not None
@@ -153,7 +157,7 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, base
             options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in base.options.items())
             (folder / VARIANT_FILE).write_text(options, encoding="utf-8")
             register_variant_folder(name, folder)
-            groups.append(_Group(f"proposal:{name}", [name]))
+            groups.append(PromptGroup(f"proposal:{name}", [name]))
             params[name] = {}
         (folder / "provenance.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
         records.append(record)

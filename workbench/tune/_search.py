@@ -27,12 +27,13 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import ConfigError
-from workbench.harness._cells import load_experiment_sessions
-from workbench.harness._experiment import Experiment
-from workbench.harness._params import expand_points, point_label, template_variables
-from workbench.harness._runner import default_out, run_experiment_async, write_spec
-from workbench.harness._variants import load_variant
+from workbench.harness.experiment._cells import load_experiment_sessions
+from workbench.harness.experiment._params import expand_points, point_label, template_variables
+from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import load_variant
+from workbench.harness.run._runner import default_out, run_experiment_async, write_spec
 from workbench.models._shared import SharedCalls
+from workbench.tune._groups import PromptGroup
 from workbench.tune._objective import Objective, pareto_mask, variant_scores
 
 TUNE_DIR = "tune"
@@ -123,13 +124,7 @@ def _float(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-@dataclass
-class _Group:
-    key: str
-    labels: list[str]
-
-
-def _split_points(experiment: Experiment) -> tuple[str, list[_Group], dict[str, dict[str, Any]]]:
+def _split_points(experiment: Experiment) -> tuple[str, list[PromptGroup], dict[str, dict[str, Any]]]:
     tune = experiment.tune
     assert tune is not None
     base = load_variant(tune.variant, experiment)
@@ -139,22 +134,22 @@ def _split_points(experiment: Experiment) -> tuple[str, list[_Group], dict[str, 
     prompt_vars = template_variables(base.raw_templates.compaction)
     points = expand_points(base.declared, tune.params, sample=tune.sample, seed=experiment.seed,
                            where="tune.params")
-    groups: dict[str, _Group] = {}
+    groups: dict[str, PromptGroup] = {}
     params: dict[str, dict[str, Any]] = {base.name: dict(base.params)}
     for point in points:
         label = point_label(tune.variant, point, base.declared)
         params[label] = point
         key = json.dumps({k: v for k, v in point.items() if k in prompt_vars}, sort_keys=True)
-        groups.setdefault(key, _Group(key, [])).labels.append(label)
+        groups.setdefault(key, PromptGroup(key, [])).labels.append(label)
     return base.name, list(groups.values()), params
 
 
-def _ranked_groups(groups: list[_Group], scores: pd.DataFrame,
-                   objective: Objective) -> list[_Group]:
+def _ranked_groups(groups: list[PromptGroup], scores: pd.DataFrame,
+                   objective: Objective) -> list[PromptGroup]:
     ranked = list(objective.rank(scores)["template"])
     position = {label: i for i, label in enumerate(ranked)}
 
-    def best(group: _Group) -> float:
+    def best(group: PromptGroup) -> float:
         return min((position.get(label, math.inf) for label in group.labels), default=math.inf)
 
     return sorted(groups, key=best)

@@ -1,0 +1,248 @@
+"""Cells: one (session, strategy, model, template, window, repeat) combination of an experiment.
+
+`expand_cells` loads the sessions an experiment names (files, globs, shipped datasets) and
+returns the cells in a fixed order with ids that depend only on the cell key, so a re-run of the
+same spec finds the same ids in the results store.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ConfigError
+from workbench.harness.experiment._spec import Experiment, SessionSource, project_root
+from workbench.harness.experiment._windows import format_window
+from workbench.sessions import Session, load_sessions
+from workbench.strategies import strategy_class
+
+MANIFEST = "datasets/manifest.json"
+ALL_DATASETS = "dataset:all"
+ALL_TEMPLATES = "all"
+DEFAULT_TEMPLATE = "default"
+NO_MODEL = "none"
+"""Model label of cells whose strategy calls no model (masking, truncation...)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work; its row in the results store is keyed by `cell_id`.
+
+    Attributes:
+        cell_id: First 16 hex digits of sha256 over the cell key.
+        key: ``session_id|strategy|model|template|window|repeat``.
+        session_id: `Session.id` of the session compacted.
+        session_path: The file it was read from.
+        session_format: The importer that read it.
+        strategy: Compaction strategy label (``goose``, ``mask[keep_last=3]``...).
+        model: Model label (string plus public params) as shown in tables.
+        model_string: The string passed to ``load_model``.
+        template: Template variant name.
+        window: Simulated context window in tokens, or None for no cap.
+        repeat: Repeat index, from 0.
+        model_index: Position of the model in ``Experiment.models``.
+        strategy_name: The registered strategy name behind `strategy`.
+        strategy_settings: Its settings as written in the experiment.
+        uses_model: False for strategies that call no model (their model label is ``none``).
+        strategy_at: ``end`` (compact the whole recording) or ``recorded`` (at the recorded
+            agent's first compaction boundary).
+    """
+
+    cell_id: str
+    key: str
+    session_id: str
+    session_path: str
+    session_format: str
+    strategy: str
+    model: str
+    model_string: str
+    template: str
+    window: int | None
+    repeat: int
+    model_index: int = 0
+    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    strategy_name: str = "goose"
+    strategy_settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False,
+                                              repr=False)
+    uses_model: bool = True
+    strategy_at: str = "end"
+
+
+def cell_key(session_id: str, strategy: str, model: str, template: str, window: int | None,
+             repeat: int) -> str:
+    """The text a cell id is hashed from."""
+    return "|".join([session_id, strategy, model, template, format_window(window), str(repeat)])
+
+
+def cell_id_for(key: str) -> str:
+    """sha256 of `key`, first 16 hex digits."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]]:
+    """Shipped dataset names -> (file, format), from ``datasets/manifest.json``.
+
+    Reads the ``sessions`` (or ``datasets``) list of ``{name, file|path, format}`` objects; a
+    missing file name means ``<name>.json`` beside the manifest.
+    """
+    base = (root or project_root()) / MANIFEST
+    if not base.is_file():
+        return {}
+    data = json.loads(base.read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = data.get("sessions", data.get("datasets", []))
+    out: dict[str, tuple[Path, str | None]] = {}
+    for entry in data if isinstance(data, list) else []:
+        if isinstance(entry, dict) and "name" in entry:
+            name = str(entry["name"])
+            rel = entry.get("file") or entry.get("path") or f"{name}.json"
+            out[name] = ((base.parent / rel).resolve(), entry.get("format"))
+    return out
+
+
+def resolve_source(source: SessionSource,
+                   experiment: Experiment) -> list[tuple[Path, str | None]]:
+    """The files (with a known format, if any) one ``sessions`` entry stands for, in order.
+
+    Raises:
+        ConfigError: the entry matches nothing; the message lists the shipped dataset names.
+    """
+    text = source.path
+    manifest = read_manifest()
+    if text == ALL_DATASETS:
+        if not manifest:
+            raise ConfigError(f"sessions: {ALL_DATASETS!r} needs {MANIFEST} in {project_root()}")
+        return [manifest[name] for name in sorted(manifest)]
+    if text in manifest:
+        return [manifest[text]]
+    path = experiment.resolve_path(text)
+    if any(ch in text for ch in "*?["):
+        found = sorted(Path(p) for p in globlib.glob(str(path), recursive=True))
+        files: list[tuple[Path, str | None]] = [(p, None) for p in found if p.is_file()]
+        if not files:
+            raise ConfigError(f"sessions: glob {text!r} matched no files (looked in {path.parent})")
+        return files
+    if not path.exists():
+        known = ", ".join(sorted(manifest)) or "none shipped"
+        raise ConfigError(f"sessions: {text!r} is neither a file ({path}) nor a dataset name "
+                          f"(known: {known}, or {ALL_DATASETS!r})")
+    return [(path, None)]
+
+
+class SessionCache:
+    """Loads each (file, format, selection) once per run."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[str, str | None, str], list[Session]] = {}
+
+    def load(self, path: Path, source: SessionSource, format: str | None = None) -> list[Session]:
+        """Sessions of `path` selected by `source` (cached); `source.format` wins over `format`."""
+        select = source.selection()
+        fmt = source.format or format
+        key = (str(path), fmt, json.dumps(select, sort_keys=True, default=str))
+        if key not in self._loaded:
+            self._loaded[key] = load_sessions(path, format=fmt, **select)
+        return self._loaded[key]
+
+
+def load_experiment_sessions(experiment: Experiment,
+                             cache: SessionCache | None = None) -> list[Session]:
+    """Every session the experiment names, in spec order, first occurrence of each id kept."""
+    cache = cache or SessionCache()
+    seen: set[str] = set()
+    out: list[Session] = []
+    for source in experiment.sessions:
+        for path, fmt in resolve_source(source, experiment):
+            for session in cache.load(path, source, fmt):
+                if session.id not in seen:
+                    seen.add(session.id)
+                    out.append(session)
+    return out
+
+
+def template_names(experiment: Experiment) -> list[str]:
+    """The experiment's template variants with ``all`` expanded to every ``prompts/`` folder."""
+    names: list[str] = []
+    for name in experiment.templates:
+        if name == ALL_TEMPLATES:
+            prompts = project_root() / "prompts"
+            folders = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
+            expanded = folders or [DEFAULT_TEMPLATE]
+        elif "{" in name:
+            from workbench.harness.experiment._variants import canonical_name
+
+            expanded = [canonical_name(name, experiment)]
+        else:
+            expanded = [name]
+        names.extend(n for n in expanded if n not in names)
+    names.extend(n for n in tune_points(experiment) if n not in names)
+    return names
+
+
+def tune_points(experiment: Experiment) -> list[str]:
+    """Labels of the points the experiment's ``[tune]`` table spans (empty without one)."""
+    tune = experiment.tune
+    if tune is None:
+        return []
+    from workbench.harness.experiment._params import expand_points, point_label
+    from workbench.harness.experiment._variants import read_variant_params, variant_folder
+
+    folder = variant_folder(tune.variant, experiment)
+    declared = read_variant_params(folder)
+    if not declared:
+        raise ConfigError(f"tune: variant {tune.variant!r} declares no [params] in its variant.toml")
+    points = expand_points(declared, tune.params, sample=tune.sample, seed=experiment.seed,
+                           where="tune.params")
+    return [point_label(tune.variant, p, declared) for p in points]
+
+
+def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) -> list[Cell]:
+    """All cells of `experiment`: session x strategy x model x template x window x repeat.
+
+    Args:
+        experiment: The spec.
+        sessions: Already-loaded sessions; loaded from the spec when None.
+
+    Returns:
+        Cells in that nesting order (spec order within each axis).
+    """
+    if sessions is None:
+        sessions = load_experiment_sessions(experiment)
+    templates = template_names(experiment)
+    cells: list[Cell] = []
+    seen: set[str] = set()
+    for session in sessions:
+        for entry in experiment.strategies:
+            kind = strategy_class(entry.name)
+            if not kind.applies_to(session) or (
+                    entry.at == "recorded" and not strategy_class("reference").applies_to(session)):
+                continue
+            # A strategy that calls no model runs once, not once per model (or template).
+            models = (list(enumerate(experiment.models)) if kind.uses_model
+                      else [(0, None)])
+            for model_index, spec in models:
+                model_label = spec.label if spec is not None else NO_MODEL
+                for template in templates if kind.uses_template else templates[:1]:
+                    for window in experiment.windows:
+                        for repeat in range(experiment.repeats):
+                            key = cell_key(session.id, entry.display, model_label, template,
+                                           window, repeat)
+                            if key in seen:  # the same model or window listed twice
+                                continue
+                            seen.add(key)
+                            cells.append(Cell(
+                                cell_id=cell_id_for(key), key=key, session_id=session.id,
+                                session_path=str(session.path), session_format=session.format,
+                                strategy=entry.display, model=model_label,
+                                model_string=spec.model if spec is not None else NO_MODEL,
+                                template=template, window=window, repeat=repeat,
+                                model_index=model_index,
+                                params=dict(spec.params) if spec is not None else {},
+                                strategy_name=entry.name,
+                                strategy_settings=dict(entry.settings),
+                                uses_model=kind.uses_model, strategy_at=entry.at))
+    return cells

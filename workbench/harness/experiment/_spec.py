@@ -1,0 +1,374 @@
+"""`Experiment`: what to run, as data (sessions x strategies x models x templates x windows).
+
+Read from TOML with `Experiment.from_toml`; every field is documented below and unknown keys
+are rejected, so a typo fails with the key path instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from workbench._redact import public_params
+from workbench.errors import ConfigError
+from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntry
+from workbench.harness.experiment._tolerance import parse_tolerance
+from workbench.harness.experiment._toml import dumps_toml
+from workbench.harness.experiment._tune_table import TuneTable
+from workbench.harness.experiment._windows import Window
+from workbench.models._spec import check_model_string
+
+STRATEGIES: tuple[str, ...] = ("goose", "awaken", "mask", "truncate", "none", "reference")
+"""Built-in strategies (`workbench.strategies`); ``goose`` = Goose's ``compact_messages``."""
+
+CACHE_PREFIXES = ("cached:", "replay:")
+"""Cache-mode prefixes of model strings; not part of a model's label."""
+
+
+DEFAULT_SPEC = "experiments/default.toml"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@,-]{0,99}$")
+
+
+def project_root() -> Path:
+    """The project folder holding ``prompts/``, ``datasets/`` and ``experiments/``."""
+    return Path(__file__).resolve().parents[3]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class SessionSource(_Strict):
+    """One ``sessions`` entry: a file, a glob, a shipped dataset name, or ``dataset:all``."""
+
+    path: str
+    """Path or glob (relative to the spec file), a name from ``datasets/manifest.json``, or
+    ``dataset:all`` for every shipped dataset."""
+    format: str | None = None
+    """Importer name; auto-detected when omitted."""
+    index: int | None = Field(default=None, ge=0)
+    """Pick one session of a multi-session file by position."""
+    session_id: str | None = None
+    """Pick one session of a multi-session file by id."""
+    select: dict[str, Any] = Field(default_factory=dict)
+    """Other importer-specific selection keywords."""
+    encoding_errors: Literal["strict", "replace"] = "strict"
+    """Invalid UTF-8 in the file: ``strict`` fails naming the byte offset; ``replace``
+    substitutes U+FFFD and counts the replacements in the session's meta."""
+
+    def selection(self) -> dict[str, Any]:
+        """The keywords passed to `load_sessions` besides the path and format."""
+        sel = dict(self.select)
+        if self.encoding_errors != "strict":
+            sel["encoding_errors"] = self.encoding_errors
+        if self.index is not None:
+            sel["index"] = self.index
+        if self.session_id is not None:
+            sel["session_id"] = self.session_id
+        return sel
+
+
+class ModelEntry(_Strict):
+    """One ``models`` entry: a model string and its parameters."""
+
+    model: str = Field(min_length=1)
+    """Model string for `workbench.models.load_model`: ``[cached:|replay:]model[@8k]``."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra keyword arguments for the model (temperature, max_tokens...). ``api_key`` is
+    accepted but never written anywhere."""
+    concurrency: int | None = Field(default=None, gt=0)
+    """At most this many cells of this model at once (the global limit still applies)."""
+    name: str | None = Field(default=None, min_length=1)
+    """Short name for tables and cell keys; default: the model string plus its public params."""
+
+    @model_validator(mode="after")
+    def _known_model(self) -> ModelEntry:
+        # A typo in a model string fails the spec now, not every cell of the model later.
+        try:
+            check_model_string(self.model, self.params)
+        except ConfigError as exc:
+            raise PydanticCustomError("model_string", "{message}", {"message": str(exc)}) from None
+        return self
+
+    @property
+    def label(self) -> str:
+        """How the model is named in cell keys and tables: the string without its cache prefix
+        (a recorded and a live run of one model share rows), plus public params; or `name`."""
+        if self.name:
+            return self.name
+        name = self.model
+        for prefix in CACHE_PREFIXES:
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+        public = dict(sorted(public_params(self.params).items()))
+        if not public:
+            return name
+        inner = ",".join(f"{k}={v}" for k, v in public.items())
+        return f"{name}[{inner}]"
+
+
+class Budget(_Strict):
+    """Spending limits; the runner stops scheduling cells once one is reached."""
+
+    max_cost: float | None = Field(default=None, gt=0)
+    """US dollars summed over every billed attempt of the run folder."""
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Billed input + output tokens summed over every attempt of the run folder."""
+
+
+class CachePolicy(_Strict):
+    """The model response cache."""
+
+    mode: Literal["off", "rw", "replay"] | None = None
+    """Overrides every model string's cache prefix: ``off``; ``rw`` = read and record;
+    ``replay`` = read only, a miss is an error. Omitted: each model string decides
+    (``cached:``/``replay:`` prefixes)."""
+    path: str | None = None
+    """Cache file or folder (relative to the spec file); default: the user cache dir."""
+
+
+class ExecutorSpec(_Strict):
+    """Where the cells run: ``executor = { kind = "ray", address = "auto" }``."""
+
+    kind: Literal["local", "ray"] = "local"
+    """``local``: asyncio in this process (the default); ``ray``: Ray tasks (``[ray]`` extra)."""
+    address: str | None = None
+    """Ray only: omitted starts a private local instance; ``auto`` joins this machine's
+    cluster; ``ray://host:port`` connects to a remote cluster's client server."""
+    cpus_per_cell: float = Field(default=1.0, gt=0)
+    """Ray only: CPUs reserved per cell task; below 1 packs more I/O-bound cells per core."""
+    max_retries: int = Field(default=3, ge=0)
+    """Ray only: how often a cell whose worker died is run again."""
+
+    @model_validator(mode="after")
+    def _address_needs_ray(self) -> ExecutorSpec:
+        if self.address is not None and self.kind != "ray":
+            raise PydanticCustomError("executor", "an address needs kind = \"ray\"")
+        return self
+
+
+class Experiment(_Strict):
+    """An experiment: the matrix of cells to run and how to run them."""
+
+    name: str = Field(default="experiment", min_length=1)
+    """Names the run folder (``runs/<name>``) and the report."""
+    sessions: list[SessionSource] = Field(min_length=1)
+    """Where the recorded sessions come from."""
+    models: list[ModelEntry] = Field(min_length=1)
+    """Models to summarize with."""
+    templates: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
+    """Template variants: folder names under the project's ``prompts/``, paths, ``default``
+    (the built-in templates), or ``all`` (every folder under ``prompts/``)."""
+    strategies: list[StrategyEntry] = Field(
+        default_factory=lambda: [StrategyEntry(name="goose")], min_length=1)
+    """Compaction strategies: names or ``{name = "mask", keep_last = 3, label = "mask3"}``
+    tables (see `workbench.strategies`); ``goose`` runs Goose's ``compact_messages``."""
+    replay: ReplaySpec | None = None
+    """Whole-session replay run after the cells (``[replay]``); none when omitted."""
+    windows: list[Window] = Field(default_factory=lambda: [None],  # type: ignore[arg-type]
+                                  min_length=1)
+    """Context windows to simulate: token counts, ``"8k"``, or ``"none"`` for no cap."""
+    repeats: int = Field(default=1, ge=1)
+    """How many times each cell runs (repeat index is part of the cell key)."""
+    concurrency: int = Field(default=4, gt=0)
+    """At most this many cells in flight at once."""
+    regress: dict[str, str] = Field(default_factory=dict)
+    """The regression gate's metric rules (``workbench regress``): metric name (a column of
+    `Results.table()`) -> tolerance such as ``"not lower"`` or ``"+5%"`` (see
+    ``workbench.harness.experiment._tolerance``). Empty: the gate compares rendered summaries only."""
+    budget: Budget = Field(default_factory=Budget)
+    """Stop scheduling once spending reaches these limits."""
+    cache: CachePolicy = Field(default_factory=CachePolicy)
+    """Response cache policy for every model."""
+    seed: int = 0
+    """Seed for anything random (bootstrap intervals, sampling)."""
+    manual_compact: bool = False
+    """Compact as a manual ``/compact`` (no preserved user message, the manual continuation
+    text). False by default: Goose's automatic path, which keeps the latest text-only user
+    message after the summary, so retained tokens differ from summary tokens as they do in
+    Goose. The summarizer's prompt is the same either way."""
+    base_dir: str | None = None
+    """Folder that relative paths resolve against; defaults to the spec file's folder."""
+    tune: TuneTable | None = None
+    """A parameter search over one variant folder: its points join ``templates`` (see
+    ``workbench tune``)."""
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    """Where the cells run (``workbench run --executor`` overrides the kind and address)."""
+
+    @field_validator("sessions", mode="before")
+    @classmethod
+    def _session_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"path": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("regress")
+    @classmethod
+    def _tolerances(cls, value: dict[str, str]) -> dict[str, str]:
+        for metric, rule in value.items():
+            try:
+                parse_tolerance(rule)
+            except ConfigError as exc:
+                raise PydanticCustomError("tolerance", "{metric}: {why}",
+                                          {"metric": metric, "why": str(exc)}) from None
+        return value
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _model_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"model": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        # The name becomes a folder (runs/<name>): one plain path component, nothing that
+        # climbs out of runs/ or points elsewhere.
+        if not _SAFE_NAME.match(value):
+            raise PydanticCustomError(
+                "experiment_name", "{name} is not a safe run folder name: use up to 100 letters, "
+                "digits and . _ - + = @ , starting with a letter, digit or _ (no path separators, "
+                "no '..', not absolute)", {"name": repr(value)})
+        return value
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_labels(cls, value: list[ModelEntry]) -> list[ModelEntry]:
+        # Cells are keyed by the model label: two different entries with one label would share
+        # cells and one of them would silently never run.
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(value):
+            first = seen.setdefault(entry.label, i)
+            if first != i and value[first] != entry:
+                raise PydanticCustomError(
+                    "duplicate_model", "models[{a}] and models[{b}] are both named {label} (the "
+                    "cache prefix and api_key are not part of a name); give one a distinct "
+                    "name = \"...\"", {"a": first, "b": i, "label": repr(entry.label)})
+        return value
+
+    # -- files ------------------------------------------------------------------------------
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Experiment:
+        """Read and validate an experiment file.
+
+        Raises:
+            ConfigError: missing file, bad TOML, or an invalid value; the message names the
+                file, the key path (``models[1].concurrency``) and the problem.
+        """
+        p = Path(path)
+        try:
+            data_bytes = p.read_bytes()
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such experiment file") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+        try:
+            text = data_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data_bytes.count(b"\n", 0, exc.start) + 1
+            raise ConfigError(f"{path}:{line}: not UTF-8 text: invalid byte at offset {exc.start} "
+                              f"({exc.reason}); save the file as UTF-8") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        data.setdefault("base_dir", str(p.resolve().parent))
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "experiment") -> Experiment:
+        """Validate a mapping; errors are `ConfigError` prefixed with `source`."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, source)) from None
+
+    @classmethod
+    def default(cls) -> Experiment:
+        """The shipped default experiment (``experiments/default.toml``)."""
+        return cls.from_toml(project_root() / DEFAULT_SPEC)
+
+    def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
+        """A plain mapping in TOML shape; unless `secrets`, secret params (``api_key``, secret
+        headers) are dropped and URLs lose their user-info, so the copy still runs (with keys
+        from the environment) and gives the same cells."""
+        data = self.model_dump(mode="python")
+        data["windows"] = [w if w is not None else "none" for w in self.windows]
+        for entry in data["models"]:
+            if not secrets:
+                entry["params"] = public_params(entry["params"])
+            if not entry["params"]:
+                del entry["params"]
+        data["sessions"] = [_compact_source(s) for s in data["sessions"]]
+        data["strategies"] = [s.to_toml_value() for s in self.strategies]
+        if self.replay is None:
+            data.pop("replay", None)
+        else:
+            data["replay"] = self.replay.to_toml_value()
+        for m in data["models"]:
+            for key in ("concurrency", "name"):
+                if m.get(key) is None:
+                    m.pop(key, None)
+        data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]
+        executor = {k: v for k, v in data.pop("executor").items()
+                    if v is not None and v != ExecutorSpec.model_fields[k].default}
+        if executor:  # the default (local) is left out, so older spec files stay as they were
+            data["executor"] = executor
+        return data
+
+    def to_toml(self) -> str:
+        """The experiment as TOML text (no secrets); `from_toml` reads it back."""
+        return dumps_toml(self.to_dict())
+
+    def resolve_path(self, path: str | Path) -> Path:
+        """`path` made absolute against `base_dir` (or the working directory)."""
+        p = Path(path).expanduser()
+        if p.is_absolute():
+            return p
+        return Path(self.base_dir or ".").resolve() / p
+
+    def cache_file(self) -> Path:
+        """The response-cache file the experiment's cached models use: ``[cache] path``
+        resolved against `base_dir`, else the user's default recording file."""
+        if self.cache.path:
+            return self.resolve_path(self.cache.path)
+        from workbench._paths import cache_path
+
+        return cache_path()
+
+
+def _compact_source(entry: dict[str, Any]) -> Any:
+    entry = {k: v for k, v in entry.items()
+             if v is not None and v != {} and (k, v) != ("encoding_errors", "strict")}
+    return entry["path"] if set(entry) == {"path"} else entry
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors(include_url=False):
+        lines.append(f"{source}: {_loc_path(list(err['loc']))}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def _loc_path(loc: list[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"

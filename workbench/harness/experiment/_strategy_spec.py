@@ -1,0 +1,148 @@
+"""Experiment-file entries for strategies and whole-session replay.
+
+``strategies = ["goose", {name = "mask", keep_last = 3}, {name = "awaken", label = "aw"}]``: a
+name alone, or a table with ``name``, an optional short ``label`` for tables, and the strategy's
+own settings (validated by its pydantic ``Settings``: an unknown key is an error naming it).
+
+``[replay]`` names a whole-session replay comparison run after the cells (see `ReplaySpec`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from workbench.errors import ConfigError
+from workbench.harness.experiment._windows import Window
+
+__all__ = ["ReplaySpec", "StrategyEntry", "strategy_label"]
+
+
+def strategy_label(name: str, settings: dict[str, Any]) -> str:
+    """The default table label: the name, plus the settings as ``k=v`` in brackets."""
+    if not settings:
+        return name
+    inner = ",".join(f"{k}={v}" for k, v in sorted(settings.items()))
+    return f"{name}[{inner}]"
+
+
+ENTRY_KEYS = ("name", "label", "at")
+"""Keys of a strategies table that are not the strategy's own settings."""
+
+
+class StrategyEntry(BaseModel):
+    """One ``strategies`` entry: a registered strategy name with its settings."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    name: str = Field(min_length=1)
+    """A registered strategy: ``goose``, ``awaken``, ``mask``, ``truncate``, ``none``,
+    ``reference`` (or one a plugin registered)."""
+    label: str | None = Field(default=None, min_length=1)
+    """Short name for tables and cell keys; default: the name plus its settings."""
+    at: Literal["end", "recorded"] = "end"
+    """Where the history is compacted: ``end`` (the whole recording) or ``recorded`` (at the
+    first compaction the recorded agent made, scored against that prefix, as the ``reference``
+    row is; only sessions with a recorded summary get such cells)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """The strategy's settings (in TOML, written beside ``name`` in the same table)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_settings(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and "settings" not in value:
+            own = {k: v for k, v in value.items() if k in ENTRY_KEYS}
+            rest = {k: v for k, v in value.items() if k not in ENTRY_KEYS}
+            return {**own, "settings": rest}
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> StrategyEntry:
+        from workbench.strategies._registry import validate_settings
+
+        try:
+            validated = validate_settings(self.name, self.settings)
+        except ConfigError as exc:
+            raise PydanticCustomError("strategy", "{problem}", {"problem": str(exc)}) from None
+        # Keep only what was written (defaults stay implicit), but as validated values.
+        dumped = validated.model_dump()
+        self.settings = {k: dumped[k] for k in self.settings}
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        # A bare name compares equal to the entry it stands for ("goose" == goose entry).
+        if isinstance(other, str):
+            return (self.label is None and not self.settings and self.at == "end"
+                    and self.name == other)
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def display(self) -> str:
+        """How the strategy is named in cell keys and tables (``@recorded`` marks ``at``)."""
+        if self.label:
+            return self.label
+        base = strategy_label(self.name, self.settings)
+        return base if self.at == "end" or self.name == "reference" else f"{base}@recorded"
+
+    def build(self) -> Any:
+        """The `Strategy` instance."""
+        from workbench.strategies import get_strategy
+
+        return get_strategy(self.name, self.settings)
+
+    def to_toml_value(self) -> Any:
+        """The entry in TOML shape: the bare name when it has no label or settings."""
+        if self.label is None and not self.settings and self.at == "end":
+            return self.name
+        out: dict[str, Any] = {"name": self.name}
+        if self.label is not None:
+            out["label"] = self.label
+        if self.at != "end":
+            out["at"] = self.at
+        out.update(self.settings)
+        return out
+
+
+class ReplaySpec(BaseModel):
+    """``[replay]``: replay whole sessions turn by turn under each strategy (after the cells)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    sessions: list[str] = Field(default_factory=list)
+    """Session ids (or shipped dataset names) to replay; empty = every session of the run."""
+    strategies: list[StrategyEntry] = Field(default_factory=list)
+    """Strategies to replay; empty = the experiment's ``strategies`` (``reference`` skipped)."""
+    model: str = "extractive"
+    """The summarizer for strategies that call one (a model string; ``replay:``/``cached:``
+    prefixes work as for cells)."""
+    windows: list[Window] = Field(default_factory=lambda: [8192], min_length=1)  # type: ignore[arg-type]
+    """Context windows the agent runs under."""
+    thresholds: list[float] = Field(default_factory=lambda: [0.8], min_length=1)
+    """Compaction triggers: compact before a turn whose prompt reaches threshold x window."""
+    probes: Literal["facts", "all", "none"] = "facts"
+    """What to score after every compaction round: ``facts`` (planted facts still in the
+    context), ``all`` (also the files/errors/requests probes: slower) or ``none``."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ReplaySpec:
+        for t in self.thresholds:
+            if not 0 < t <= 1:
+                raise ValueError(f"thresholds: {t} is not in (0, 1]")
+        if any(w is None for w in self.windows):
+            raise ValueError("windows: replay needs a finite window (not 'none')")
+        return self
+
+    def to_toml_value(self) -> dict[str, Any]:
+        """The table in TOML shape."""
+        data = self.model_dump(mode="python")
+        data["strategies"] = [s.to_toml_value() for s in self.strategies]
+        for key in ("sessions", "strategies"):
+            if not data[key]:
+                del data[key]
+        return data

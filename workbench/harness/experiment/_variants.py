@@ -1,0 +1,161 @@
+"""Template variants: a folder of templates plus optional summarize options (``variant.toml``).
+
+A variant folder (``prompts/<name>/`` in the project, or any path) may hold ``compaction.md``
+and ``compaction_summary.md`` (a missing file falls back to the built-in one), a ``README.md``
+describing it, and ``variant.toml`` with options passed to ``summarize``, e.g.
+``transcript_style = "jsonl"``, and ``[params.<name>]`` tables declaring template parameters
+(see ``_params``). The name ``default`` is the built-in templates; ``name{k=v,...}`` is a point
+of a parametrised variant.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ConfigError
+from workbench.harness.experiment._params import (
+    PARAMS_KEY,
+    Param,
+    bake,
+    parse_label,
+    parse_params,
+    point_label,
+    resolve_point,
+)
+from workbench.harness.experiment._spec import Experiment, project_root
+
+VARIANT_FILE = "variant.toml"
+BUILTIN = "default"
+# variant.toml key -> allowed values (None = any); all but `description` go to summarize().
+VARIANT_OPTIONS: dict[str, tuple[str, ...] | None] = {
+    "transcript_style": ("goose", "jsonl"),
+    "removal": ("drop", "elide"),
+    "order": ("goose", "centred"),
+    "description": None,
+}
+
+
+@dataclass
+class Variant:
+    """A resolved template variant.
+
+    Attributes:
+        name: As written in the experiment.
+        folder: Where its files are (None for the built-in templates).
+        templates: The `Templates` to summarize with.
+        options: Keyword options for ``summarize`` (``transcript_style``...).
+        params: The full parameter values of this point (empty for an unparametrised variant).
+        base: The variant folder's name without the parameter point.
+        declared: The parameters the folder declares.
+        raw_templates: The folder's template sources before the parameters were baked in.
+    """
+
+    name: str
+    folder: Path | None
+    templates: Any
+    options: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    base: str = ""
+    declared: dict[str, Param] = field(default_factory=dict)
+    raw_templates: Any = None
+
+
+_EXTRA_FOLDERS: dict[str, Path] = {}
+
+
+def register_variant_folder(name: str, folder: Path) -> None:
+    """Make `name` resolve to `folder` in this process (the tuner's generated proposals, which
+    live in the run folder but keep short labels in tables)."""
+    _EXTRA_FOLDERS[name] = Path(folder)
+
+
+def variant_folder(name: str, experiment: Experiment | None = None) -> Path | None:
+    """The folder of variant `name`, or None for the built-in ``default`` without a folder.
+
+    Raises:
+        ConfigError: no such folder; the message lists the project's variants.
+    """
+    if name in _EXTRA_FOLDERS:
+        return _EXTRA_FOLDERS[name]
+    prompts = project_root() / "prompts"
+    if (prompts / name).is_dir():
+        return prompts / name
+    candidate = experiment.resolve_path(name) if experiment else Path(name)
+    if candidate.is_dir():
+        return candidate
+    if name == BUILTIN:
+        return None
+    known = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
+    raise ConfigError(f"templates: no variant {name!r}: not a folder under {prompts} nor a path "
+                      f"(known: {', '.join(known) or 'none'}; 'default' is the built-in)")
+
+
+def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
+    path = folder / VARIANT_FILE
+    if not path.is_file():
+        return path, {}
+    try:
+        return path, tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+
+
+def read_variant_params(folder: Path | None) -> dict[str, Param]:
+    """The parameters ``<folder>/variant.toml`` declares (empty when none), validated."""
+    if folder is None:
+        return {}
+    path, data = _read_variant_toml(folder)
+    return parse_params(data.get(PARAMS_KEY, {}), str(path))
+
+
+def read_variant_options(folder: Path) -> dict[str, Any]:
+    """Options from ``<folder>/variant.toml`` (empty when absent), validated."""
+    path, data = _read_variant_toml(folder)
+    data = {k: v for k, v in data.items() if k != PARAMS_KEY}
+    for key, value in data.items():
+        if key not in VARIANT_OPTIONS:
+            raise ConfigError(f"{path}: {key}: unknown option; allowed: "
+                              f"{', '.join(sorted(VARIANT_OPTIONS))}")
+        allowed = VARIANT_OPTIONS[key]
+        if allowed is not None and value not in allowed:
+            raise ConfigError(f"{path}: {key}: {value!r} is not one of {', '.join(allowed)}")
+    return {k: v for k, v in data.items() if k != "description"}
+
+
+def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
+    """Resolve a variant name (or a point ``name{k=v}``) to its templates and options.
+
+    A parametrised variant's templates get its values baked in (see ``_params.bake``); the
+    returned `Variant.name` is the point's canonical label (only non-default values listed).
+
+    Raises:
+        ConfigError: no such variant, an unknown parameter or a value outside its domain.
+    """
+    from workbench.compaction import Templates
+
+    base, raw = parse_label(name)
+    folder = variant_folder(base, experiment)
+    if folder is None:
+        if raw:
+            raise ConfigError(f"templates: {name!r}: the built-in templates declare no parameters")
+        return Variant(name, None, Templates.default(), base=base)
+    declared = read_variant_params(folder)
+    values = resolve_point(declared, raw, f"templates: {name!r}")
+    label = point_label(base, values, declared) if raw else name
+    source = Templates.from_dir(folder)
+    templates = Templates(bake(source.compaction, values), bake(source.summary, values), label)
+    return Variant(label, folder, templates, read_variant_options(folder), params=values,
+                   base=base, declared=declared, raw_templates=source)
+
+
+def canonical_name(name: str, experiment: Experiment | None = None) -> str:
+    """The canonical label of a variant name (points list only their non-default values)."""
+    base, raw = parse_label(name)
+    if not raw:
+        return name
+    folder = variant_folder(base, experiment)
+    declared = read_variant_params(folder)
+    return point_label(base, resolve_point(declared, raw, f"templates: {name!r}"), declared)

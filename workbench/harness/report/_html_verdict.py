@@ -1,0 +1,126 @@
+"""The verdict section of the HTML report: what the run found, per model x window.
+
+`_verdict_section` is the one adapter between the statistics and the page: it returns a
+`VerdictView` (plain data) drawn from `workbench.harness.verdict`, and `render_verdict` only
+draws that.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from workbench.harness.report._html_table import short_label, short_window
+
+
+@dataclass
+class Finding:
+    """One model x window: which template did best, and how sure that is.
+
+    Attributes:
+        model: The model identity.
+        window: The window label (``8k``, ``none``).
+        headline: One sentence for a person.
+        winner: The template that beat every other one, or None.
+        details: One line per comparison (difference, 95% interval, pairs).
+    """
+
+    model: str
+    window: str
+    headline: str
+    winner: str | None = None
+    details: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VerdictView:
+    """What the verdict section shows: findings, warnings and a summary of the errors."""
+
+    metric: str
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[tuple[str, int, str]] = field(default_factory=list)
+    """``(error type, cells, an example message)``, most frequent first."""
+
+    def to_text(self) -> str:
+        """The verdict as plain text lines."""
+        lines = [f"Verdict on {self.metric}:"]
+        for f in self.findings:
+            lines.append(f"- {f.model} @ {f.window}: {f.headline}")
+        lines += [f"! {w}" for w in self.warnings]
+        lines += [f"error {t}: {n} cell(s), e.g. {msg}" for t, n, msg in self.errors]
+        return "\n".join(lines)
+
+
+def _verdict_section(results: Any) -> VerdictView:
+    """The report's verdict, from a `Results` (the single place the page gets it from).
+
+    It draws `workbench.harness.verdict` (the same verdict `run`, `compare` and the notebook
+    print): per model x window, each headline metric's winner with its cluster-bootstrap
+    interval, or "no significant difference (n sessions)"; the warnings; and the cells without a
+    summary grouped by error class with their plain-language cause.
+
+    Args:
+        results: A loaded `Results`.
+
+    Returns:
+        A `VerdictView`.
+    """
+    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS, run_verdict
+
+    cells: pd.DataFrame = results.cells
+    view = VerdictView(", ".join(METRIC_LABELS.get(m, m) for m in HEADLINE_METRICS))
+    if cells.empty:
+        view.warnings.append("the run holds no cells")
+        return view
+    found = run_verdict(results)
+    for stratum in found.strata:
+        winners = [(m, m.winner) for m in stratum.metrics if m.winner]
+        if winners:
+            headline = "; ".join(f"{METRIC_LABELS.get(m.metric, m.metric)}: {w} wins"
+                                 for m, w in winners)
+        else:
+            headline = (f"no significant difference on any headline metric "
+                        f"({stratum.n_common} sessions completed by all)")
+        view.findings.append(Finding(
+            stratum.model, short_window(stratum.window), headline,
+            winner=winners[0][1] if winners else None,
+            details=[m.to_text() for m in stratum.metrics]))
+    if not found.strata:
+        view.warnings.append(f"nothing to compare: no model x window has two {found.on}s "
+                             "with cells")
+    view.warnings += found.warnings
+    view.errors = [(f"{e.label} ({e.kind})", e.count, e.cause) for e in found.errors]
+    return view
+
+
+def render_verdict(view: VerdictView) -> str:
+    """The verdict section's HTML (all text escaped)."""
+    esc = html.escape
+    items = []
+    for f in view.findings:
+        detail = "".join(f"<li>{esc(d)}</li>" for d in f.details)
+        cls = "wb-win" if f.winner else "wb-tie"
+        items.append(f'<li class="{cls}"><b title="{esc(f.model)}">{esc(short_label(f.model))}'
+                     f"</b> @ <b>{esc(f.window)}</b>: {esc(f.headline)}"
+                     + (f"<details><summary>intervals</summary><ul>{detail}</ul></details>"
+                        if detail else "") + "</li>")
+    parts = ['<section id="verdict" class="wb-verdict"><h2>Verdict</h2>',
+             f"<p class=\"wb-note\">Per model and window, templates compared on "
+             f"<b>{esc(view.metric)}</b>: means over the sessions every template completed, "
+             "a paired cluster bootstrap over sessions (95% interval) against the runner-up; "
+             "a template wins only when its interval excludes zero.</p>"]
+    if items:
+        parts.append('<ul class="wb-findings">' + "".join(items) + "</ul>")
+    if view.warnings:
+        parts.append('<ul class="wb-warnings">' + "".join(f"<li>{esc(w)}</li>"
+                                                          for w in view.warnings) + "</ul>")
+    if view.errors:
+        parts.append('<p class="wb-errors"><b>Errors:</b> ' + "; ".join(
+            f'<span title="{esc(msg)}">{esc(t)} × {n}</span>' for t, n, msg in view.errors)
+            + "</p>")
+    parts.append("</section>")
+    return "".join(parts)

@@ -1,0 +1,353 @@
+"""`write_report`: a run folder's report, regenerated from its results store.
+
+Writes into ``<run>/report/`` (or `out_dir`): ``report.md``, ``report.html`` (one self-contained
+page: verdict, sortable table with a drill-down into every cell, embedded plots; see
+``_html_report``), ``table.csv`` (the comparison table), ``cells.csv`` (every
+cell), ``forgotten.csv`` (one row per item a summary forgot) and one PNG per plot. Nothing here is
+meant to be edited by hand: run ``workbench report RUN_DIR`` again instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench._redact import redact
+from workbench.errors import WorkbenchError
+from workbench.harness.report._html import render_html
+from workbench.harness.report._html_table import plain_table
+from workbench.harness.results._paired import PairedResult, paired_comparison
+from workbench.harness.results._plots import PLOTS
+from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.results._table import (
+    column_formats,
+    comparison_table,
+    format_cell,
+    window_label,
+)
+from workbench.harness.results._verdict import run_verdict
+
+TABLE_NOTE = ("Means (tokens, cost, retries, recalls) are per cell over the n sessions every "
+              "template completed in that model x window (mean_over); parse_success_pct and "
+              "useful_structured_pct are over the cells that got a reply; failed = compaction "
+              "outcomes, errors = infrastructure; billed_reported / billed_estimated split what "
+              "the model reported from the workbench's o200k estimates. See the README's "
+              "metrics glossary.")
+
+REPORT_DIR = "report"
+MAX_FORGOTTEN_CELLS = 100
+"""Cells listed under "What the summaries forgot" in the md/html report (forgotten.csv has all)."""
+MAX_ITEMS = 8
+"""Items shown per kind and cell before "... and N more"."""
+FORGOTTEN_KINDS = ("files", "errors", "requests", "facts", "stale")
+
+
+def _load(results_or_run_dir: Any) -> Any:
+    if hasattr(results_or_run_dir, "cells"):
+        return results_or_run_dir
+    from workbench.harness.results._results import Results
+
+    return Results.load(results_or_run_dir)
+
+
+# ---- markdown ---------------------------------------------------------------------------------
+
+
+def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None) -> str:
+    """A GitHub-flavoured Markdown table of `df` (no index), numbers right-aligned.
+
+    Args:
+        df: The frame to show.
+        formats: ``{column: format string}`` applied to numeric values.
+
+    Returns:
+        The table text, ending with a newline.
+    """
+    formats = formats or {}
+    cols = list(df.columns)
+
+    def cell(v: Any, col: str) -> str:
+        return format_cell(v, formats.get(col)).replace("|", "\\|").replace("\n", " ")
+
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in cols]
+    lines = ["| " + " | ".join(str(c) for c in cols) + " |",
+             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v, c) for v, c in zip(row, cols, strict=True)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# ---- pieces -------------------------------------------------------------------------------------
+
+
+def _comparisons(cells: pd.DataFrame, seed: int) -> list[PairedResult]:
+    """Each template (then model) against the first one, on probe recall, when there are two."""
+    out: list[PairedResult] = []
+    if "probe_recall" not in cells.columns:
+        return out
+    for on in ("template", "model"):
+        if on not in cells.columns:
+            continue
+        values = list(dict.fromkeys(cells[on].dropna().astype(str)))
+        for other in values[1:]:
+            out.append(paired_comparison(cells, values[0], other, on=on, seed=seed))
+    return out
+
+
+def _session_loader() -> Any:
+    cache: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+    def get(path: str, fmt: str | None, session_id: str) -> Any:
+        from workbench.sessions import load_sessions
+
+        key = (path, fmt)
+        if key not in cache:
+            try:
+                cache[key] = {s.id: s for s in load_sessions(path, format=fmt, errors="skip")}
+            except (WorkbenchError, OSError):
+                cache[key] = {}
+        return cache[key].get(session_id)
+
+    return get
+
+
+def cell_forgotten(run_dir: Path, row: dict[str, Any],
+                   sessions: Any = None) -> dict[str, list[str]] | None:
+    """What one cell's summary forgot: the stored ``.forgotten.json``, else computed.
+
+    Args:
+        run_dir: The run folder.
+        row: The cell (a dict of its columns).
+        sessions: Optional ``(path, format, session_id) -> Session | None`` loader (cached).
+
+    Returns:
+        ``{kind: [items]}``, or None for an error cell or when neither file nor session is found.
+    """
+    stored = run_dir / SUMMARIES_DIR / f"{row['cell_id']}.forgotten.json"
+    if stored.is_file():
+        return json.loads(stored.read_text(encoding="utf-8"))
+    if row.get("status") != "ok":
+        return None
+    summary = run_dir / str(row.get("summary_path") or f"summaries/{row['cell_id']}.md")
+    if not summary.is_file() or not row.get("session_path"):
+        return None
+    get = sessions or _session_loader()
+    session = get(str(row["session_path"]), row.get("session_format"), str(row["session_id"]))
+    if session is None:
+        return None
+    from workbench.metrics import compute_forgotten
+
+    return compute_forgotten(session, summary.read_text(encoding="utf-8"))
+
+
+def forgotten_by_cell(run_dir: Path, cells: pd.DataFrame) -> dict[str, Any]:
+    """`cell_forgotten` for every cell: ``{cell_id: {kind: [items]} or None}``."""
+    sessions = _session_loader()
+    return {str(row["cell_id"]): cell_forgotten(run_dir, row, sessions)
+            for row in cells.to_dict("records")}
+
+
+def forgotten_frame(run_dir: Path, cells: pd.DataFrame,
+                    by_cell: dict[str, Any] | None = None) -> pd.DataFrame:
+    """One row per forgotten item: the cell's key columns, ``kind`` and ``item``.
+
+    Args:
+        run_dir: The run folder.
+        cells: The run's cells.
+        by_cell: A `forgotten_by_cell` result to reuse (computed when None).
+    """
+    keys = ["cell_id", "session_id", "template", "model", "window", "repeat"]
+    rows = []
+    by_cell = forgotten_by_cell(run_dir, cells) if by_cell is None else by_cell
+    for row in cells.to_dict("records"):
+        got = by_cell.get(str(row["cell_id"]))
+        for kind, items in (got or {}).items():
+            for item in items:
+                rows.append({**{k: row.get(k) for k in keys}, "kind": kind, "item": item})
+    frame = pd.DataFrame(rows, columns=keys + ["kind", "item"])
+    if not frame.empty:
+        frame["window"] = frame["window"].map(window_label).astype(object)
+    return frame
+
+
+def _cell_title(row: dict[str, Any]) -> str:
+    return (f"{row['session_id']} · {row['template']} · {row['model']} · "
+            f"window {window_label(row['window'])} · repeat {row['repeat']}")
+
+
+def _forgotten_groups(forgotten: pd.DataFrame) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    # Plain dicts, one pass: per-cell DataFrame filtering made a 2,000-cell report take minutes.
+    cells: dict[Any, tuple[dict[str, Any], dict[str, list[str]]]] = {}
+    for record in forgotten.to_dict("records"):
+        entry = cells.setdefault(record["cell_id"], (record, {}))
+        entry[1].setdefault(record["kind"], []).append(record["item"])
+    return [(_cell_title(first), [(k, kinds[k]) for k in FORGOTTEN_KINDS if k in kinds])
+            for first, kinds in cells.values()]
+
+
+def _shown(items: list[str]) -> list[str]:
+    extra = len(items) - MAX_ITEMS
+    return items[:MAX_ITEMS] + ([f"... and {extra} more"] if extra > 0 else [])
+
+
+def _failures(cells: pd.DataFrame) -> pd.DataFrame:
+    cols = ["session_id", "template", "model", "window", "repeat", "error_type", "error_message"]
+    if "status" not in cells.columns:
+        return pd.DataFrame(columns=cols)
+    failed = cells[cells["status"] == "error"].reindex(columns=cols).copy()
+    failed["window"] = failed["window"].map(window_label).astype(object)
+    failed["error_message"] = failed["error_message"].astype(str).str.slice(0, 160)
+    return failed
+
+
+def _run_line(results: Any) -> str:
+    runs = getattr(results, "runs", None)
+    if runs is None or runs.empty:
+        return ""
+    last = runs.iloc[-1]
+    return (f"Run **{last.get('name')}** ({len(runs)} invocation(s)), status {last.get('status')}, "
+            f"started {runs['started_at'].iloc[0]}, finished {last.get('finished_at')}, "
+            f"workbench {last.get('workbench_version')}.")
+
+
+def _comparison_frame(comparisons: list[PairedResult]) -> pd.DataFrame:
+    return pd.DataFrame([c.to_dict() for c in comparisons],
+                        columns=["a", "b", "metric", "n_pairs", "n_clusters", "mean_diff",
+                                 "ci_low", "ci_high", "winner", "failed_a", "failed_b"])
+
+
+_CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
+
+# ---- writers ------------------------------------------------------------------------------------
+
+
+def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.DataFrame,
+              plots: dict[str, Path], forgotten: pd.DataFrame, failures: pd.DataFrame,
+              verdict_text: str = "") -> str:
+    parts = [f"# {title}\n", "Generated from `results.sqlite` by `workbench report`; "
+             "do not edit, regenerate.\n"]
+    if run_line:
+        parts.append(run_line + "\n")
+    parts += ["## Comparison table\n", TABLE_NOTE + "\n",
+              markdown_table(table, column_formats(table.columns))]
+    if verdict_text:
+        parts += ["## Verdict\n", "```text\n" + verdict_text + "\n```\n"]
+    if not comparisons.empty:
+        parts += ["## Paired comparisons (b - a, cluster bootstrap over sessions, 95% CI)\n",
+                  markdown_table(comparisons, _CMP_FORMATS)]
+    parts.append("## Plots\n")
+    parts += [f"![{name}]({path.name})\n" for name, path in plots.items()]
+    parts.append("## What the summaries forgot\n")
+    groups = _forgotten_groups(forgotten) if not forgotten.empty else []
+    if not groups:
+        parts.append("Nothing recorded as forgotten.\n")
+    for title_, kinds in groups[:MAX_FORGOTTEN_CELLS]:
+        lines = [f"### {title_}\n"]
+        for kind, items in kinds:
+            lines.append(f"- **{kind}** ({len(items)}): "
+                         + "; ".join(f"`{i}`" if kind in ("files", "errors") else i
+                                     for i in _shown(items)))
+        parts.append("\n".join(lines) + "\n")
+    if len(groups) > MAX_FORGOTTEN_CELLS:
+        parts.append(f"... {len(groups) - MAX_FORGOTTEN_CELLS} more cells in forgotten.csv.\n")
+    parts.append("## Failed cells\n")
+    parts.append(markdown_table(failures) if not failures.empty else "No failed cells.\n")
+    return "\n".join(parts)
+
+
+def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> dict[str, Path]:
+    """Write the report of a run: Markdown, HTML, CSVs and PNG plots.
+
+    Args:
+        results_or_run_dir: A `Results`, or a run folder (loaded with `Results.load`).
+        out_dir: Where to write; defaults to ``<run>/report/``.
+
+    Returns:
+        Paths by name: ``markdown``, ``html``, ``table_csv``, ``cells_csv``, ``forgotten_csv``,
+        and ``plot_<name>`` for each plot.
+
+    Raises:
+        ConfigError: the folder holds no results store.
+    """
+    results = _load(results_or_run_dir)
+    run_dir = Path(results.run_dir)
+    out = Path(out_dir) if out_dir is not None else run_dir / REPORT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    cells: pd.DataFrame = results.cells
+    spec = getattr(results, "spec", None)
+    seed = int(getattr(spec, "seed", 0) or 0)
+
+    table = comparison_table(cells)
+    comparisons = _comparison_frame(_comparisons(cells, seed) if not cells.empty else [])
+    by_cell = forgotten_by_cell(run_dir, cells)
+    forgotten = forgotten_frame(run_dir, cells, by_cell)
+    failures = _failures(cells)
+    verdict_text = run_verdict(results).to_text()
+
+    paths: dict[str, Path] = {"markdown": out / "report.md", "html": out / "report.html",
+                              "table_csv": out / "table.csv", "cells_csv": out / "cells.csv",
+                              "forgotten_csv": out / "forgotten.csv"}
+    # Every text file goes through the redaction layer (stores written by older versions may
+    # still hold a key in a traceback).
+    for frame, name in ((table, "table_csv"), (cells, "cells_csv"), (forgotten, "forgotten_csv")):
+        paths[name].write_text(redact(frame.to_csv(index=False)), encoding="utf-8")
+
+    pngs: dict[str, bytes] = {}
+    plot_paths: dict[str, Path] = {}
+    for name, fn in PLOTS.items():
+        buf = io.BytesIO()
+        fn(cells).savefig(buf, format="png", dpi=100)
+        pngs[name] = buf.getvalue()
+        plot_paths[name] = out / f"{name}.png"
+        plot_paths[name].write_bytes(pngs[name])
+        paths[f"plot_{name}"] = plot_paths[name]
+
+    title = f"Compaction report: {getattr(spec, 'name', None) or run_dir.name}"
+    run_line = _run_line(results)
+    paths["markdown"].write_text(redact(_markdown(title, run_line, table, comparisons, plot_paths,
+                                                  forgotten, failures, verdict_text)),
+                                 encoding="utf-8")
+    paths["html"].write_text(redact(render_html(results, title=title, table=table,
+                                                comparisons=comparisons, pngs=pngs,
+                                                forgotten=forgotten, failures=failures,
+                                                forgotten_by_cell=by_cell)),
+                             encoding="utf-8")
+    _add_replay_section(results, out, paths)
+    return paths
+
+
+def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None:
+    """Append the whole-session replay table and plots, when the run has replays."""
+    if not hasattr(results, "replays") or results.replays.empty:
+        return
+    from workbench.harness.report._replays import replay_report
+    from workbench.strategies._replay_table import REPLAY_KEYS
+
+    table, pngs = replay_report(results, out)
+    paths["replay_csv"] = out / "replay.csv"
+    table.to_csv(paths["replay_csv"], index=False)
+    formats = {c: "{:,.0f}" for c in table.columns if c not in REPLAY_KEYS
+               and not c.startswith(("facts_", "probe_"))}
+    formats.update({c: "{:.1%}" for c in table.columns if c.startswith(("facts_", "probe_"))})
+    heading = "Whole-session replay"
+    md = [f"\n## {heading}\n", markdown_table(table, formats)]
+    md += [f"![{name}]({name})\n" for name in pngs]
+    with paths["markdown"].open("a", encoding="utf-8") as fh:
+        fh.write(redact("\n".join(md)))
+    images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
+                     f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
+    section = (f'<section id="replay"><h2>{heading}</h2>'
+               f'<div class="wb-wide">{plain_table(table, formats)}</div>'
+               f'<div class="wb-plots">{images}</div></section>')
+    text = paths["html"].read_text(encoding="utf-8")
+    paths["html"].write_text(redact(text.replace('<section id="details">',
+                                                 section + '\n<section id="details">', 1)),
+                             encoding="utf-8")
+    for name in pngs:
+        paths[f"plot_{name.removesuffix('.png')}"] = out / name

@@ -1,0 +1,27 @@
+"""Stage 3 of the harness, the results: what a run wrote, and what it says.
+
+In: a run folder (``spec.toml``, ``results.sqlite``, ``summaries/``). Out: the store the run
+writes into (``_store``, with named migrations in ``_migrations``), `Results` (the folder as
+DataFrames), the comparison table (``_table``), paired cluster-bootstrap comparisons
+(``_paired``), the `Verdict` (``_verdict``), outcome classes (``_outcomes``), stored replays
+(``_replays``) and plots (``_plots``). Imports only the experiment stage; the run stage writes
+through its store, and `workbench.harness.report` turns it into documents.
+"""
+
+from workbench.harness.results._outcomes import ERROR, FAILED, OK, error_class, outcome_kind
+from workbench.harness.results._paired import PairedResult, paired_comparison
+from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR, Results
+from workbench.harness.results._store import ResultsStore
+from workbench.harness.results._table import comparison_table, style_table
+from workbench.harness.results._verdict import (
+    ErrorCount,
+    MetricVerdict,
+    StratumVerdict,
+    Verdict,
+    verdict,
+)
+
+__all__ = ["DB_FILE", "ERROR", "FAILED", "OK", "SPEC_FILE", "SUMMARIES_DIR", "ErrorCount",
+           "MetricVerdict", "PairedResult", "Results", "ResultsStore", "StratumVerdict",
+           "Verdict", "comparison_table", "error_class", "outcome_kind", "paired_comparison",
+           "style_table", "verdict"]

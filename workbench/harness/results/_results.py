@@ -1,0 +1,203 @@
+"""`Results`: a run folder loaded as data (cells and attempts as pandas DataFrames).
+
+Tables, paired comparisons and plots are computed from these frames by the functions in
+``_table``, ``_paired`` and ``_plots``; `Results` only loads and delegates.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import ConfigError
+from workbench.harness.experiment._spec import Experiment
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+SPEC_FILE = "spec.toml"
+DB_FILE = "results.sqlite"
+SUMMARIES_DIR = "summaries"
+"""The run folder's layout: the spec as run, the results store, rendered summaries."""
+
+
+def _read_table(db_path: Path, table: str) -> pd.DataFrame:
+    import pandas as pd
+
+    # Read-only URI: loading a run never creates or migrates anything.
+    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY rowid", db)
+    finally:
+        db.close()
+
+
+def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells with ``metrics_json`` expanded into one column per metric name."""
+    import pandas as pd
+
+    if "metrics_json" not in cells.columns or cells.empty:
+        return cells
+    parsed = [json.loads(v) if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
+    metrics = pd.DataFrame(parsed, index=cells.index)
+    metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
+    return pd.concat([cells, metrics], axis=1)
+
+
+class Results:
+    """A loaded run folder.
+
+    Attributes:
+        run_dir: The folder.
+        spec: The `Experiment` as run (from ``spec.toml``), or None when absent.
+        cells: One row per stored cell, metrics expanded into columns.
+        attempts: One row per model attempt.
+        runs: One row per runner invocation (status, timestamps).
+    """
+
+    def __init__(self, run_dir: Path, spec: Experiment | None, cells: pd.DataFrame,
+                 attempts: pd.DataFrame, runs: pd.DataFrame) -> None:
+        self.run_dir = run_dir
+        self.spec = spec
+        self.cells = cells
+        self.attempts = attempts
+        self.runs = runs
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> Results:
+        """Load ``<run_dir>/results.sqlite`` and ``spec.toml``.
+
+        Raises:
+            ConfigError: the folder holds no results store.
+        """
+        folder = Path(run_dir)
+        db = folder / DB_FILE
+        if not db.is_file():
+            raise ConfigError(f"{folder}: no {DB_FILE} here; run `workbench run` with "
+                              f"--out {folder} first")
+        spec_path = folder / SPEC_FILE
+        spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
+        return cls(folder, spec, expand_metrics(_read_table(db, "cells")),
+                   _read_table(db, "attempts"), _read_table(db, "runs"))
+
+    @property
+    def status(self) -> str | None:
+        """Status of the latest runner invocation ('finished', 'budget_reached', ...)."""
+        if self.runs.empty:
+            return None
+        return str(self.runs["status"].iloc[-1])
+
+    def table(self, by: tuple[str, ...] | list[str] = ("template", "model", "window"), *,
+              variant: str = "template", survivors: bool = False) -> Any:
+        """The comparison table: one row per group of `by` (see ``comparison_table``).
+
+        Metrics glossary (the README's "Metrics glossary" says the same):
+
+        - ``window``: the simulated cap; ``effective_window``: the smaller of the cap and the
+          model's real context (what the row really ran at); ``window_tokenizer``: what the cap
+          counted prompts with (the model's own tokenizer, e.g. ``gemma3-270m``, or ``o200k``).
+        - ``cells``: every cell of the group. ``replies``: cells that received a summary reply.
+          ``failed``: compaction outcomes (context exhausted after the whole removal ladder).
+          ``errors``: infrastructure errors (replay cache miss, auth, network, retries
+          exhausted). ``failures`` = failed + errors. ``failure_rate`` = failed / (replies +
+          failed).
+        - ``n``: sessions (session, strategy, repeat) that every compared `variant` completed in
+          this row's model x window; ``mean_over``: ``common`` (means over those n sessions) or
+          ``survivors`` (``survivors=True``: each row over its own completed cells).
+        - ``parse_success_pct``: 100 x replies that parsed as the structured JSON / replies.
+          ``useful_structured_pct``: 100 x replies that parsed, are not a template echo
+          (``template_echo`` < 0.5) and fill at least one field / replies.
+        - ``retained_tokens``: Goose's ``retained_context_tokens`` after compaction (the summary,
+          the continuation and, on the automatic path, the kept user message); ``summary_tokens``:
+          the rendered summary (o200k). Means over the common sessions.
+        - ``billed_tokens``: billed input + output tokens per cell = ``billed_reported`` (counts
+          the model or provider reported; the local model's own tokenizer) + ``billed_estimated``
+          (the workbench's o200k estimate: the extractive baseline, or a provider that reported
+          nothing). ``cost``: mean per cell, aggregated exactly like the tokens (NaN when a cell
+          that called a model has no known price); ``cost_total``: spent on every cell.
+        - ``retries_mean``: removal-ladder steps after the first call, mean over the common
+          sessions; ``retries_max``: the most of any cell; ``http_retries``: total gateway retries
+          (429, 5xx, timeouts) over every cell, apart from the ladder.
+        - Probe columns (``probe_recall``, ``files_recall``, ``errors_recall``,
+          ``requests_recall``, ``facts_recall``, ``stale_avoided``), ``fill_rate``,
+          ``template_echo``, ``compression_ratio``: means over the common sessions.
+
+        Args:
+            by: Grouping columns, in display order.
+            variant: The compared column: means use only the sessions every value of it
+                completed in the rest of `by`.
+            survivors: Average each group over its own completed cells instead (labelled).
+
+        Returns:
+            A DataFrame, one row per group.
+        """
+        from workbench.harness.results._table import comparison_table
+
+        return comparison_table(self.cells, tuple(by), variant=variant, survivors=survivors)
+
+    def compare(self, a: str, b: str, metric: str = "probe_recall", on: str = "template",
+                **kwargs: Any) -> Any:
+        """Paired comparison of `b` against `a` (values of column `on`) on `metric`.
+
+        Sessions are resampled as clusters within each model x window (see
+        ``paired_comparison``); ``metric="failed"`` compares failure rates.
+        """
+        from workbench.harness.results._paired import paired_comparison
+
+        if self.spec is not None:
+            kwargs.setdefault("seed", self.spec.seed)
+        return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
+
+    @property
+    def replays(self) -> pd.DataFrame:
+        """One row per whole-session replay of the run (empty without a ``[replay]`` table)."""
+        if getattr(self, "_replays", None) is None:
+            from workbench.harness.results._replays import read_replays
+
+            self._replays = read_replays(self.run_dir / DB_FILE)
+        return self._replays
+
+    def replay_table(self, **kwargs: Any) -> Any:
+        """The replay comparison: strategy x window x threshold (see ``replay_table``)."""
+        from workbench.strategies import replay_table
+
+        ok = self.replays[self.replays["status"] == "ok"] if not self.replays.empty else self.replays
+        return replay_table(ok, **kwargs)
+
+    def replay_results(self, session_id: str | None = None) -> list[Any]:
+        """The stored replays as `ReplayResult` objects (turns and rounds included)."""
+        from workbench.harness.results._replays import results_from_rows
+
+        return results_from_rows(self.replays, session_id)
+
+    def verdict(self, **kwargs: Any) -> Any:
+        """The run's `Verdict` (see ``workbench.harness.verdict``).
+
+        The default verdict is computed once per `Results` (the report, its HTML page and the
+        CLI all show it); arguments compute a fresh one.
+        """
+        from workbench.harness.results._verdict import verdict
+
+        if kwargs:
+            return verdict(self, **kwargs)
+        if getattr(self, "_verdict", None) is None:
+            self._verdict = verdict(self)
+        return self._verdict
+
+    def plot(self, *args: Any, **kwargs: Any) -> Any:
+        """A matplotlib Figure of the cells (see ``workbench.harness.results._plots``)."""
+        from workbench.harness.results import _plots
+
+        return _plots.plot_results(self, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"Results({str(self.run_dir)!r}, cells={len(self.cells)}, "
+                f"attempts={len(self.attempts)}, status={self.status!r})")
+
+    def _repr_html_(self) -> str:
+        head = f"<p><b>{self.run_dir}</b>: {len(self.cells)} cells, status {self.status}</p>"
+        if self.cells.empty:
+            return head
+        return head + self.table().to_html(index=False, na_rep="")

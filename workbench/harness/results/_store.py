@@ -1,0 +1,204 @@
+"""`ResultsStore`: the run folder's ``results.sqlite`` (runs, cells, attempts).
+
+One writer: the runner's own event loop. A cell row and its attempt rows are written in a single
+transaction, so a killed run loses only the cells in flight and never leaves half a cell. Every
+text value is passed through `workbench._redact` on its way in, so no key reaches the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from workbench._redact import redact, redactor
+from workbench.harness.results._migrations import migrate, transaction
+
+BUSY_TIMEOUT_MS = 30_000
+
+CELL_COLUMNS: tuple[str, ...] = (
+    "cell_id", "run_id", "session_id", "session_path", "session_format", "strategy", "model",
+    "template", "window", "repeat", "status", "original_tokens", "retained_tokens",
+    "summary_tokens", "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "cost", "parse_outcome", "structured", "attempts", "retries",
+    "max_removal_percent", "tool_responses_removed", "latency_ms", "error_type",
+    "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at",
+    "outcome_kind", "error_class", "http_retries", "reported_tokens", "estimated_tokens",
+    "effective_window", "window_tokenizer",
+    "calls_made", "calls_shared", "template_params")
+
+ATTEMPT_COLUMNS: tuple[str, ...] = (
+    "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
+    "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
+    "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
+    "prompt_hash", "shared", "shared_from", "task_attempt")
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_ulid_lock = threading.Lock()
+_ulid_last = [0, 0]
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601."""
+    return datetime.now(UTC).isoformat()
+
+
+def new_ulid() -> str:
+    """A 26-character ULID-like id: 48-bit ms timestamp + 80 random bits, monotonic per process."""
+    with _ulid_lock:
+        ms = int(time.time() * 1000)
+        if ms <= _ulid_last[0]:
+            ms = _ulid_last[0]
+            rand = _ulid_last[1] + 1
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _ulid_last[:] = [ms, rand]
+    value = (ms << 80) | (rand & ((1 << 80) - 1))
+    return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """Open (creating) a results database: autocommit, WAL, busy timeout, migrated."""
+    db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA synchronous=NORMAL")
+    migrate(db)
+    return db
+
+
+class ResultsStore:
+    """Typed helpers over ``results.sqlite``.
+
+    Args:
+        path: The database file (created and migrated when missing).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.db = connect(self.path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def start_run(self, name: str, spec_json: str, version: str) -> str:
+        """Insert a ``running`` run row and return its id."""
+        run_id = new_ulid()
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT INTO runs (run_id, name, spec_json, started_at, workbench_version, status)"
+                " VALUES (?, ?, ?, ?, ?, 'running')",
+                (run_id, redact(name), redact(spec_json), utc_now(), version))
+        return run_id
+
+    def mark_interrupted(self, exclude: str | None = None) -> int:
+        """Mark runs still 'running' (their process died) as 'interrupted'; returns how many.
+
+        Only safe while holding the run folder's lock: then no other process is running.
+        """
+        with transaction(self.db):
+            cur = self.db.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = COALESCE(finished_at, ?)"
+                " WHERE status = 'running' AND run_id IS NOT ?", (utc_now(), exclude))
+        return cur.rowcount
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        """Set a run's final status and finish time."""
+        with transaction(self.db):
+            self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                            (status, utc_now(), run_id))
+
+    def record_executor(self, run_id: str, executor: str, cluster: str) -> None:
+        """Note which executor (``local``/``ray``) and cluster (JSON text) run `run_id`."""
+        with transaction(self.db):
+            self.db.execute("UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
+                            (executor, redact(cluster), run_id))
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run row, oldest first."""
+        return [dict(r) for r in self.db.execute("SELECT * FROM runs ORDER BY run_id")]
+
+    # -- cells ------------------------------------------------------------------------------
+
+    def cell_statuses(self) -> dict[str, str]:
+        """cell_id -> status of every stored cell."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT cell_id, status FROM cells")}
+
+    def cells_with_error_type(self, error_type: str) -> set[str]:
+        """Ids of the stored cells whose ``error_type`` is `error_type`."""
+        return {r[0] for r in self.db.execute(
+            "SELECT cell_id FROM cells WHERE error_type = ?", (error_type,))}
+
+    def record_cell(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> None:
+        """Write a finished cell and its attempts in one transaction, replacing an older row.
+
+        Args:
+            row: Cell columns (see `CELL_COLUMNS`); missing ones are NULL.
+            attempts: Attempt columns (see `ATTEMPT_COLUMNS`); ``attempt_id`` is generated
+                and ``cell_id`` filled in when absent.
+        """
+        unknown = set(row) - set(CELL_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown cell columns: {sorted(unknown)}")
+        cell_id = row["cell_id"]
+        clean = redactor().text
+        with transaction(self.db):
+            self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
+            self.db.execute("DELETE FROM cells WHERE cell_id = ?", (cell_id,))
+            self._insert("cells", CELL_COLUMNS, row, clean)
+            for attempt in attempts:
+                full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
+                self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
+
+    def _insert(self, table: str, columns: tuple[str, ...], row: dict[str, Any],
+                clean: Any = None) -> None:
+        names = [c for c in columns if c in row]
+        marks = ", ".join("?" for _ in names)
+        values = [_sql_value(row[c]) for c in names]
+        if clean is not None:
+            values = [clean(v) if isinstance(v, str) else v for v in values]
+        self.db.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", values)
+
+    def cells(self) -> list[dict[str, Any]]:
+        """Every cell row as a dict, in insertion order."""
+        return [dict(r) for r in self.db.execute("SELECT * FROM cells ORDER BY rowid")]
+
+    def attempts(self) -> list[dict[str, Any]]:
+        """Every attempt row as a dict, ordered by id (time)."""
+        return [dict(r) for r in self.db.execute("SELECT * FROM attempts ORDER BY attempt_id")]
+
+    def billed(self) -> tuple[float, int, int]:
+        """(cost, billed input tokens, billed output tokens) summed over every stored cell."""
+        row = self.db.execute(
+            "SELECT COALESCE(SUM(cost), 0), COALESCE(SUM(billed_input_tokens), 0),"
+            " COALESCE(SUM(billed_output_tokens), 0) FROM cells").fetchone()
+        return float(row[0]), int(row[1]), int(row[2])
+
+    def spent(self) -> tuple[float, int]:
+        """(cost, billed input + output tokens) summed over every stored cell."""
+        cost, tokens_in, tokens_out = self.billed()
+        return cost, tokens_in + tokens_out
+
+
+def _sql_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return value

@@ -1,0 +1,377 @@
+"""The comparison table: one row per (template, model, window) group of cells.
+
+Every column is defined in the README's "Metrics glossary" and in `Results.table`; in short:
+
+- Outcomes: ``cells`` counts every cell; ``replies`` the cells that received a summary reply;
+  ``failed`` the compaction outcomes (context exhausted after the whole removal ladder);
+  ``errors`` the infrastructure errors (cache miss, auth, network, retries exhausted);
+  ``failures`` = failed + errors (the older column); ``failure_rate`` = failed / (replies +
+  failed).
+- ``parse_success_pct`` = 100 x structured replies / ``replies``; ``useful_structured_pct`` =
+  100 x replies that parsed, are not a template echo and fill at least one field / ``replies``.
+- Like with like: within one model x window, the *common sessions* are those (session,
+  strategy, repeat) that every compared variant (``variant``, default the template) completed.
+  Means (tokens, cost, ladder retries, recalls) are over the group's cells in those sessions;
+  ``n`` says how many. ``survivors=True`` averages each group over its own completed cells
+  instead and ``mean_over`` says so on every row.
+- Billing: ``billed_tokens`` (input + output per cell) = ``billed_reported`` (counts the provider
+  reported) + ``billed_estimated`` (counts the workbench estimated with o200k); ``cost`` is a
+  mean per cell, aggregated exactly like the tokens; NaN when a cell that called a model has an
+  unknown cost. ``cost_total`` is the money spent on every cell of the group, failed ones too.
+- ``retries_max`` is the largest ladder retry count of any cell; ``http_retries`` the total of
+  gateway retries (429, 5xx, timeouts) over every cell.
+- ``effective_window`` is the smaller of the cap and the model's real context (the window a row
+  really ran at); ``window_tokenizer`` what the cap counted prompts with.
+- A window of None (no cap) shows as ``"none"``.
+- ``calls_made`` / ``calls_shared`` (when the store has them) sum the model calls the group's
+  cells sent and the calls they took from another cell's identical prompt (billed once, there).
+- With the default grouping, ``strategy`` comes first when the cells hold more than one strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.harness.results._outcomes import ERROR, FAILED, OK, kind_from_row
+
+CELL_KEYS = ("session_id", "strategy", "model", "template", "window", "repeat")
+"""The columns that identify a cell within a run (its key; `cell_id` hashes them)."""
+
+NO_WINDOW = "none"
+DEFAULT_BY = ("template", "model", "window")
+"""Default grouping; ``strategy`` is put first when the cells hold more than one strategy."""
+COMMON = "common"
+SURVIVORS = "survivors"
+
+RECALL_COLUMNS = ("probe_recall", "files_recall", "errors_recall", "requests_recall",
+                  "facts_recall", "stale_avoided", "fill_rate", "template_echo",
+                  "compression_ratio")
+"""Metric columns averaged into the table when the cells have them."""
+
+PERCENT_COLUMNS = frozenset(RECALL_COLUMNS) - {"compression_ratio"} | {"failure_rate"}
+
+ECHO_THRESHOLD = 0.5
+"""A structured reply whose long strings are at least this share copied from the template is
+a template echo (see `workbench.metrics.template_echo`)."""
+
+TABLE_COLUMNS = ("effective_window", "window_tokenizer", "cells", "replies", "failed",
+                 "errors", "failures", "failure_rate", "n", "mean_over", "parse_success_pct",
+                 "useful_structured_pct", "retained_tokens", "summary_tokens", "billed_tokens",
+                 "billed_reported", "billed_estimated", "cost", "cost_total", "retries_mean",
+                 "retries_max", "http_retries")
+"""The table's columns after the grouping columns, in order (recall columns follow)."""
+
+
+CALL_COLUMNS = ("calls_made", "calls_shared")
+"""Call counts summed per group when the cells have them (shared calls, migration m012)."""
+
+
+def _several(df: pd.DataFrame, col: str) -> bool:
+    return col in df.columns and df[col].nunique(dropna=False) > 1
+
+
+def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `cells` with derived columns.
+
+    Args:
+        cells: Cells as read from the store (`Results.cells`).
+
+    Returns:
+        The copy, with ``billed_tokens`` (input + output), ``ok`` (status == "ok"),
+        ``outcome_kind`` (filled in for cells stored before it existed), ``failed`` (1 for a
+        compaction failure, 0 for an ok cell, NaN for an infrastructure error),
+        ``parse_success`` and ``useful_structured`` (1/0 for cells with a reply, NaN
+        otherwise: their means are the table's percentages divided by 100), and
+        ``billed_reported`` / ``billed_estimated``.
+    """
+    df = cells.copy()
+    if "billed_tokens" not in df.columns:
+        df["billed_tokens"] = (_numeric(df, "billed_input_tokens")
+                               + _numeric(df, "billed_output_tokens"))
+    df["ok"] = df["status"].eq("ok") if "status" in df else True
+    stored = df["outcome_kind"] if "outcome_kind" in df else pd.Series(None, index=df.index)
+    status = df["status"] if "status" in df else pd.Series("ok", index=df.index)
+    error_type = df["error_type"] if "error_type" in df else pd.Series(None, index=df.index)
+    df["outcome_kind"] = [k if isinstance(k, str) and k else kind_from_row(s, e)
+                          for k, s, e in zip(stored, status, error_type, strict=True)]
+    df["failed"] = df["outcome_kind"].map({OK: 0.0, FAILED: 1.0, ERROR: np.nan}).astype(float)
+    # Vectorised forms of `useful_structured` (same rule) and of "parsed", per cell.
+    parsed = (df["parse_outcome"].eq("structured") if "parse_outcome" in df
+              else pd.Series(False, index=df.index))
+    fill, echo = _numeric(df, "fill_rate"), _numeric(df, "template_echo")
+    useful = parsed & (fill > 0) & (echo.isna() | (echo < ECHO_THRESHOLD))
+    ok = df["ok"].astype(bool)
+    df["useful_structured"] = useful.astype(float).where(ok, np.nan)
+    df["parse_success"] = parsed.astype(float).where(ok, np.nan)
+    for col in ("reported_tokens", "estimated_tokens"):
+        if col not in df.columns:
+            df[col] = np.nan
+    df["billed_reported"] = _numeric(df, "reported_tokens")
+    df["billed_estimated"] = _numeric(df, "estimated_tokens")
+    return df
+
+
+def window_label(value: Any) -> Any:
+    """``"none"`` for a missing window, else the window as an int (labels pass through)."""
+    if isinstance(value, str):
+        return value
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return NO_WINDOW
+    return int(value)
+
+
+def _numeric(df: pd.DataFrame, col: str) -> pd.Series:
+    if col not in df.columns:
+        return pd.Series(np.nan, index=df.index, dtype=float)
+    return pd.to_numeric(df[col], errors="coerce")
+
+
+def _key_strings(df: pd.DataFrame, cols: Sequence[str]) -> pd.Series:
+    if not cols:
+        return pd.Series("", index=df.index)
+    parts = [df[c].astype(object).where(df[c].notna(), "\x00").astype(str) for c in cols]
+    out = parts[0]
+    for part in parts[1:]:
+        out = out + "\x1f" + part
+    return out
+
+
+def mark_common(df: pd.DataFrame, by: Sequence[str], variant: str = "template") -> pd.Series:
+    """True for the ok cells of sessions that every compared variant of their stratum completed.
+
+    Args:
+        df: Prepared cells (`prepare_cells`).
+        by: The table's grouping columns.
+        variant: The column whose values are compared within a stratum; the stratum is `by`
+            without it. When `variant` is not in `by`, every ok cell is common.
+
+    Returns:
+        A boolean Series aligned with `df`.
+    """
+    ok = df["ok"].astype(bool)
+    if variant not in by or variant not in df.columns:
+        return ok
+    strata = [c for c in by if c != variant]
+    units = [k for k in CELL_KEYS if k not in by and k in df.columns]
+    stratum = _key_strings(df, strata)
+    unit = stratum + "\x1e" + _key_strings(df, units)
+    variant_values = _key_strings(df, [variant])
+    wanted = variant_values.groupby(stratum).nunique()
+    done = variant_values[ok].groupby(unit[ok]).nunique()
+    unit_stratum = stratum.groupby(unit).first()
+    complete = done[done.to_numpy() == wanted.reindex(unit_stratum.reindex(done.index)).to_numpy()]
+    return ok & unit.isin(set(complete.index))
+
+
+def _cost_known(g: pd.DataFrame) -> bool:
+    cost = _numeric(g, "cost")
+    attempts = _numeric(g, "attempts")
+    called = attempts.isna() | (attempts > 0)
+    return not cost[called].isna().any()
+
+
+def _one_value(series: pd.Series) -> Any:
+    values = list(dict.fromkeys(v for v in series if isinstance(v, str) and v))
+    return ", ".join(values) if values else None
+
+
+def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, Any]:
+    kinds = g["outcome_kind"]
+    replies = int(kinds.eq(OK).sum())
+    failed = int(kinds.eq(FAILED).sum())
+    errors = int(kinds.eq(ERROR).sum())
+    structured = int(g["parse_outcome"].eq("structured").sum()) if "parse_outcome" in g else 0
+    useful = int(np.nansum(g["useful_structured"].to_numpy(dtype=float)))
+    sel = use.to_numpy(dtype=bool)
+    cost = _numeric(g, "cost")
+    effective = _numeric(g, "effective_window").dropna()
+    row: dict[str, Any] = {
+        "effective_window": int(effective.min()) if len(effective) else None,
+        "window_tokenizer": _one_value(g["window_tokenizer"]) if "window_tokenizer" in g else None,
+        "cells": len(g),
+        "replies": replies,
+        "failed": failed,
+        "errors": errors,
+        "failures": failed + errors,
+        "failure_rate": failed / (replies + failed) if replies + failed else np.nan,
+        "n": int(sel.sum()),
+        "mean_over": mean_over,
+        "parse_success_pct": 100.0 * structured / replies if replies else np.nan,
+        "useful_structured_pct": 100.0 * useful / replies if replies else np.nan,
+        "retained_tokens": _numeric(g, "retained_tokens")[sel].mean(),
+        "summary_tokens": _numeric(g, "summary_tokens")[sel].mean(),
+        "billed_tokens": _numeric(g, "billed_tokens")[sel].mean(),
+        "billed_reported": _numeric(g, "billed_reported")[sel].mean(),
+        "billed_estimated": _numeric(g, "billed_estimated")[sel].mean(),
+        "cost": cost[sel].mean() if _cost_known(g[sel]) else np.nan,
+        "cost_total": float(cost.fillna(0).sum()) if _cost_known(g) else np.nan,
+        "retries_mean": _numeric(g, "retries")[sel].mean(),
+        "retries_max": _numeric(g, "retries").max(),
+        "http_retries": int(_numeric(g, "http_retries").fillna(0).sum()),
+    }
+    for col in CALL_COLUMNS:
+        if col in g.columns:
+            row[col] = int(_numeric(g, col).fillna(0).sum())
+    for col in RECALL_COLUMNS:
+        if col in g.columns:
+            row[col] = _numeric(g, col)[sel].mean()
+    return row
+
+
+def comparison_table(cells: pd.DataFrame,
+                     by: Sequence[str] = ("template", "model", "window"), *,
+                     variant: str = "template", survivors: bool = False) -> pd.DataFrame:
+    """Summarise cells per group (see the module docstring and the README's metrics glossary).
+
+    Args:
+        cells: One row per cell (`Results.cells`), metrics expanded into columns.
+        by: Grouping columns, in display order. With the default, ``strategy`` is put first
+            when the cells hold more than one strategy.
+        variant: The compared column: means use only the sessions every value of it completed
+            within the rest of `by` (model x window by default).
+        survivors: Average each group over its own completed cells instead (the rows say
+            ``mean_over = "survivors"``).
+
+    Returns:
+        One row per group, the `by` columns first, then `TABLE_COLUMNS`, then the recall
+        columns the cells have; sorted by the `by` columns (windows numerically, then "none").
+    """
+    by = list(by)
+    if tuple(by) == DEFAULT_BY and _several(cells, "strategy"):
+        by = ["strategy", *by]  # strategies are a dimension like any other once there are two
+    df = prepare_cells(cells)
+    columns = by + list(TABLE_COLUMNS)
+    columns += [c for c in CALL_COLUMNS if c in df.columns]
+    columns += [c for c in RECALL_COLUMNS if c in df.columns]
+    if df.empty:
+        return pd.DataFrame(columns=columns)
+    use = df["ok"].astype(bool) if survivors else mark_common(df, by, variant)
+    label = SURVIVORS if survivors else COMMON
+    rows = []
+    for key, g in df.groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(by, key, strict=True)), **_summarise(g, use[g.index], label)})
+    table = pd.DataFrame(rows, columns=columns)
+    if "window" in by:
+        table["window"] = table["window"].map(window_label).astype(object)
+    for col in ("effective_window", "window_tokenizer"):
+        table[col] = table[col].astype(object).where(table[col].notna(), None)
+    if "window" in by:
+        missing = table["effective_window"].isna()
+        table.loc[missing, "effective_window"] = table.loc[missing, "window"]
+    return table.reset_index(drop=True)
+
+
+def column_formats(columns: Sequence[str]) -> dict[str, str]:
+    """Format strings per column: recalls as percentages, tokens with thousands separators.
+
+    Args:
+        columns: Column names of a `comparison_table` (others get no entry).
+
+    Returns:
+        ``{column: format string}`` for `str.format`.
+    """
+    fmt: dict[str, str] = {}
+    for col in columns:
+        if col in PERCENT_COLUMNS:
+            fmt[col] = "{:.1%}"
+        elif col == "parse_success_pct":
+            fmt[col] = "{:.1f}%"
+        elif col == "useful_structured_pct":
+            fmt[col] = "{:.1f}%"
+        elif col in ("retained_tokens", "summary_tokens", "billed_tokens", "billed_reported",
+                     "billed_estimated"):
+            fmt[col] = "{:,.0f}"
+        elif col in ("cost", "cost_total"):
+            fmt[col] = "${:,.4f}"
+        elif col in ("retries_mean", "compression_ratio"):
+            fmt[col] = "{:.3f}"
+        elif col in ("cells", "failures", "retries_max", "replies", "failed", "errors", "n",
+                     *CALL_COLUMNS,
+                     "http_retries"):
+            fmt[col] = "{:,.0f}"
+    return fmt
+
+
+def format_cell(value: Any, fmt: str | None) -> str:
+    """One value as display text: "—" for missing, `fmt` applied to numbers."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    if fmt is not None and isinstance(value, (int, float, np.integer, np.floating)):
+        return fmt.format(value)
+    return str(value)
+
+
+def style_table(table: pd.DataFrame) -> Any:
+    """A pandas Styler for notebooks: recalls as percentages, tokens with thousands separators.
+
+    Args:
+        table: A `comparison_table` result.
+
+    Returns:
+        ``pandas.io.formats.style.Styler``.
+    """
+    return table.style.format(column_formats(table.columns), na_rep="—").hide(axis="index")
+
+
+def table_delta(table_a: pd.DataFrame, table_b: pd.DataFrame,
+                by: Sequence[str] = ("template", "model", "window")) -> pd.DataFrame:
+    """Per group, ``b - a`` of every numeric column of two comparison tables.
+
+    Args:
+        table_a: The baseline run's `comparison_table`.
+        table_b: The other run's table, grouped by the same `by`.
+        by: The grouping columns.
+
+    Returns:
+        The `by` columns, ``present`` (``both``, ``only a``, ``only b``) and one delta column per
+        numeric column (NaN where a group is missing on one side).
+    """
+    by = list(by)
+    value_cols = [c for c in table_a.columns if c not in by and c in table_b.columns
+                  and pd.api.types.is_numeric_dtype(table_a[c])]
+    key = lambda t: t.assign(**{k: t[k].astype(str) for k in by})  # noqa: E731  "none" vs 8000
+    merged = key(table_a).merge(key(table_b), on=by, how="outer", suffixes=("_a", "_b"),
+                                indicator=True)
+    out = merged[by].copy()
+    out["present"] = merged["_merge"].map({"both": "both", "left_only": "only a",
+                                           "right_only": "only b"}).astype(str)
+    for col in value_cols:
+        out[col] = (pd.to_numeric(merged[f"{col}_b"], errors="coerce")
+                    - pd.to_numeric(merged[f"{col}_a"], errors="coerce"))
+    return out.reset_index(drop=True)
+
+
+def changed_cells(cells_a: pd.DataFrame, cells_b: pd.DataFrame,
+                  columns: Sequence[str] = ("status", "parse_outcome")) -> pd.DataFrame:
+    """Cells of two runs, joined on the cell key, whose `columns` differ.
+
+    Args:
+        cells_a: The baseline run's cells.
+        cells_b: The other run's cells.
+        columns: The columns compared (both sides shown as ``<col>_a`` / ``<col>_b``).
+
+    Returns:
+        One row per changed cell: the key columns (window shown as "none" when missing), then
+        ``<col>_a`` and ``<col>_b`` per column. Cells present in one run only are not listed.
+    """
+    keys = [k for k in CELL_KEYS if k in cells_a.columns and k in cells_b.columns]
+    cols = [c for c in columns if c in cells_a.columns and c in cells_b.columns]
+
+    def side(df: pd.DataFrame) -> pd.DataFrame:
+        part = df[keys + cols].copy()
+        part["window"] = part["window"].map(window_label).astype(str)
+        return part
+
+    merged = side(cells_a).merge(side(cells_b), on=keys, suffixes=("_a", "_b"))
+    differs = pd.Series(False, index=merged.index)
+    for c in cols:
+        a, b = merged[f"{c}_a"], merged[f"{c}_b"]
+        differs |= ~((a == b) | (a.isna() & b.isna()))
+    order = keys + [f"{c}_{s}" for c in cols for s in ("a", "b")]
+    out = merged.loc[differs, order].reset_index(drop=True).astype(object)
+    return out.where(out.notna(), None)

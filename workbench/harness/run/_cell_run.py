@@ -1,0 +1,265 @@
+"""Running one cell: compact the session, measure it, and build its store rows.
+
+Never raises for a failing cell: the error (type, message, traceback) becomes the row, with the
+usage of every attempt that was billed before the failure.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench._redact import redact
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import Variant
+from workbench.harness.results._outcomes import error_class, outcome_kind, root_error
+from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.results._store import utc_now
+from workbench.messages import Message
+from workbench.models._cache import prompt_hash
+from workbench.models._cap import window_facts
+from workbench.sessions import Session
+from workbench.tokens import default_estimator
+
+METRICS_MODULE = "workbench.metrics"
+
+
+@dataclass
+class CellOutcome:
+    """A finished cell: its ``cells`` row and its ``attempts`` rows."""
+
+    row: dict[str, Any]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Recorder:
+    """Wraps a model to keep the raw text of its last reply (the summary parser's input), the
+    hash of every prompt it was sent, in call order (one per attempt), and the usage of every
+    call that returned, as the model reported it (before the summarizer estimates gaps)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.last_text: str | None = None
+        self.prompt_hashes: list[str] = []
+        self.raw_usages: list[Any] = []
+
+    async def complete(self, system: str, messages: list[Message]) -> Any:
+        self.prompt_hashes.append(prompt_hash(system, messages))
+        reply, usage = await self.inner.complete(system, messages)
+        self.last_text = reply.concat_text()
+        self.raw_usages.append(usage.copy() if usage is not None else None)
+        return reply, usage
+
+
+def _billing_columns(records: list[Any], raw_usages: list[Any]) -> dict[str, Any]:
+    """Billed tokens split into what the provider reported and what the workbench estimated.
+
+    A call's input (or output) count is *reported* when the model returned it and did not mark
+    its usage as an estimate (``usage.extra["estimated"]``, the extractive baseline); otherwise
+    the count the summarizer filled in is *estimated*.
+    """
+    finals = [r.usage for r in records if getattr(r, "usage", None) is not None]
+    reported = estimated = 0
+    for final, raw in zip(finals, raw_usages, strict=False):
+        marked = raw is None or bool((raw.extra or {}).get("estimated"))
+        for name in ("input_tokens", "output_tokens"):
+            value = getattr(final, name) or 0
+            if not marked and getattr(raw, name) is not None:
+                reported += value
+            else:
+                estimated += value
+    return {"reported_tokens": reported, "estimated_tokens": estimated}
+
+
+def _http_retries(raw_usages: list[Any], exc: BaseException | None = None) -> int:
+    """Gateway retries (429, 5xx, timeouts) across the cell's calls, from the usages'
+    ``retries_made`` and, for a call that gave up, the error's attempt count."""
+    total = sum(int((u.extra or {}).get("retries_made") or 0) for u in raw_usages
+                if u is not None)
+    if exc is not None:
+        attempts = getattr(root_error(exc), "attempts", None)
+        if isinstance(attempts, int) and not isinstance(attempts, bool) and attempts > 1:
+            total += attempts - 1
+    return total
+
+
+def _window_columns(model: Any) -> dict[str, Any]:
+    effective, tokenizer = window_facts(model)
+    return {"effective_window": effective, "window_tokenizer": tokenizer}
+
+
+def _metrics_module() -> Any:
+    try:
+        import workbench.metrics as metrics
+    except ModuleNotFoundError as exc:
+        if exc.name != METRICS_MODULE:
+            raise
+        return None
+    return metrics
+
+
+def _sum_usage(usages: list[Any], unknown_calls: int = 0) -> dict[str, Any]:
+    def total(name: str) -> int:
+        return sum(getattr(u, name) or 0 for u in usages)
+
+    costs = [u.cost for u in usages]
+    return {
+        "billed_input_tokens": total("input_tokens"),
+        "billed_output_tokens": total("output_tokens"),
+        "cache_read_tokens": total("cache_read_input_tokens"),
+        "cache_write_tokens": total("cache_write_input_tokens"),
+        # No billed attempt (every prompt was refused before a call) costs 0, not "unknown".
+        # `unknown_calls` are attempts that reached a model and failed without usage.
+        "cost": (None if unknown_calls or any(c is None for c in costs)
+                 else float(sum(costs))),
+    }
+
+
+def _attempt_rows(records: list[Any], cell: Cell,
+                  prompt_hashes: list[str] | None = None) -> list[dict[str, Any]]:
+    rows = []
+    hashes = list(prompt_hashes or [])
+    for i, rec in enumerate(records):
+        usage = rec.usage
+        extra = (usage.extra or {}) if usage is not None else {}
+        hit = extra.get("cache_hit")
+        shared = bool(extra.get("shared"))
+        rows.append({
+            "attempt_no": rec.number, "removal_percent": rec.removal_percent,
+            "messages_removed": rec.messages_removed,
+            "tool_responses_removed": rec.tool_responses_removed, "outcome": rec.outcome,
+            "model": (usage.model if usage is not None and usage.model else cell.model),
+            "input_tokens": usage.input_tokens if usage else None,
+            "output_tokens": usage.output_tokens if usage else None,
+            "cache_read_tokens": usage.cache_read_input_tokens if usage else None,
+            "cache_write_tokens": usage.cache_write_input_tokens if usage else None,
+            "cost": usage.cost if usage else None,
+            "latency_ms": rec.latency_ms, "cache_hit": None if hit is None else int(bool(hit)),
+            "error": rec.error,
+            "prompt_hash": hashes[i] if i < len(hashes) else None,
+            "shared": int(shared) if usage is not None else None,
+            "shared_from": extra.get("shared_from"),
+        })
+        if usage is not None and not shared and extra.get("call_id"):
+            rows[-1]["attempt_id"] = extra["call_id"]  # what sharers' shared_from points at
+    return rows
+
+
+def _ladder_columns(records: list[Any]) -> dict[str, Any]:
+    extras = [(r.usage.extra or {}) for r in records if getattr(r, "usage", None) is not None]
+    return {
+        "calls_made": sum(1 for e in extras if not e.get("shared")),
+        "calls_shared": sum(1 for e in extras if e.get("shared")),
+        "attempts": len(records),
+        "retries": max(len(records) - 1, 0),
+        "max_removal_percent": max((r.removal_percent for r in records), default=None),
+        "tool_responses_removed": max((r.tool_responses_removed for r in records), default=None),
+    }
+
+
+def _parse_structured(raw: str | None) -> Any:
+    if not raw:
+        return None
+    from workbench.compaction import StructuredSummary
+
+    return StructuredSummary.parse(raw)
+
+
+def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
+    """The columns of a cell row that name the cell (whatever became of it)."""
+    return {"cell_id": cell.cell_id, "run_id": run_id, "session_id": cell.session_id,
+            "session_path": cell.session_path, "session_format": cell.session_format,
+            "strategy": cell.strategy, "model": cell.model, "template": cell.template,
+            "window": cell.window, "repeat": cell.repeat}
+
+
+async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
+                   experiment: Experiment, out: Path, run_id: str) -> CellOutcome:
+    """Compact `session` as `cell` says and return its rows (errors become an 'error' row).
+
+    Args:
+        cell: The cell.
+        session: Its loaded session.
+        variant: Its resolved template variant.
+        model_for: ``Cell -> CompactionModel``.
+        experiment: The experiment (manual_compact flag).
+        out: The run folder (summaries are written under it).
+        run_id: The current run's id.
+    """
+    from workbench.harness.run._strategy_run import run_strategy, scored_session
+
+    estimator = default_estimator()
+    row: dict[str, Any] = {**cell_identity(cell, run_id), "started_at": utc_now()}
+    if variant.params:
+        row["template_params"] = json.dumps(variant.params, ensure_ascii=False)
+    started = time.perf_counter()
+    records: list[Any] = []
+    recorder: _Recorder | None = None
+    try:
+        row["original_tokens"] = estimator.count_context_tokens(session.messages)
+        inner_model = model_for(cell) if cell.uses_model else None
+        if inner_model is not None:
+            row.update(_window_columns(inner_model))
+        model = recorder = _Recorder(inner_model) if inner_model is not None else None
+        result = await run_strategy(cell, session, variant, model, experiment, estimator)
+        row["latency_ms"] = (time.perf_counter() - started) * 1000
+        records = list(result.attempts)
+        text = result.summary_text
+        summary_tokens = estimator.count_text_tokens(text)
+        usages = list(result.usages)
+        row.update(_sum_usage(usages) | _ladder_columns(records))
+        raw_usages = recorder.raw_usages if recorder is not None else []
+        row.update(_billing_columns(records, raw_usages), http_retries=_http_retries(raw_usages),
+                   outcome_kind=outcome_kind(None))
+        row.update(status="ok", retained_tokens=result.retained_tokens,
+                   summary_tokens=summary_tokens, parse_outcome=result.parse_outcome,
+                   structured=int(bool(result.structured)) if cell.uses_model else None)
+        row["summary_path"] = _write_summary(out, cell, text)
+        if model is not None and model.last_text is not None:  # the parser's input (drill-down)
+            (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
+                                                                       encoding="utf-8")
+        if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
+            session = scored_session(session, result)
+            row["original_tokens"] = estimator.count_context_tokens(session.messages)
+        metrics = _metrics_module()
+        if metrics is not None:
+            last_text = model.last_text if model is not None else None
+            structured = _parse_structured(last_text) if result.structured else None
+            values = metrics.compute_metrics(session, text, structured,
+                                             original_tokens=row["original_tokens"],
+                                             summary_tokens=summary_tokens)
+            values["template_echo"] = metrics.template_echo(structured,
+                                                            variant.templates.compaction)
+            row["metrics_json"] = json.dumps(values, default=float)
+            forgotten = metrics.compute_forgotten(session, text)
+            (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
+                redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+    except Exception as exc:  # one failing cell never stops the run
+        row.setdefault("latency_ms", (time.perf_counter() - started) * 1000)
+        records = list(getattr(exc, "attempts", None) or records)
+        usages = [r.usage for r in records if getattr(r, "usage", None) is not None]
+        usages = usages or list(getattr(exc, "billed_usage", None) or [])
+        unknown = sum(1 for r in records if getattr(r, "outcome", None) == "error"
+                      and getattr(r, "usage", None) is None)
+        row.update(_sum_usage(usages, unknown) | _ladder_columns(records))
+        raw = recorder.raw_usages if recorder is not None else []
+        row.update(_billing_columns(records, raw), http_retries=_http_retries(raw, exc),
+                   outcome_kind=outcome_kind(exc), error_class=error_class(exc))
+        row.update(status="error", error_type=type(exc).__name__, error_message=str(exc),
+                   traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
+                   structured=None)
+    row["finished_at"] = utc_now()
+    return CellOutcome(row, _attempt_rows(records, cell, recorder.prompt_hashes
+                                          if recorder is not None else None))
+
+
+def _write_summary(out: Path, cell: Cell, text: str) -> str:
+    rel = f"summaries/{cell.cell_id}.md"
+    text = redact(text)
+    (out / rel).write_text(text + ("\n" if not text.endswith("\n") else ""), encoding="utf-8")
+    return rel

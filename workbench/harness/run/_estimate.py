@@ -1,0 +1,129 @@
+"""Dry-run estimates: how many cells, tokens and dollars a run would take, without calling models."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._spec import Experiment
+from workbench.tokens import default_estimator
+
+OUTPUT_TOKENS_ESTIMATE = 1000
+"""Assumed summary length per cell (tokens billed as output)."""
+FREE_MODELS = ("extractive", "local")
+PRICE_FILE = "model_prices_and_context_window_backup.json"
+
+
+@dataclass
+class DryRunEstimate:
+    """What a run would cost.
+
+    Attributes:
+        cells: Cells in the experiment.
+        to_run: Cells not yet stored in the run folder (what a run would execute).
+        estimated_tokens: Input (transcript) plus assumed output tokens of the cells to run.
+        estimated_cost: US dollars, or None when a model's price is unknown.
+        shared_cells: Cells to run that would share another cell's call (same session, model,
+            window, repeat and compaction prompt; only the summary template differs): they
+            add no tokens and no cost.
+    """
+
+    cells: int
+    to_run: int
+    estimated_tokens: int
+    estimated_cost: float | None
+    shared_cells: int = 0
+
+    def __str__(self) -> str:
+        cost = "unknown" if self.estimated_cost is None else f"${self.estimated_cost:.4f}"
+        shared = f" ({self.shared_cells} sharing a call)" if self.shared_cells else ""
+        return (f"dry run: {self.cells} cells, {self.to_run} to run{shared}, "
+                f"~{self.estimated_tokens} tokens, estimated cost {cost}")
+
+
+def _base_model(model_string: str) -> str:
+    for prefix in ("cached:", "replay:"):
+        if model_string.startswith(prefix):
+            model_string = model_string[len(prefix):]
+    head, at, tail = model_string.rpartition("@")
+    return head if at and tail[:1].isdigit() else model_string
+
+
+@lru_cache(maxsize=1)
+def _price_map() -> dict[str, Any]:
+    # litellm's bundled price table, read without importing litellm (a slow import); names it
+    # does not list directly still go through litellm.cost_per_token below.
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(list(spec.submodule_search_locations)[0]) / PRICE_FILE
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def cell_cost(model_string: str, input_tokens: int, output_tokens: int) -> float | None:
+    """Estimated dollars of one call; 0 for free or replayed models, None when unknown."""
+    if model_string.startswith("replay:"):
+        return 0.0
+    model = _base_model(model_string)
+    if model == "extractive" or model.split("/", 1)[0] in FREE_MODELS:
+        return 0.0
+    prices = _price_map()
+    for name in (model, model.split("/", 1)[-1]):
+        entry = prices.get(name) or {}
+        if "input_cost_per_token" in entry and "output_cost_per_token" in entry:
+            return (entry["input_cost_per_token"] * input_tokens
+                    + entry["output_cost_per_token"] * output_tokens)
+    from workbench._offline import ensure_offline
+
+    ensure_offline()
+    import litellm
+
+    try:
+        prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=input_tokens,
+                                                    completion_tokens=output_tokens)
+    except Exception:  # litellm raises a bare Exception for unmapped models
+        return None
+    return float(prompt + completion)
+
+
+def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
+                   sessions: list[Any], variants: dict[str, Any]) -> DryRunEstimate:
+    """Estimate the cells in `todo` (transcript tokens + `OUTPUT_TOKENS_ESTIMATE` each)."""
+    from workbench.compaction._format import format_transcript
+    from workbench.context_mgmt import summarizer_input
+
+    estimator = default_estimator()
+    by_id = {s.id: s for s in sessions}
+    transcript_tokens: dict[tuple[str, str], int] = {}
+    total_tokens = 0
+    total_cost: float | None = 0.0
+    calls: set[tuple[Any, ...]] = set()
+    shared = 0
+    for cell in todo:
+        if not cell.uses_model:  # masking, truncation...: no call to estimate
+            continue
+        variant = variants[cell.template]
+        call = (cell.session_id, cell.model, cell.window, cell.repeat,
+                variant.templates.compaction, json.dumps(variant.options, sort_keys=True))
+        if call in calls:  # the run shares this call (SharedCalls): no extra tokens or cost
+            shared += 1
+            continue
+        calls.add(call)
+        style = variant.options.get("transcript_style", "goose")
+        key = (cell.session_id, style)
+        if key not in transcript_tokens:
+            messages = summarizer_input(by_id[cell.session_id].messages)
+            transcript_tokens[key] = estimator.count_text_tokens(format_transcript(messages, style))
+        tokens_in = transcript_tokens[key]
+        total_tokens += tokens_in + OUTPUT_TOKENS_ESTIMATE
+        cost = cell_cost(cell.model_string, tokens_in, OUTPUT_TOKENS_ESTIMATE)
+        total_cost = None if cost is None or total_cost is None else total_cost + cost
+    return DryRunEstimate(len(cells), len(todo), total_tokens, total_cost, shared)

@@ -1,0 +1,158 @@
+"""Running an experiment's ``[replay]`` table: every chosen session x strategy x window x
+threshold replayed turn by turn (`workbench.strategies.replay_session_async`), one row each in the
+run folder's results store (table ``replays``, migration ``m010_replays``).
+
+Like cells, replays resume: a replay already stored is not run again, and a failing replay is
+stored with its error while the others go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._strategy_spec import StrategyEntry
+from workbench.harness.results._replays import REPLAY_COLUMNS
+from workbench.harness.results._store import ResultsStore, utc_now
+
+log = logging.getLogger("workbench.harness")
+
+__all__ = ["REPLAY_COLUMNS", "record_replay", "replay_rows", "replay_tasks", "run_replays",
+           "stored_replays"]
+
+def replay_id(session_id: str, strategy: str, model: str, window: int, threshold: float) -> str:
+    """First 16 hex digits of sha256 over the replay's key."""
+    key = "|".join([session_id, strategy, model, str(window), repr(float(threshold))])
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _strategies(experiment: Experiment) -> list[StrategyEntry]:
+    spec = experiment.replay
+    assert spec is not None
+    chosen = spec.strategies or experiment.strategies
+    # The reference summary exists at one recorded point only; it has no turn-by-turn policy.
+    return [s for s in chosen if s.name != "reference"]
+
+
+def replay_tasks(experiment: Experiment,
+                 sessions: Sequence[Any]) -> list[tuple[Any, StrategyEntry, int, float]]:
+    """(session, strategy, window, threshold) for every replay the spec asks for, in order."""
+    from workbench.harness.experiment._cells import read_manifest
+
+    spec = experiment.replay
+    if spec is None:
+        return []
+    wanted = set(spec.sessions)
+    if wanted:
+        # A shipped dataset name stands for the sessions of its file.
+        files = {str(path) for name, (path, _) in read_manifest().items() if name in wanted}
+        chosen = [s for s in sessions if s.id in wanted or str(s.path) in files]
+    else:
+        chosen = list(sessions)
+    return [(session, entry, int(window), float(threshold))
+            for session in chosen for entry in _strategies(experiment)
+            for window in spec.windows if window is not None
+            for threshold in spec.thresholds]
+
+
+def stored_replays(store: ResultsStore) -> dict[str, str]:
+    """replay_id -> status of every stored replay."""
+    return {r[0]: r[1] for r in store.db.execute("SELECT replay_id, status FROM replays")}
+
+
+def record_replay(store: ResultsStore, row: dict[str, Any]) -> None:
+    """Write (or replace) one replay row, its text through the redaction layer like a cell's.
+
+    Raises:
+        ValueError: `row` has a column the table does not.
+    """
+    from workbench._redact import redactor
+    from workbench.harness.results._migrations import transaction
+
+    unknown = set(row) - set(REPLAY_COLUMNS)
+    if unknown:
+        raise ValueError(f"unknown replay columns: {sorted(unknown)}")
+    with transaction(store.db):
+        store.db.execute("DELETE FROM replays WHERE replay_id = ?", (row["replay_id"],))
+        store._insert("replays", REPLAY_COLUMNS, row, redactor().text)
+
+
+def replay_rows(result: Any) -> dict[str, Any]:
+    """The store columns of a `ReplayResult` (its totals, turns and rounds)."""
+    summary = result.summary()
+    row = {k: summary[k] for k in REPLAY_COLUMNS if k in summary}
+    row["turns_json"] = json.dumps([asdict(t) for t in result.turns])
+    row["rounds_json"] = json.dumps([asdict(r) for r in result.rounds])
+    return row
+
+
+async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
+                      sessions: Sequence[Any], *, retry_errors: bool = False,
+                      model_factory: Any = None) -> int:
+    """Run the experiment's ``[replay]`` table into `store`; returns how many replays ran.
+
+    Args:
+        experiment: The experiment (its ``replay`` table).
+        store: The run folder's results store.
+        run_id: The current run.
+        sessions: The experiment's loaded sessions.
+        retry_errors: Run replays stored as 'error' again.
+        model_factory: ``model string -> CompactionModel`` instead of ``load_model`` (tests).
+    """
+    from workbench.strategies import replay_session_async
+
+    spec = experiment.replay
+    if spec is None:
+        return 0
+    done = stored_replays(store)
+    model = None
+    ran = 0
+    for session, entry, window, threshold in replay_tasks(experiment, sessions):
+        strategy = entry.build()
+        model_name = spec.model if strategy.uses_model else ""
+        rid = replay_id(session.id, entry.display, model_name, window, threshold)
+        if rid in done and not (retry_errors and done[rid] == "error"):
+            continue
+        if strategy.uses_model and model is None:
+            model = _model(experiment, spec.model, model_factory)
+        started = time.perf_counter()
+        row: dict[str, Any] = {"replay_id": rid, "run_id": run_id, "session_id": session.id,
+                               "strategy": entry.display, "model": model_name,
+                               "window": window, "threshold": threshold}
+        try:
+            result = await replay_session_async(
+                session, strategy, window=window, threshold=threshold,
+                model=model if strategy.uses_model else None, probes=spec.probes,
+                label=entry.display)
+            row.update(replay_rows(result))
+            row["model"] = model_name
+            row["status"] = "ok"
+        except Exception as exc:  # one failing replay never stops the others
+            log.warning("replay %s / %s failed:\n%s", session.id, entry.display,
+                        "".join(traceback.format_exception(exc)))
+            row.update(status="error", error_type=type(exc).__name__, error_message=str(exc))
+        row["latency_ms"] = (time.perf_counter() - started) * 1000
+        row["finished_at"] = utc_now()
+        record_replay(store, row)
+        ran += 1
+    return ran
+
+
+def _model(experiment: Experiment, model: str, factory: Any) -> Any:
+    if factory is not None:
+        return factory(model)
+    from workbench.models import load_model
+
+    kwargs: dict[str, Any] = {}
+    if experiment.cache.mode is not None:
+        kwargs["cache"] = experiment.cache.mode
+    if experiment.cache.path:
+        kwargs["cache_path"] = experiment.resolve_path(experiment.cache.path)
+    return load_model(model, **kwargs)

@@ -1,0 +1,80 @@
+"""The executor seam: what the runner hands an executor, and what an executor promises back.
+
+The runner (``workbench.harness.run._runner``) owns the run folder: it expands the cells, opens the
+results store, keeps the budget and the progress bar. An executor only decides *where* cells
+run. It gets a `CellJob` and calls ``job.record(outcome)`` on the driver, once per finished cell,
+in completion order; the runner's callback writes the store. Nothing else writes the run folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass
+class CellJob:
+    """Everything an executor needs to run the cells of one runner invocation.
+
+    Attributes:
+        experiment: The experiment being run.
+        out: The run folder (only the driver writes under it).
+        run_id: The current run's id (goes into every cell row).
+        cells: The cells to run, in expansion order.
+        sessions: Session id -> loaded `Session`.
+        variants: Template variant name -> resolved `Variant`.
+        concurrency: The global limit on cells in flight.
+        model_for: Driver-side ``Cell -> CompactionModel`` (the local executor calls it).
+        model_factory: The user's factory, when one was given (shipped to Ray workers).
+        shared: The run's `SharedCalls` table (``model_for`` already wraps models with it; a
+            remote executor shares calls the same way through its own copy, then merges it
+            back), or None.
+        record: Called on the driver with each finished `CellOutcome`.
+        budget_reached: Returns the reason the budget stops new cells, or None.
+    """
+
+    experiment: Any
+    out: Path
+    run_id: str
+    cells: list[Any]
+    sessions: dict[str, Any]
+    variants: dict[str, Any]
+    concurrency: int
+    model_for: Callable[[Any], Any]
+    record: Callable[[Any], None]
+    budget_reached: Callable[[], str | None]
+    model_factory: Callable[[Any], Any] | None = None
+    shared: Any = None
+
+
+@dataclass
+class ExecutorReport:
+    """How an executor's pass over a `CellJob` ended.
+
+    Attributes:
+        stopped: Why new cells stopped being started (the budget), or None.
+        skipped: Cells not run because of `stopped`.
+    """
+
+    stopped: str | None = None
+    skipped: int = 0
+
+
+class Executor(Protocol):
+    """Runs cells somewhere and reports each finished one to the driver."""
+
+    kind: str
+
+    def start(self) -> dict[str, Any]:
+        """Connect to (or start) the compute; return a description for the runs table."""
+        ...
+
+    async def run(self, job: CellJob) -> ExecutorReport:
+        """Run `job`'s cells, calling ``job.record`` for each finished one."""
+        ...
+
+    def close(self) -> None:
+        """Release what `start` acquired."""
+        ...

@@ -1,0 +1,212 @@
+"""What runs inside a Ray worker: one cell per task, its model calls routed through the coordinator.
+
+`run_cell_task` runs the same `run_cell` as the local executor, into a scratch folder, and
+returns the outcome rows plus the files the cell wrote (its summary and what it forgot); the
+driver writes both. `RoutedModel` stands where `SharedModel` over `CachedModel` stands locally:
+it checks the simulated window, then asks the coordinator for a shared reply, a recording, a
+slot for the call, or a wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import CacheMiss, ContextLengthExceeded, RateLimited
+from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.run._cell_run import run_cell
+from workbench.messages import Message
+from workbench.models._cache import CACHE_MISS_MESSAGE, cache_key, prompt_hash
+from workbench.models._identity import model_identity, model_name
+from workbench.models._shared import billed_answer, find_window_check, share_key
+
+# Per worker process: one event loop for every task it runs (models may hold clients bound to
+# it) and the models built from the spec, keyed by (run id, model index, window).
+_LOOP: asyncio.AbstractEventLoop | None = None
+_MODELS: dict[tuple[str, int, int | None], Any] = {}
+# Objects fetched from the object store, by object id, for the current run: a worker
+# deserializes each session once, however many of its cells it runs.
+_OBJECTS: dict[str, Any] = {}
+_OBJECTS_RUN: list[str] = [""]
+
+
+class RoutedModel:
+    """A model whose calls are limited, shared, deduplicated and cached by the coordinator.
+
+    Args:
+        inner: The model without a cache layer (a window cap, if any, included).
+        coordinator: The coordinator actor handle.
+        cell_id: The cell this model serves.
+        try_no: The cell's try number.
+        mode: Cache mode: ``"rw"``, ``"replay"`` or ``"off"``.
+        cache_path: The response-cache file on the coordinator's node.
+        share: Share calls through the coordinator's table (the runner's ``share_calls``).
+        scope: Calls share only within an equal scope (the cell's repeat, as locally).
+    """
+
+    def __init__(self, inner: Any, coordinator: Any, cell_id: str, try_no: int, mode: str,
+                 cache_path: str | None, share: bool = False, scope: Any = None) -> None:
+        self.inner = inner
+        self.coordinator = coordinator
+        self.cell_id = cell_id
+        self.try_no = try_no
+        self.mode = mode
+        self.cache_path = cache_path
+        self.share = share
+        self.scope = scope
+        self._identity = model_identity(inner) if mode != "off" or share else None
+        self._check = find_window_check(inner)
+
+    @property
+    def model(self) -> str:
+        """The inner model's id."""
+        return model_name(self.inner)
+
+    async def complete(self, system: str, messages: list[Message]) -> Any:
+        """Answer from an equal call or a recording when the coordinator has one, else call
+        the inner model."""
+        key = share = None
+        if (self.mode != "off" or self.share) and self._check is not None:
+            # As in SharedModel and CachedModel: a simulated window refuses before any lookup.
+            self._check(system, messages)
+        if self.mode != "off":
+            key = cache_key(self._identity, system, messages)
+        if self.share:
+            share = share_key(self._identity, self.scope, system, messages)
+        phash = prompt_hash(system, messages)
+        decision = await self.coordinator.call_begin.remote(
+            self.cell_id, self.try_no, key, self.mode, self.cache_path, self.model, phash, share)
+        if decision[0] == "shared":
+            return decision[1], decision[2]
+        if decision[0] == "gone":
+            raise RuntimeError(f"cell {self.cell_id}: try {self.try_no} was superseded by a retry")
+        if decision[0] == "hit":
+            message, usage = decision[1], decision[2]
+            usage.extra["cache_hit"] = True
+            return message, usage
+        if decision[0] == "refusal":
+            raise ContextLengthExceeded(decision[1], model=self.model)
+        if decision[0] == "miss":
+            raise CacheMiss(CACHE_MISS_MESSAGE.format(model=self.model, prompt12=phash[:12]),
+                            model=self.model)
+        call_id = decision[1]
+        end = self.coordinator.call_end
+        started = time.perf_counter()
+        try:
+            message, usage = await self.inner.complete(system, messages)
+        except ContextLengthExceeded as exc:
+            await end.remote(call_id, "refusal", str(exc), self.mode, self.cache_path)
+            raise
+        except RateLimited as exc:
+            await end.remote(call_id, "rate_limited", getattr(exc, "retry_after", None),
+                             self.mode, self.cache_path)
+            raise
+        except BaseException:
+            await end.remote(call_id, "error", None, self.mode, self.cache_path)
+            raise
+        latency_ms = (time.perf_counter() - started) * 1000
+        shared_id = await end.remote(call_id, "ok", (message, usage, latency_ms), self.mode,
+                                     self.cache_path)
+        if self.mode != "off":
+            usage.extra["cache_hit"] = False
+        if shared_id is not None:  # what the cells sharing this call name in shared_from
+            usage = billed_answer(message, usage, shared_id)[1]
+        return message, usage
+
+
+def _base_model(experiment: Any, cell: Any, run_id: str, counts: Any = None) -> Any:
+    key = (run_id, cell.model_index, cell.window)
+    if key not in _MODELS:
+        from workbench.models import load_model
+
+        if any(k[0] != run_id for k in _MODELS):
+            _MODELS.clear()  # models of an older run are not needed again
+        _MODELS[key] = load_model(cell.model_string, window=cell.window, cache="off",
+                                  counts=counts, **cell.params)
+    return _MODELS[key]
+
+
+def _counts(snapshot: dict[str, int], coordinator: Any, plan: tuple[str, str | None]) -> Any:
+    """The recording's prompt sizes for a window cap; new ones go to the coordinator, which
+    records them in the recording when the cache is read-write."""
+    from workbench.models._counts import SnapshotCounts
+
+    mode, cache_path = plan
+    if mode == "off" or cache_path is None:
+        return None
+    sink = None
+    if mode == "rw":
+        def sink(key: str, tokenizer: str, tokens: int) -> None:
+            coordinator.put_tokens.remote(cache_path, key, tokenizer, tokens)
+    return SnapshotCounts(snapshot, sink)
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    global _LOOP
+    if _LOOP is None or _LOOP.is_closed():
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
+
+
+def _fetch(ref: Any, run_id: str) -> Any:
+    import ray
+
+    if _OBJECTS_RUN[0] != run_id:
+        _OBJECTS.clear()
+        _OBJECTS_RUN[0] = run_id
+    key = ref.hex()
+    if key not in _OBJECTS:
+        _OBJECTS[key] = ray.get(ref)
+    return _OBJECTS[key]
+
+
+def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
+                  plan: tuple[str, str | None], share: bool = False) -> dict:
+    """Run one cell on this worker (the body of the Ray task).
+
+    Args:
+        cell: The `Cell`.
+        refs: Object refs of its `Session`, its template `Variant`, the `Experiment`, the
+            user's ``Cell -> model`` factory (None: load the spec's model) and the recording's
+            prompt sizes; wrapped in a list so Ray passes the refs, which `_fetch` resolves
+            once per worker.
+        run_id: The run id.
+        coordinator: The coordinator actor handle.
+        plan: (cache mode, cache file) of the cell's model.
+        share: Share identical calls across cells (through the coordinator).
+
+    Returns:
+        ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "worker": str}``,
+        or ``{"skipped": True}`` when the budget stopped new cells before this one got its
+        slot. The driver gives the slot back after recording the cell.
+    """
+    import ray
+
+    mode, cache_path = plan
+    try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index))
+    if try_no < 0:
+        return {"skipped": True}
+    session, variant, experiment, model_factory, snapshot = (
+        _fetch(ref, run_id) for ref in refs)
+    counts = _counts(snapshot, coordinator, plan)
+
+    def model_for(c: Any) -> Any:
+        base = model_factory(c) if model_factory is not None else _base_model(
+            experiment, c, run_id, counts)
+        return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path, share,
+                           scope=c.repeat)
+
+    with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp:
+        folder = Path(tmp)
+        (folder / SUMMARIES_DIR).mkdir()
+        outcome = _loop().run_until_complete(
+            run_cell(cell, session, variant, model_for, experiment, folder, run_id))
+        files = {f"{SUMMARIES_DIR}/{p.name}": p.read_text(encoding="utf-8")
+                 for p in sorted((folder / SUMMARIES_DIR).iterdir())}
+    return {"outcome": outcome, "files": files, "try": try_no,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}

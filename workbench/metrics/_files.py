@@ -1,0 +1,165 @@
+"""Files probe: which file paths the tools touched, and which of them the summary still names.
+
+Paths come from two places:
+
+- tool-call arguments under the keys in `PATH_KEYS` (a string, or a list of strings for ``paths``);
+- path-like tokens of shell commands (argument keys in `COMMAND_KEYS`). To stay precise a token
+  counts only when it holds a ``/`` or ends in a known file extension (`FILE_EXTENSIONS`: so
+  ``pydicom.dataset`` or ``ds.Rows`` do not count), is not an option, URL, glob, variable or
+  redirection, and is not ``/dev/null``.
+
+Paths are normalised: surrounding quotes and trailing punctuation dropped, a ``:line[:col]``
+suffix and a pytest ``::node`` suffix dropped, leading ``./`` removed, a trailing ``/`` removed.
+A path is *recalled* when the summary holds it, or a trailing part of it with at least two
+components (``src/app.py`` for ``/repo/src/app.py``, since summaries often make paths relative). Naming only the basename is a weaker match, counted
+separately as ``files_basename_recalled`` (those files are still listed as missing).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from workbench.messages import Message
+from workbench.metrics._common import ProbeResult
+from workbench.metrics._registry import MetricInput, metric
+
+PATH_KEYS = ("path", "file", "file_path", "filename", "target_file", "paths")
+COMMAND_KEYS = ("command", "cmd", "script")
+
+FILE_EXTENSIONS = frozenset("""
+py pyi pyx ipynb md rst txt json jsonl yaml yml toml cfg ini conf env lock log csv tsv xml html
+htm css scss sass less js mjs cjs ts tsx jsx vue svelte rs go java kt kts scala c h cc cpp cxx hpp
+hh cs fs rb php pl pm lua r jl swift m mm dart ex exs heex eex erl hs ml clj sh bash zsh fish ps1
+bat sql graphql proto tf hcl gradle properties mk cmake dockerfile patch diff png jpg jpeg gif svg
+pdf zip gz tar whl so dll txt out err bak tmp db sqlite ts lockb template j2 jinja tpl
+""".split())
+"""Extensions that make a slash-less shell token a file name (``setup.cfg``, ``notes.md``)."""
+
+_EXT = re.compile(r"\.([A-Za-z][A-Za-z0-9_]{0,9})$")
+_LINE_SUFFIX = re.compile(r"(?::\d+){1,2}$")
+_BAD_CHARS = set("|&;<>$*?`{}[]()!=\"'\\")
+_IGNORED = {"/dev/null", "/dev/stdout", "/dev/stderr", "/", ".", "..", "~"}
+
+
+def normalize_path(raw: str) -> str:
+    """Normalise one path string (see the module docstring); may return an empty string."""
+    p = raw.strip().strip("\"'`").rstrip(",;:)")
+    p = p.split("::", 1)[0]  # a pytest node id names its file first
+    p = _LINE_SUFFIX.sub("", p)
+    while p.startswith("./"):
+        p = p[2:]
+    if len(p) > 1:
+        p = p.rstrip("/")
+    return p
+
+
+def _looks_like_path(token: str) -> bool:
+    if not token or token.startswith("-") or "://" in token or any(c in _BAD_CHARS for c in token):
+        return False
+    if token.startswith("@") or token in _IGNORED:
+        return False
+    if "/" in token:
+        return True
+    ext = _EXT.search(token)
+    return ext is not None and ext.group(1).lower() in FILE_EXTENSIONS
+
+
+def command_paths(command: str) -> list[str]:
+    """Path-like tokens of a shell command, normalised, in order of appearance."""
+    try:
+        tokens = shlex.split(command, comments=False, posix=True)
+    except ValueError:
+        tokens = command.split()
+    out = []
+    for tok in tokens:
+        if any(c.isspace() for c in tok):
+            continue  # a quoted script or message, not a path
+        if tok.startswith("--") and "=" in tok:
+            tok = tok.split("=", 1)[1]
+        p = normalize_path(tok)
+        is_dir = tok.rstrip(",;:)").endswith("/")
+        if p not in _IGNORED and (_looks_like_path(p) or (is_dir and _looks_like_path(p + "/"))):
+            out.append(p)
+    return out
+
+
+def _argument_paths(arguments: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in PATH_KEYS:
+        value = arguments.get(key)
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if isinstance(v, str):
+                p = normalize_path(v)
+                if p and p not in _IGNORED:
+                    out.append(p)
+    for key in COMMAND_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str):
+            out.extend(command_paths(value))
+    return out
+
+
+def touched_files(messages: list[Message]) -> list[str]:
+    """Distinct file paths that tool calls touched, in order of first appearance.
+
+    Args:
+        messages: The session's messages.
+
+    Returns:
+        Normalised paths from tool-call arguments and shell commands.
+    """
+    seen: dict[str, None] = {}
+    for msg in messages:
+        for req in msg.tool_requests():
+            if req.arguments:
+                for p in _argument_paths(req.arguments):
+                    seen.setdefault(p, None)
+    return list(seen)
+
+
+def _suffixes(path: str) -> list[str]:
+    """The path itself and its trailing parts with at least two components."""
+    parts = [p for p in path.split("/") if p]
+    out = [path]
+    for i in range(1, len(parts) - 1):
+        out.append("/".join(parts[i:]))
+    return out
+
+
+def _mentions(summary: str, needle: str) -> bool:
+    # A match must not be the middle of a longer name: `app.py` inside `myapp.py` does not count.
+    pattern = r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])"
+    return re.search(pattern, summary) is not None
+
+
+def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
+    """Which touched files the summary names.
+
+    Args:
+        messages: The session's messages.
+        summary_text: The summary text.
+
+    Returns:
+        A `ProbeResult`; ``extra`` holds ``files_basename_recalled`` (files named only by basename).
+    """
+    files = touched_files(messages)
+    recalled, basename_only, missing = 0, 0, []
+    for path in files:
+        if any(_mentions(summary_text, s) for s in _suffixes(path)):
+            recalled += 1
+            continue
+        base = path.rsplit("/", 1)[-1]
+        if base and _mentions(summary_text, base):
+            basename_only += 1
+        missing.append(path)
+    return ProbeResult(total=len(files), recalled=recalled, missing=missing,
+                       extra={"files_basename_recalled": basename_only})
+
+
+@metric("files")
+def files_metrics(inp: MetricInput) -> dict[str, float | int | None]:
+    """``files_total``, ``files_recalled``, ``files_recall``, ``files_basename_recalled``."""
+    return files_probe(inp.session.messages, inp.summary_text).as_metrics("files")
