@@ -141,13 +141,12 @@ def base64_forms(value: str) -> set[str]:
     Base64 turns 3 bytes into 4 characters, so a value encoded after 0, 1 or 2 other bytes
     gives three different texts; the characters that depend on the value's bytes alone are
     the same wherever it sits with that alignment. Returned: those cores for the three
-    alignments, the whole encoding of the value alone (padded and not), each in the standard
-    and the URL-safe alphabet. Cores shorter than `MIN_REGISTERED_SECRET` are left out.
+    alignments, in the standard and the URL-safe alphabet (the value encoded alone starts with
+    the first core, so it is caught too). Cores shorter than `MIN_REGISTERED_SECRET` are left
+    out.
     """
     raw = value.encode("utf-8")
     forms: set[str] = set()
-    alone = base64.b64encode(raw).decode("ascii")
-    forms |= {alone, alone.rstrip("=")}
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
         # Character i covers bits [6i, 6i+6): keep those inside the value's bits only.
@@ -249,12 +248,14 @@ def _base_values() -> frozenset[str]:
 
 
 @lru_cache(maxsize=64)
-def _values_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
-    if not values:
-        return None
+def _ordered(values: frozenset[str]) -> tuple[str, ...]:
     # Longest first, so a key that contains another secret is masked whole.
-    ordered = sorted(values, key=len, reverse=True)
-    return re.compile("|".join(re.escape(v) for v in ordered))
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+@lru_cache(maxsize=256)
+def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(v) for v in values))
 
 
 class _Redactor:
@@ -263,13 +264,16 @@ class _Redactor:
     def __init__(self, extra: Iterable[str] = ()) -> None:
         values = _base_values()
         more = {v for v in extra if isinstance(v, str) and len(v) >= MIN_REGISTERED_SECRET}
-        self.values = _values_pattern(values | more if more else values)
+        self.values = _ordered(values | more if more else values)
 
     def text(self, text: str) -> str:
         if not text:
             return text
-        if self.values is not None:
-            text = self.values.sub(MASK, text)
+        # A substring search per value is far cheaper than one alternation of them all (the
+        # regex engine tries every value at every position); only values present are replaced.
+        present = tuple(v for v in self.values if v in text)
+        if present:
+            text = _values_pattern(present).sub(MASK, text)
         # Patterns are tried only where a cheap substring search finds their first word:
         # scanning every position of a long traceback with case-blind regexes costs ~1 ms.
         if "://" in text and "@" in text:

@@ -299,13 +299,13 @@ def bounded_range(*args: int) -> range:
     return rng
 
 
-def _check_ints(budget: _Budget, values: Any, *, counts: bool = False) -> None:
+def _check_ints(budget: _Budget, values: Any, what: str, *, counts: bool = False) -> None:
     for value in values:
         if isinstance(value, int) and not isinstance(value, bool):
             if counts and value > budget.limits.max_range:
                 raise RenderLimitExceeded(
                     f"a count of {value:,} exceeds the limit of {budget.limits.max_range:,}")
-            budget.check_size(value, "a filter width or count")
+            budget.check_size(value, what)
 
 
 def check_result(value: Any, what: str) -> Any:
@@ -325,8 +325,8 @@ def check_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if budget is None:
         return
     budget.check_time()
-    _check_ints(budget, (*args, *kwargs.values()))
     name = getattr(obj, "__name__", None)
+    _check_ints(budget, (*args, *kwargs.values()), f"a width or count passed to {name or 'a call'}")
     owner = getattr(getattr(obj, "__wrapped__", obj), "__self__", None)
     if isinstance(name, str) and isinstance(owner, str | bytes):
         size = predicted_size("method", name, owner, args, kwargs)
@@ -349,7 +349,8 @@ def bounded_filter(fn: Callable[..., Any], name: str = "") -> Callable[..., Any]
         budget = _active()
         if budget is not None:
             budget.check_time()
-            _check_ints(budget, (*args[1:], *kwargs.values()), counts=name in COUNT_ARGUMENTS)
+            _check_ints(budget, (*args[1:], *kwargs.values()), "a filter width or count",
+                        counts=name in COUNT_ARGUMENTS)
             if args:
                 size = predicted_size("filter", name, args[0], args[1:], kwargs)
                 if size is not None:

@@ -31,6 +31,8 @@ class DryRunEstimate:
         shared_cells: Cells to run that would share another cell's call (same session, model,
             window, repeat and compaction prompt; only the summary template differs): they
             add no tokens and no cost.
+        problems: One line per session file that cannot be read and per variant that does
+            not compile: their cells would be error rows (counted in `to_run`, not estimated).
     """
 
     cells: int
@@ -39,8 +41,6 @@ class DryRunEstimate:
     estimated_cost: float | None
     shared_cells: int = 0
     problems: list[str] = field(default_factory=list)
-    """One line per session file that cannot be read and per variant that does not compile:
-    their cells would be error rows (not estimated)."""
 
     def __str__(self) -> str:
         cost = "unknown" if self.estimated_cost is None else f"${self.estimated_cost:.4f}"
