@@ -8,6 +8,9 @@ take 0.5-30 s), plus a zero-latency `ScriptedModel` for the wrapper overhead.
 1. Redaction per cell: masking one realistic cell row (a 4 KB chained traceback holding an
    echoed key, error message, labels) and its attempt rows, as ``ResultsStore.record_cell`` does,
    plus the summary file text; with several secret-looking environment variables set.
+   Then the cost of redaction by position: the same cell with and without the values a gateway
+   registers for three headers and two ``api_base`` query values (each with its base64 forms),
+   measured in alternating rounds (median of each), so both sides share the machine's load.
 2. Locking per run: acquire + release of `RunLock` (one per run, so per cell it is this divided
    by the cell count), and marking interrupted runs.
 3. Budget reservation per call: `BudgetedModel` (prompt token estimate, price lookup, reserve,
@@ -30,7 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench._redact import redact, redactor, register_secret  # noqa: E402
+from workbench import _redact  # noqa: E402
+from workbench._redact import redact, redactor, register_secret, register_secrets_in  # noqa: E402
 from workbench.compaction import Usage  # noqa: E402
 from workbench.harness.results._store import ResultsStore  # noqa: E402
 from workbench.harness.run._budget import BudgetedModel, RunBudget  # noqa: E402
@@ -71,9 +75,7 @@ def per_call_us(fn: Any, rounds: int) -> float:
     return (time.perf_counter() - started) / rounds * 1e6
 
 
-def bench_redaction(rounds: int) -> float:
-    row, attempts, summary = cell_row()
-
+def _one_cell(row: dict[str, Any], attempts: list[dict[str, Any]], summary: str) -> Any:
     def one_cell() -> None:
         clean = redactor().text
         for item in [row, *attempts]:
@@ -81,7 +83,12 @@ def bench_redaction(rounds: int) -> float:
                 if isinstance(value, str):
                     clean(value)
         redact(summary)
+    return one_cell
 
+
+def bench_redaction(rounds: int) -> float:
+    row, attempts, summary = cell_row()
+    one_cell = _one_cell(row, attempts, summary)
     us = per_call_us(one_cell, rounds)
     masked = redactor().text(row["traceback"])
     assert KEY not in masked
@@ -89,6 +96,44 @@ def bench_redaction(rounds: int) -> float:
           f" row strings + {len(attempts)} attempts + summary; traceback "
           f"{len(row['traceback'])} chars)")
     return us
+
+
+POSITIONAL = {
+    "api_base": "https://gateway.example/v1beta?key=AIzaSyBench0123456789abcdef&project=p-4711",
+    "extra_headers": {"X-Custom-Auth": "custom-auth-0123456789abcdef", "X-Tenant": "tenant-42",
+                      "Accept": "application/json"},
+}
+
+
+def bench_positional_redaction(rounds: int, repeats: int = 7) -> float:
+    """Median per-cell redaction time with and without the gateway's positional values."""
+    row, attempts, summary = cell_row()
+    row = dict(row, traceback=row["traceback"] + "echo: X-Custom-Auth: custom-auth-0123456789abcdef")
+    one_cell = _one_cell(row, attempts, summary)
+    without = set(_redact._registered)
+    register_secrets_in(POSITIONAL)
+    with_them = set(_redact._registered)
+
+    def use(values: set[str]) -> None:
+        with _redact._registered_lock:
+            _redact._registered.clear()
+            _redact._registered.update(values)
+            _redact._registry_version[0] += 1
+
+    before, after = [], []
+    for _ in range(repeats):
+        use(without)
+        before.append(per_call_us(one_cell, rounds))
+        use(with_them)
+        after.append(per_call_us(one_cell, rounds))
+    masked = redactor().text(row["traceback"])
+    assert "custom-auth-0123456789abcdef" not in masked
+    b, a = sorted(before)[repeats // 2], sorted(after)[repeats // 2]
+    added = len(with_them) - len(without)
+    print(f"redaction by position     {a - b:+10.1f} us   per cell ({a:.1f} us with, {b:.1f} us "
+          f"without; {added} exact values added for 3 headers and 2 query values, base64 "
+          f"forms included; medians of {repeats} alternating rounds)")
+    return a - b
 
 
 def bench_lock(rounds: int) -> float:
@@ -183,11 +228,13 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {args.rounds} rounds each, "
           f"{len(os.environ)} environment variables")
     redaction = bench_redaction(args.rounds)
+    positional = bench_positional_redaction(max(args.rounds // 4, 20))
     lock = bench_lock(max(args.rounds // 4, 10))
     _, _ = bench_budget(args.rounds)
     call = bench_model_call(max(args.rounds // 10, 10))
-    print(f"\nredaction is {redaction / call * 100:.2f} % of a 0 ms local model call; "
-          f"lock {lock / call * 100:.2f} % once per run.")
+    print(f"\nredaction is {redaction / call * 100:.2f} % of a 0 ms local model call (by "
+          f"position: {positional / call * 100:+.2f} %); lock {lock / call * 100:.2f} % once "
+          "per run.")
 
 
 if __name__ == "__main__":

@@ -5,12 +5,17 @@ What is blanked out (replaced by `MASK`):
 
 - values of parameters, headers and JSON keys whose *name* says they hold a secret
   (``api_key``, ``Authorization``, ``x-api-key``, ``token``, ``password``, ``*_secret``...);
+- by *position*, whatever the name: every value of a header parameter (``extra_headers``,
+  ``headers``) and every query-string value of a provider URL (``api_base``, ``base_url``), as
+  Google-style endpoints take ``?key=...`` and proxies take ``X-Custom-Auth``;
 - URL user-info: ``https://user:pass@host`` becomes ``https://***@host``;
 - ``Bearer``/``Basic`` credentials and ``sk-...``-shaped provider keys in free text;
 - the exact values of secret-looking environment variables currently set (``*_API_KEY``,
   ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_KEY``), and values registered with
-  `register_secret` (the gateway registers every ``api_key`` and secret header it is given),
-  so a key echoed back by a provider inside an error body is caught wherever it lands.
+  `register_secret` (the gateway registers every ``api_key``, header value and query value it
+  is given), so a key echoed back by a provider inside an error body is caught wherever it
+  lands; their base64 forms too, at any alignment, so a proxy that echoes a header inside a
+  base64 blob (a Basic credential, a debug dump) is caught as well.
 
 Why exact values as well as patterns: a proxy that echoes a token in a 401 body puts it in a
 chained traceback with no ``api_key=`` in front of it; only the value itself can find it there.
@@ -18,6 +23,7 @@ chained traceback with no ``api_key=`` in front of it; only the value itself can
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
@@ -27,10 +33,14 @@ from functools import lru_cache
 from typing import Any
 
 __all__ = [
+    "HEADER_PARAMS",
     "MASK",
     "RedactingFilter",
+    "URL_PARAMS",
     "install_log_redaction",
     "is_secret_name",
+    "mask_query",
+    "positional_secrets",
     "public_params",
     "redact",
     "redact_obj",
@@ -47,6 +57,10 @@ MAX_SECRET = 4096
 """Longer values are not treated as secrets (certificates, JSON blobs)."""
 MIN_REGISTERED_SECRET = 6
 """Shorter registered values are ignored: blanking ``abc`` everywhere would wreck the output."""
+HEADER_PARAMS = frozenset({"extra_headers", "headers"})
+"""Model parameters whose every value is an HTTP header: all of them are secrets by position."""
+URL_PARAMS = frozenset({"api_base", "base_url"})
+"""Model parameters holding the provider's URL: every query-string value is a secret by position."""
 
 # A key name holds a secret when, lower-cased with '-' as '_', it is one of these words or ends
 # with '_' + one of them. Plural 'tokens' (max_tokens, input_tokens) deliberately does not match.
@@ -63,6 +77,9 @@ _SECRET_NAME = re.compile(r"^(?:.*_)?(?:" + "|".join(sorted(_SECRET_WORDS, key=l
 _BARE_NOT_SECRET = frozenset({"key", "cache_key", "sort_key", "prompt_key", "primary_key"})
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
+# One query parameter of a URL: the separator and name (kept), then the value (masked).
+_QUERY_VALUE = re.compile(r"([?&;][^=&#;]*=)([^&#;]*)")
+_URLSAFE = str.maketrans("+/", "-_")
 _AUTH_SCHEME = re.compile(r"(?i)\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=\-]{6,}")
 _PROVIDER_KEY = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{16,}")
 # name = value, name: value, "name": "value", name='value' (also URL query parameters). The
@@ -108,6 +125,9 @@ def register_secret(value: Any) -> None:
     scheme = _AUTH_SCHEME.match(text)
     if scheme:
         candidates.add(text[scheme.end(2):])
+    for item in list(candidates):
+        if MIN_REGISTERED_SECRET <= len(item) <= MAX_SECRET:
+            candidates |= base64_forms(item)
     with _registered_lock:
         for item in candidates:
             if MIN_REGISTERED_SECRET <= len(item) <= MAX_SECRET and item not in _registered:
@@ -115,13 +135,72 @@ def register_secret(value: Any) -> None:
                 _registry_version[0] += 1
 
 
+def base64_forms(value: str) -> set[str]:
+    """The base64 texts that betray `value` wherever it sits inside encoded data.
+
+    Base64 turns 3 bytes into 4 characters, so a value encoded after 0, 1 or 2 other bytes
+    gives three different texts; the characters that depend on the value's bytes alone are
+    the same wherever it sits with that alignment. Returned: those cores for the three
+    alignments, in the standard and the URL-safe alphabet (the value encoded alone starts with
+    the first core, so it is caught too). Cores shorter than `MIN_REGISTERED_SECRET` are left
+    out.
+    """
+    raw = value.encode("utf-8")
+    forms: set[str] = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        # Character i covers bits [6i, 6i+6): keep those inside the value's bits only.
+        start = -(-8 * shift // 6)
+        end = 8 * (shift + len(raw)) // 6
+        forms.add(encoded[start:end])
+    forms |= {f.translate(_URLSAFE) for f in forms}
+    return {f for f in forms if len(f) >= MIN_REGISTERED_SECRET}
+
+
+def mask_query(url: str) -> str:
+    """`url` with every query-string value replaced by `MASK` (names and the rest kept)."""
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url
+    query, hash_sep, fragment = query.partition("#")
+    masked = _QUERY_VALUE.sub(lambda m: m.group(1) + (MASK if m.group(2) else ""), "?" + query)
+    return base + masked + hash_sep + fragment
+
+
+def _query_values(url: str) -> list[str]:
+    from urllib.parse import unquote_plus
+
+    _, sep, query = url.partition("?")
+    if not sep:
+        return []
+    values = [m.group(2) for m in _QUERY_VALUE.finditer("?" + query.partition("#")[0])]
+    return [v for raw in values if raw for v in {raw, unquote_plus(raw)}]
+
+
+def positional_secrets(params: Mapping[str, Any]) -> list[str]:
+    """The values of `params` that are secrets by position: every header value (under
+    `HEADER_PARAMS`) and every query-string value of a URL (under `URL_PARAMS`), at the top
+    level of a model's parameters (the shape litellm takes them in)."""
+    found: list[str] = []
+    for key, item in params.items():
+        if key in HEADER_PARAMS and isinstance(item, Mapping):
+            found += [str(v) for v in item.values()
+                      if isinstance(v, str | int) and not isinstance(v, bool) and v != ""]
+        elif key in URL_PARAMS and isinstance(item, str):
+            found += _query_values(item)
+    return found
+
+
 def register_secrets_in(value: Any) -> None:
     """Register every secret found in a parameter mapping (at any depth).
 
-    Values under secret names are registered, and so are the user-info parts (user, password
-    and ``user:password``) of URLs anywhere in it.
+    Values under secret names are registered, every value that is a secret by position
+    (`positional_secrets`: header values, URL query values), and the user-info parts (user,
+    password and ``user:password``) of URLs anywhere in it.
     """
     if isinstance(value, Mapping):
+        for secret in positional_secrets(value):
+            register_secret(secret)
         for key, item in value.items():
             if is_secret_name(str(key)) and isinstance(item, str | int):
                 register_secret(str(item))
@@ -143,6 +222,7 @@ def _env_secrets() -> tuple[str, ...]:
     for name, value in os.environ.items():
         if MIN_ENV_SECRET <= len(value) <= MAX_SECRET and is_secret_name(name):
             found.append(value)
+            found += base64_forms(value)
     return tuple(found)
 
 
@@ -168,12 +248,14 @@ def _base_values() -> frozenset[str]:
 
 
 @lru_cache(maxsize=64)
-def _values_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
-    if not values:
-        return None
+def _ordered(values: frozenset[str]) -> tuple[str, ...]:
     # Longest first, so a key that contains another secret is masked whole.
-    ordered = sorted(values, key=len, reverse=True)
-    return re.compile("|".join(re.escape(v) for v in ordered))
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+@lru_cache(maxsize=256)
+def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(v) for v in values))
 
 
 class _Redactor:
@@ -182,13 +264,16 @@ class _Redactor:
     def __init__(self, extra: Iterable[str] = ()) -> None:
         values = _base_values()
         more = {v for v in extra if isinstance(v, str) and len(v) >= MIN_REGISTERED_SECRET}
-        self.values = _values_pattern(values | more if more else values)
+        self.values = _ordered(values | more if more else values)
 
     def text(self, text: str) -> str:
         if not text:
             return text
-        if self.values is not None:
-            text = self.values.sub(MASK, text)
+        # A substring search per value is far cheaper than one alternation of them all (the
+        # regex engine tries every value at every position); only values present are replaced.
+        present = tuple(v for v in self.values if v in text)
+        if present:
+            text = _values_pattern(present).sub(MASK, text)
         # Patterns are tried only where a cheap substring search finds their first word:
         # scanning every position of a long traceback with case-blind regexes costs ~1 ms.
         if "://" in text and "@" in text:
@@ -204,10 +289,14 @@ class _Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            out = {}
+            out: dict[Any, Any] = {}
             for key, item in value.items():
                 if is_secret_name(str(key)) and isinstance(item, str | int) and item != "":
                     out[key] = MASK
+                elif key in HEADER_PARAMS and isinstance(item, Mapping):
+                    out[key] = {k: MASK if v not in ("", None) else v for k, v in item.items()}
+                elif key in URL_PARAMS and isinstance(item, str):
+                    out[key] = mask_query(self.text(item))
                 else:
                     out[key] = self.obj(item)
             return out
@@ -308,12 +397,16 @@ def redactor(secrets: Iterable[str] = ()) -> _Redactor:
 
 
 def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Model parameters fit for a label: secret-named entries dropped at every depth, and URLs
-    stripped of their user-info (``https://u:p@host`` -> ``https://host``)."""
+    """Model parameters fit for a label: secret-named entries dropped at every depth, header
+    parameters (`HEADER_PARAMS`) dropped whatever their headers are called, URLs stripped of
+    their user-info (``https://u:p@host`` -> ``https://host``) and the query values of provider
+    URLs (`URL_PARAMS`) masked (``?key=***``)."""
     out: dict[str, Any] = {}
     for key, value in params.items():
-        if is_secret_name(str(key)):
+        if is_secret_name(str(key)) or key in HEADER_PARAMS:
             continue
+        if key in URL_PARAMS and isinstance(value, str):
+            value = mask_query(value)
         if isinstance(value, Mapping):
             inner = public_params(value)
             if inner:

@@ -111,10 +111,11 @@ def test_sandbox_refuses_python_internals(payload: str) -> None:
     assert "tried to reach Python internals through an unsafe attribute or call" in str(info.value)
 
 
-def test_compiled_templates_are_cached_by_source() -> None:
+def test_compiled_templates_are_cached_by_source_and_nesting_limits() -> None:
     from workbench.compaction._templates import _compile
 
-    assert _compile("{{ a }}-cache") is _compile("{{ a }}-cache")
+    assert _compile("{{ a }}-cache", 32, 1024) is _compile("{{ a }}-cache", 32, 1024)
+    assert _compile("{{ a }}-cache", 32, 1024) is not _compile("{{ a }}-cache", 8, 1024)
 
 
 def test_from_dir_falls_back_to_builtins_for_missing_files(tmp_path: Path) -> None:

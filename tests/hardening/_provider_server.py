@@ -3,7 +3,10 @@
 `ProviderServer` answers ``POST /v1/chat/completions`` from a thread. By default it answers
 200 with a structured summary; a request for a model named in ``unauthorized`` gets a 401 whose
 body echoes every credential it was sent (the bearer token, ``x-api-key``, and the decoded
-user-info of a Basic header), as a careless proxy does. Every request is counted.
+user-info of a Basic header), as a careless proxy does. With ``echo_everything`` it echoes
+every header it was sent, the request path with its query string, and the base64 of each
+header value and of the query, the way a debugging proxy dumps a request. A model named in
+``status_for`` gets that status (a 503 tests retries). Every request is counted.
 """
 
 from __future__ import annotations
@@ -39,15 +42,24 @@ class _Handler(BaseHTTPRequestHandler):
         server = self.server
         credentials = self._credentials()
         with server.lock:
-            server.requests.append({"model": body.get("model"), "credentials": credentials})
+            server.requests.append({"model": body.get("model"), "credentials": credentials,
+                                    "path": self.path,
+                                    "headers": {k.lower(): v for k, v in self.headers.items()}})
         server.first_request.set()
         if server.gate is not None:
             server.gate.wait(timeout=60)
         if server.delay:
             time.sleep(server.delay)
-        if body.get("model") in server.unauthorized:
-            status = 401
+        if body.get("model") in server.held:
+            server.release.wait(timeout=120)
+        if body.get("model") in server.status_for:
+            status = server.status_for[body["model"]]
             reply: dict[str, Any] = {"error": {
+                "message": f"the server is busy; you sent {' | '.join(credentials)}",
+                "type": "server_error", "param": None, "code": None}}
+        elif body.get("model") in server.unauthorized:
+            status = 401
+            reply = {"error": {
                 "message": f"Incorrect API key provided: {' | '.join(credentials)}",
                 "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
         else:
@@ -67,6 +79,12 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _credentials(self) -> list[str]:
+        if self.server.echo_everything:
+            found = [f"{name}: {value}" for name, value in self.headers.items()]
+            found += [base64.b64encode(v.encode()).decode() for v in self.headers.values()]
+            query = self.path.partition("?")[2]
+            found += [f"path: {self.path}", base64.b64encode(query.encode()).decode()]
+            return found
         found = []
         for name in ("authorization", "x-api-key", "api-key"):
             value = self.headers.get(name)
@@ -84,8 +102,11 @@ class ProviderServer(ThreadingHTTPServer):
     """The server; start with `start()`, stop with `stop()`.
 
     Attributes:
-        requests: ``{"model", "credentials"}`` per request received, in order.
+        requests: ``{"model", "credentials", "path", "headers"}`` per request received, in order.
         unauthorized: Model names answered with the echoing 401.
+        status_for: Model name -> the error status it is answered with (echoing too).
+        echo_everything: Echo every header, the path and base64 forms (see the module docstring).
+        held: Model names whose answers wait until `release` is set.
         delay: Seconds each answer waits (to keep calls in flight).
         gate: When set to an Event, answers wait until it is set.
         first_request: Set when the first request arrives.
@@ -103,6 +124,10 @@ class ProviderServer(ThreadingHTTPServer):
         self.first_request = threading.Event()
         self.reply_text = SUMMARY
         self.echo_in_reply = False
+        self.echo_everything = False
+        self.status_for: dict[str, int] = {}
+        self.held: set[str] = set()
+        self.release = threading.Event()
         self.prompt_tokens, self.output_tokens = 100, 50
         self._thread = threading.Thread(target=self.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -111,15 +136,16 @@ class ProviderServer(ThreadingHTTPServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
-    def base(self, userinfo: str = "") -> str:
-        """The ``api_base`` URL, optionally with ``user:password@`` in it."""
+    def base(self, userinfo: str = "", query: str = "") -> str:
+        """The ``api_base`` URL, optionally with ``user:password@`` and a query string in it."""
         at = f"{userinfo}@" if userinfo else ""
-        return f"http://{at}127.0.0.1:{self.port}/v1"
+        return f"http://{at}127.0.0.1:{self.port}/v1" + (f"?{query}" if query else "")
 
     def start(self) -> ProviderServer:
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        self.release.set()
         self.shutdown()
         self.server_close()

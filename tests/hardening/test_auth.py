@@ -100,3 +100,37 @@ def test_in_a_run_every_cell_of_a_keyless_model_fails_at_once_with_the_fix(
     assert "AuthenticationError" in cells["traceback"].iloc[0]
     assert server.requests == []
     assert issubclass(AuthenticationError, ModelCallError)
+
+
+def test_the_runs_error_summary_names_the_variable_to_set(tmp_path: Path,
+                                                          server: ProviderServer) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    for sid in ("s1", "s2"):
+        messages = [Message.user(f"fix the bug ({sid})"), Message.assistant("done")]
+        Session(sid, "goose-json", str(tmp_path / f"{sid}.json"), messages).write_goose_json(
+            tmp_path / f"{sid}.json")
+    server.unauthorized = {"rejected"}
+    spec = tmp_path / "spec.toml"
+    spec.write_text("\n".join([
+        'name = "keys"', 'sessions = ["s*.json"]',
+        f'models = [{{ model = "openai/keyless", params = {{ api_base = "{server.base()}" }} }},',
+        f'          {{ model = "anthropic/keyless", params = {{ api_base = "{server.base()}" }} }},',
+        f'          {{ model = "openai/rejected", params = {{ api_base = "{server.base()}", '
+        'api_key = "sk-wrong-000000000000" } }]']), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",
+                                                             "ANTHROPIC_API_KEY")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", str(spec), "--out",
+                           str(tmp_path / "run"), "--no-progress"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert ("6 x authentication (error): the provider rejected or did not get an API key: set "
+            "ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment (or pass api_key=...)"
+            ) in done.stdout
+    assert "set the key in the environment" not in done.stdout
+    assert [r["model"] for r in server.requests] == ["rejected", "rejected"]

@@ -76,8 +76,11 @@ def test_two_models_with_one_name_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"models\[0\] and models\[1\] are both named "
                                           r"'openai/gpt-4o-mini'"):
         _experiment(tmp_path, models=["cached:openai/gpt-4o-mini", "replay:openai/gpt-4o-mini"])
-    # The same entry twice is harmless (its cells are the same) and still accepted.
-    assert len(_experiment(tmp_path, models=["extractive", "extractive"]).models) == 2
+    # The same entry twice is a copy-paste slip: refused too, as the README says.
+    with pytest.raises(ConfigError) as info:
+        _experiment(tmp_path, models=["extractive", "openai/gpt-4o-mini", "extractive"])
+    assert str(info.value) == ("experiment: models: models[0] and models[2] are the same model "
+                               "'extractive'; list it once")
 
 
 def test_unknown_model_strings_fail_at_load_and_in_dry_run(tmp_path: Path) -> None:

@@ -128,17 +128,20 @@ def test_deep_nesting_in_a_goose_database_row_names_the_row(tmp_path: Path) -> N
     assert [m.role for m in session.messages] == ["user"]
 
 
-def test_deep_nesting_through_run_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+def test_deep_nesting_through_run_is_an_error_row_naming_the_line_not_a_traceback(
+        tmp_path: Path) -> None:
     _deep_jsonl(tmp_path, "claude-code")
     spec = tmp_path / "spec.toml"
     spec.write_text('name = "deep"\nsessions = ["claude-code.jsonl"]\nmodels = ["extractive"]\n',
                     encoding="utf-8")
-    with pytest.raises(SessionFormatError, match=r"claude-code\.jsonl:2: invalid JSON: nested "
-                                                 r"deeper than 200 levels"):
-        run_experiment(Experiment.from_toml(spec), tmp_path / "run", progress=False)
-    result = CliRunner().invoke(cli, ["run", str(spec), "--out", str(tmp_path / "run"),
+    results = run_experiment(Experiment.from_toml(spec), tmp_path / "run", progress=False)
+    (row,) = results.cells.to_dict("records")
+    assert (row["status"], row["error_type"]) == ("error", "SessionFormatError")
+    assert row["session_id"] == "unreadable:claude-code.jsonl"
+    assert "claude-code.jsonl:2: invalid JSON: nested deeper than 200 levels" in row["error_message"]
+    result = CliRunner().invoke(cli, ["run", str(spec), "--out", str(tmp_path / "run2"),
                                       "--no-progress"])
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert "claude-code.jsonl:2: invalid JSON: nested deeper than 200 levels" in result.output
     assert "Traceback" not in result.output and "RecursionError" not in result.output
 
@@ -313,8 +316,9 @@ def test_a_spec_can_opt_in_to_replacing_invalid_utf8(tmp_path: Path) -> None:
         "\u00e9".encode(), b"\xe9"))
     strict = Experiment.from_dict({"name": "u", "sessions": ["c.jsonl"], "models": ["extractive"],
                                    "base_dir": str(tmp_path)})
-    with pytest.raises(SessionFormatError, match=r"c\.jsonl:2: invalid UTF-8 at byte offset"):
-        run_experiment(strict, tmp_path / "run", progress=False)
+    (row,) = run_experiment(strict, tmp_path / "strict", progress=False).cells.to_dict("records")
+    assert row["status"] == "error"
+    assert "c.jsonl:2: invalid UTF-8 at byte offset" in row["error_message"]
     lenient = Experiment.from_dict({
         "name": "u", "sessions": [{"path": "c.jsonl", "encoding_errors": "replace"}],
         "models": ["extractive"], "base_dir": str(tmp_path)})

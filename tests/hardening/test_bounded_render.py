@@ -67,7 +67,7 @@ def test_huge_repetition_concatenation_and_padding_fail_before_allocating() -> N
         "{{ 'x' * 10000000000 }}": "a repeated string or list of 10,000,000,000 characters",
         "{{ [1, 2] * 99999999999 }}": "a repeated string or list of 199,999,999,998 characters",
         "{{ 'x'|center(3000000000) }}": "a filter width or count of 3,000,000,000 characters",
-        "{{ '%0999999999d' % 1 }}": "a %-formatted string of 1,000,000,011 characters",
+        "{{ '%0999999999d' % 1 }}": "a %-formatted string of 1,000,000,012 characters",
         ("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}"
          "{% endfor %}{{ ns.s }}"): "a '~' concatenation of 16,777,216 characters",
         ("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}"

@@ -62,9 +62,9 @@ def test_ids_do_not_depend_on_order_or_other_axes(two_sessions: Path) -> None:
     assert len(b) == 16
 
 
-def test_duplicate_entries_do_not_duplicate_cells(two_sessions: Path) -> None:
-    cells = expand_cells(spec(two_sessions, sessions=["s1.json", "s*.json"],
-                              models=["extractive", "extractive"], repeats=1))
+def test_overlapping_session_entries_do_not_duplicate_cells(two_sessions: Path) -> None:
+    cells = expand_cells(spec(two_sessions, sessions=["s1.json", "s*.json"], models=["extractive"],
+                              repeats=1))
     assert len(cells) == 2 * 1 * 2 * 2
 
 

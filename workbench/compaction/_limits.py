@@ -10,7 +10,16 @@ both. The renderer (`workbench.compaction.render`) enforces them in four places:
   loop that produces nothing still hits the time limit;
 - in the sandbox's operator intercepts (``*``, ``**``, ``+``, ``%``) and in ``~`` joins, which
   refuse a result larger than the limits *before* computing it;
-- in ``range`` and in every filter call, which refuse a length or width beyond the limits.
+- in ``range`` and in every filter and method call, which refuse a length or width beyond the
+  limits, predict the result's size where it can be many times the input (``replace``,
+  ``join``, ``indent``, ``center``, ``str.format``...: `_growth`) and check every result after
+  the call, so no chain of calls grows a value far past the limit.
+
+Compiling is bounded too: the template is compiled inside the render's limits, with the clock
+read on Python calls of the compiler (`bounded.compiling`), and every filter is marked as
+needing the render context, which keeps Jinja's constant folding from calling it at compile
+time with no limits in force (``{{ 'x'|center(10**9) }}`` would otherwise be built while the
+template compiles).
 
 Crossing a limit raises `RenderLimitExceeded`, which the renderer turns into a
 `workbench.errors.TemplateError` naming the template and the limit.
@@ -18,10 +27,11 @@ Crossing a limit raises `RenderLimitExceeded`, which the renderer turns into a
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import inspect
 import math
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +39,9 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+import jinja2
+
+from workbench.compaction._growth import COUNT_ARGUMENTS, format_size, predicted_size
 from workbench.errors import ConfigError
 
 __all__ = ["RenderLimitExceeded", "RenderLimits"]
@@ -41,8 +54,8 @@ MAX_OUTPUT_ENV = "WORKBENCH_RENDER_MAX_CHARS"
 TEMPLATE_FILENAME = "<template>"
 """The file name Jinja gives code compiled from a string: the trace hook watches only these."""
 
-_FORMAT_WIDTH = re.compile(r"%[-#0 +]*(\d+)")
 _TRACE_CHECK_EVERY = 64  # trace events between clock reads (a loop step is a few events)
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 class RenderLimitExceeded(Exception):
@@ -66,6 +79,10 @@ class RenderLimits:
         max_range: Longest ``range()`` a template may build.
         max_int_bits: Largest integer (in bits) ``*`` or ``**`` may produce; Python refuses to
             print integers above 4300 digits (about 14,300 bits) anyway.
+        max_depth: Deepest nesting of a template: blocks inside blocks, brackets inside
+            brackets, filters and operators chained (levels of Jinja's syntax tree). Real
+            templates nest a handful of levels; Python's own compiler gives up near a hundred.
+        max_template_chars: Longest template source that may be compiled.
     """
 
     time_limit: float = 10.0
@@ -73,6 +90,8 @@ class RenderLimits:
     output_per_input_char: int = 2
     max_range: int = 10_000
     max_int_bits: int = 16_384
+    max_depth: int = 32
+    max_template_chars: int = 1024 * 1024
 
     @classmethod
     def from_env(cls) -> RenderLimits:
@@ -121,11 +140,13 @@ class _Budget:
         self.limits = limits
         self.allowance = allowance
         self.deadline = time.monotonic() + limits.time_limit
+        self.compiling = False
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
+            during = " while compiling" if self.compiling else ""
             raise RenderLimitExceeded(
-                f"render time limit of {self.limits.time_limit:g} s exceeded "
+                f"render time limit of {self.limits.time_limit:g} s exceeded{during} "
                 f"(set {TIME_LIMIT_ENV} to change it)")
 
     def check_size(self, chars: int, what: str = "output") -> None:
@@ -157,12 +178,13 @@ class bounded:  # noqa: N801  (used as a context manager, like contextlib helper
         self._token: contextvars.Token[_Budget | None] | None = None
         self._previous_trace: Any = None
         self._events = 0
+        self._next_check = _TRACE_CHECK_EVERY
 
-    def __enter__(self) -> _Budget:
+    def __enter__(self) -> bounded:
         self._token = _ACTIVE.set(self.budget)
         self._previous_trace = sys.gettrace()
         sys.settrace(self._global_trace)
-        return self.budget
+        return self
 
     def __exit__(self, *exc: object) -> None:
         sys.settrace(self._previous_trace)
@@ -177,9 +199,31 @@ class bounded:  # noqa: N801  (used as a context manager, like contextlib helper
 
     def _line_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
         self._events += 1
-        if not self._events % _TRACE_CHECK_EVERY:
+        if event == "line" and not self._events % _TRACE_CHECK_EVERY:
             self.budget.check_time()
         return self._line_trace
+
+    @contextlib.contextmanager
+    def compiling(self) -> Iterator[None]:
+        """Inside the block (a template being lexed, parsed and compiled), read the clock on
+        Python calls of any code: the compiler is not template code, so line tracing of
+        template frames alone would never see it."""
+        sys.settrace(self._compile_trace)
+        self.budget.compiling = True
+        try:
+            yield
+        finally:
+            self.budget.compiling = False
+            sys.settrace(self._global_trace)
+
+    def _compile_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        self._events += 1
+        # Never raise in a generator: one being finalized would swallow the error, and Python
+        # unsets a trace function that raised, so the compile would run on unwatched.
+        if self._events >= self._next_check and not frame.f_code.co_flags & _GENERATOR_FLAGS:
+            self._next_check = self._events + _TRACE_CHECK_EVERY
+            self.budget.check_time()
+        return None
 
 
 def check_time() -> None:
@@ -229,8 +273,7 @@ def check_binop(operator: str, left: Any, right: Any) -> None:
         if a is not None and b is not None:
             budget.check_size(a + b, "a concatenation")
     elif operator == "%" and isinstance(left, str):
-        widths = [int(w) for w in _FORMAT_WIDTH.findall(left)]
-        budget.check_size(max(widths, default=0) + len(left), "a %-formatted string")
+        budget.check_size(format_size(left, right), "a %-formatted string")
 
 
 def bounded_join(join: Callable[[Any], str]) -> Callable[[Any], str]:
@@ -256,19 +299,72 @@ def bounded_range(*args: int) -> range:
     return rng
 
 
-def bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a filter: integer arguments (widths, counts) may not exceed the output limit."""
-    def guarded(*args: Any, **kwargs: Any) -> Any:
+def _check_ints(budget: _Budget, values: Any, what: str, *, counts: bool = False) -> None:
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if counts and value > budget.limits.max_range:
+                raise RenderLimitExceeded(
+                    f"a count of {value:,} exceeds the limit of {budget.limits.max_range:,}")
+            budget.check_size(value, what)
+
+
+def check_result(value: Any, what: str) -> Any:
+    """`value` when its length is within the active render's output allowance."""
+    budget = _active()
+    n = _length(value)
+    if budget is not None and n is not None:
+        budget.check_size(n, what)
+    return value
+
+
+def check_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse a method call from a template whose result would cross the active limits:
+    integer arguments past the output allowance, or a predicted result (``str.replace``,
+    ``str.join``, ``str.center``, ``str.format``...) past it."""
+    budget = _active()
+    if budget is None:
+        return
+    budget.check_time()
+    name = getattr(obj, "__name__", None)
+    _check_ints(budget, (*args, *kwargs.values()), f"a width or count passed to {name or 'a call'}")
+    owner = getattr(getattr(obj, "__wrapped__", obj), "__self__", None)
+    if isinstance(name, str) and isinstance(owner, str | bytes):
+        size = predicted_size("method", name, owner, args, kwargs)
+        if size is not None:
+            budget.check_size(size, f"the result of .{name}()")
+
+
+def bounded_filter(fn: Callable[..., Any], name: str = "") -> Callable[..., Any]:
+    """Wrap a filter: integer arguments (widths, counts) may not exceed the output limit, a
+    result that can be many times the input is predicted and refused before it is built, and
+    every result is checked after the call.
+
+    The wrapper takes the render context (``pass_context``), which also keeps Jinja from
+    calling the filter while it folds constants at compile time, outside any render's limits.
+    """
+    passes = getattr(getattr(fn, "jinja_pass_arg", None), "name", None)
+
+    @jinja2.pass_context
+    def guarded(context: Any, *args: Any, **kwargs: Any) -> Any:
         budget = _active()
         if budget is not None:
             budget.check_time()
-            # The filtered value comes first, after the context/environment for pass_arg filters.
-            skip = 2 if getattr(fn, "jinja_pass_arg", None) is not None else 1
-            for value in (*args[skip:], *kwargs.values()):
-                if isinstance(value, int) and not isinstance(value, bool):
-                    budget.check_size(value, "a filter width or count")
-        return fn(*args, **kwargs)
-    for attr in ("jinja_pass_arg", "__name__", "__doc__", "__wrapped__"):
+            _check_ints(budget, (*args[1:], *kwargs.values()), "a filter width or count",
+                        counts=name in COUNT_ARGUMENTS)
+            if args:
+                size = predicted_size("filter", name, args[0], args[1:], kwargs)
+                if size is not None:
+                    budget.check_size(size, f"the result of the {name} filter")
+        if passes == "context":
+            result = fn(context, *args, **kwargs)
+        elif passes == "eval_context":
+            result = fn(context.eval_ctx, *args, **kwargs)
+        elif passes == "environment":
+            result = fn(context.environment, *args, **kwargs)
+        else:
+            result = fn(*args, **kwargs)
+        return check_result(result, f"the result of the {name or 'a'} filter")
+    for attr in ("__name__", "__doc__"):
         if hasattr(fn, attr):
             setattr(guarded, attr, getattr(fn, attr))
     guarded.__wrapped__ = fn  # type: ignore[attr-defined]

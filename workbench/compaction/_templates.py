@@ -3,11 +3,15 @@
 Mirrors the crate's ``templates.rs`` plus the goose-side lookup (``prompt_template::template_source``)
 that lets a user override a template under ``<goose config dir>/prompts/``.
 
-Every template render in the workbench goes through `render`, which uses one module-level
-`jinja2.sandbox.ImmutableSandboxedEnvironment`: templates are user files (exported variants,
-overrides copied from other machines), so they must not reach Python internals. Each render is
-also bounded in time and output size (`RenderLimits`, enforced by ``_limits``), so a template
-that loops for hours or builds gigabytes fails with a `TemplateError` naming the limit.
+Every time the workbench touches a template it goes through one module-level
+`jinja2.sandbox.ImmutableSandboxedEnvironment` and its limits: rendering (`render`), loading a
+variant (`check_template` compiles it), and finding the variables a template reads
+(`template_variables`). Templates are user files (exported variants, overrides copied from
+other machines), so they must not reach Python internals, and nothing they do may run away:
+each render is bounded in time and output size (`RenderLimits`, enforced by ``_limits``), and
+so is each compile, which also refuses a template nested deeper than ``max_depth`` levels or
+longer than ``max_template_chars`` before Python's recursion limit or memory is reached.
+Crossing a limit is a `TemplateError` naming the template and the limit.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2 import meta, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -35,9 +40,11 @@ __all__ = [
     "RenderLimits",
     "Templates",
     "builtin_template",
+    "check_template",
     "code_fence",
     "goose_config_dir",
     "render",
+    "template_variables",
 ]
 
 COMPACTION_TEMPLATE = "compaction.md"
@@ -51,6 +58,14 @@ _SECURITY_HINT = (
     "the template tried to reach Python internals through an unsafe attribute or call ({detail}); "
     "templates may only read the summary variables and use filters such as code_fence"
 )
+TOO_DEEP = "nested {depth} levels deep at line {line}; the limit is {limit} levels"
+TOO_DEEP_FOR_PYTHON = "nested too deeply for Python to compile; the limit is {limit} levels"
+TOO_LONG = "the template is {chars:,} characters long; the limit is {limit:,}"
+# Block tags that open a level closed by their end tag ({% set x %} without '=' too).
+_OPENING_TAGS = frozenset({"if", "for", "macro", "call", "filter", "with", "block", "autoescape"})
+_TOKENS_PER_CLOCK_READ = 4096
+_OPEN_BRACKETS = frozenset("([{")
+_CLOSE_BRACKETS = frozenset(")]}")
 
 
 def builtin_template(name: str) -> str | None:
@@ -117,8 +132,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        _limits.check_time()
-        return super().call(__context, __obj, *args, **kwargs)
+        _limits.check_call(__obj, args, kwargs)
+        result = super().call(__context, __obj, *args, **kwargs)
+        return _limits.check_result(result, "the result of a call")
 
 
 _ENV = _Sandbox(
@@ -129,13 +145,86 @@ _ENV = _Sandbox(
     finalize=_finalize,
 )
 _ENV.filters["code_fence"] = code_fence
-_ENV.filters = {key: _limits.bounded_filter(fn) for key, fn in _ENV.filters.items()}
+_ENV.filters = {key: _limits.bounded_filter(fn, key) for key, fn in _ENV.filters.items()}
 _ENV.globals["range"] = _limits.bounded_range
 
 
+class _CompileFailed(Exception):
+    """Compiling stopped on something other than a syntax error (a literal out of range)."""
+
+
+def _too_deep(depth: int, line: int, limit: int) -> RenderLimitExceeded:
+    return RenderLimitExceeded(TOO_DEEP.format(depth=depth, line=line, limit=limit))
+
+
+def _check_nesting(source: str, limit: int) -> None:
+    """Refuse block tags and brackets nested past `limit`, from the token stream (the lexer
+    does not recurse; Jinja's parser would, down to Python's recursion limit)."""
+    depth = brackets = 0
+    tag: str | None = None
+    expect_tag = assigns = False
+    for count, (line, kind, value) in enumerate(_ENV.lex(source)):
+        if not count % _TOKENS_PER_CLOCK_READ:
+            _limits.check_time()
+        if kind == "block_begin":
+            tag, expect_tag, assigns = None, True, False
+        elif kind == "name" and expect_tag:
+            tag, expect_tag = value, False
+            if tag in _OPENING_TAGS:
+                depth += 1
+            elif tag.startswith("end"):
+                depth = max(depth - 1, 0)
+        elif kind == "operator":
+            if value in _OPEN_BRACKETS:
+                brackets += 1
+            elif value in _CLOSE_BRACKETS:
+                brackets = max(brackets - 1, 0)
+            elif value == "=" and tag == "set" and brackets == 0:
+                assigns = True
+        elif kind == "block_end":
+            if tag == "set" and not assigns:  # a block set: {% set x %}...{% endset %}
+                depth += 1
+            brackets = 0
+        if depth + brackets > limit:
+            raise _too_deep(depth + brackets, line, limit)
+
+
+def _check_depth(tree: nodes.Node, limit: int) -> None:
+    """Refuse a syntax tree deeper than `limit` (chains such as ``a|f|f|f...`` or ``1+1+...``
+    parse in a loop but nest in the tree, which the compiler then walks recursively)."""
+    stack: list[tuple[nodes.Node, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise _too_deep(depth, getattr(node, "lineno", 1) or 1, limit)
+        stack.extend((child, depth + 1) for child in node.iter_child_nodes())
+
+
+def _parse(source: str, limits: RenderLimits) -> nodes.Template:
+    if len(source) > limits.max_template_chars:
+        raise RenderLimitExceeded(TOO_LONG.format(chars=len(source),
+                                                  limit=limits.max_template_chars))
+    _check_nesting(source, limits.max_depth)
+    try:
+        tree = _ENV.parse(source)
+    except RecursionError:  # a construct the token check does not count (a ~ b if c else ...)
+        raise RenderLimitExceeded(TOO_DEEP_FOR_PYTHON.format(limit=limits.max_depth)) from None
+    _limits.check_time()  # the clock read between stages does not depend on tracing
+    _check_depth(tree, limits.max_depth)
+    return tree
+
+
 @functools.lru_cache(maxsize=128)
-def _compile(source: str) -> jinja2.Template:
-    template = _ENV.from_string(source)
+def _compile(source: str, max_depth: int, max_chars: int) -> jinja2.Template:
+    limits = RenderLimits(max_depth=max_depth, max_template_chars=max_chars)
+    try:
+        tree = _parse(source, limits)
+        template = _ENV.from_string(tree)
+        _limits.check_time()
+    except RecursionError:
+        raise RenderLimitExceeded(TOO_DEEP_FOR_PYTHON.format(limit=max_depth)) from None
+    except (ValueError, OverflowError) as exc:  # a literal Python cannot hold (5,000 digits)
+        raise _CompileFailed(f"{type(exc).__name__}: {exc}") from exc
     # '~' compiles to a call of the module-level str_join/markup_join of the template's code;
     # bound them too, since no sandbox hook sees that operator.
     namespace = template.root_render_func.__globals__
@@ -143,6 +232,75 @@ def _compile(source: str) -> jinja2.Template:
         if join in namespace:
             namespace[join] = _limits.bounded_join(namespace[join])
     return template
+
+
+def _compiled(source: str, bound: _limits.bounded, limits: RenderLimits) -> jinja2.Template:
+    with bound.compiling():
+        return _compile(source, limits.max_depth, limits.max_template_chars)
+
+
+def _template_error(exc: Exception, name: str) -> TemplateError:
+    """The `TemplateError` a failure to compile or render becomes (one wording everywhere)."""
+    if isinstance(exc, TemplateError):
+        return exc
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return TemplateError(
+            name, f"does not compile: {exc.message} (line {exc.lineno}); fix the template syntax")
+    if isinstance(exc, RenderLimitExceeded):
+        return TemplateError(name, f"stopped: {exc.limit}; simplify the template")
+    if isinstance(exc, SecurityError):
+        return TemplateError(name, _SECURITY_HINT.format(detail=exc))
+    if isinstance(exc, _CompileFailed):
+        return TemplateError(name, f"does not compile: {exc}; fix the template")
+    if isinstance(exc, SyntaxError):  # Python's compiler refused the generated code
+        return TemplateError(name, f"does not compile: {exc.msg}; nest fewer blocks")
+    if isinstance(exc, MemoryError):
+        return TemplateError(name, "ran out of memory; simplify the template")
+    return TemplateError(
+        name, f"failed to render: {type(exc).__name__}: {exc}; check the variables it uses")
+
+
+def check_template(source: str, name: str = "<template>",
+                   limits: RenderLimits | None = None) -> None:
+    """Compile a template in the shared sandbox under its limits, without rendering it.
+
+    Loading a variant calls this, so a template that cannot be compiled fails once, at load,
+    instead of once per cell. The compiled template is cached for the renders that follow.
+
+    Raises:
+        TemplateError: a syntax error, nesting past ``max_depth``, a source past
+            ``max_template_chars``, or compiling past the time limit.
+    """
+    limits = limits if limits is not None else RenderLimits.from_env()
+    try:
+        with _limits.bounded(limits, {}) as bound:
+            _compiled(source, bound, limits)
+    except Exception as exc:
+        raise _template_error(exc, name) from exc
+
+
+def template_variables(source: str, name: str = "<template>",
+                       limits: RenderLimits | None = None) -> set[str]:
+    """The undeclared variables a template reads, found in the shared sandbox under its limits.
+
+    Raises:
+        TemplateError: the template cannot be parsed within its limits (see `check_template`).
+    """
+    limits = limits if limits is not None else RenderLimits.from_env()
+    try:
+        with _limits.bounded(limits, {}) as bound, bound.compiling():
+            return set(_variables(source, limits.max_depth, limits.max_template_chars))
+    except Exception as exc:
+        raise _template_error(exc, name) from exc
+
+
+@functools.lru_cache(maxsize=256)
+def _variables(source: str, max_depth: int, max_chars: int) -> frozenset[str]:
+    limits = RenderLimits(max_depth=max_depth, max_template_chars=max_chars)
+    try:
+        return frozenset(meta.find_undeclared_variables(_parse(source, limits)))
+    except RecursionError:
+        raise RenderLimitExceeded(TOO_DEEP_FOR_PYTHON.format(limit=max_depth)) from None
 
 
 def render(source: str, context: dict[str, Any], name: str = "<template>",
@@ -167,21 +325,11 @@ def render(source: str, context: dict[str, Any], name: str = "<template>",
     """
     limits = limits if limits is not None else RenderLimits.from_env()
     try:
-        with _limits.bounded(limits, context) as budget:
-            template = _compile(source)
-            return _limits.stream(template.generate(context), budget).strip()
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(
-            name, f"does not compile: {exc.message} (line {exc.lineno}); fix the template syntax"
-        ) from exc
-    except RenderLimitExceeded as exc:
-        raise TemplateError(name, f"stopped: {exc.limit}; simplify the template") from exc
-    except SecurityError as exc:
-        raise TemplateError(name, _SECURITY_HINT.format(detail=exc)) from exc
-    except Exception as exc:  # any render failure becomes a TemplateError naming the template
-        raise TemplateError(
-            name, f"failed to render: {type(exc).__name__}: {exc}; check the variables it uses"
-        ) from exc
+        with _limits.bounded(limits, context) as bound:
+            template = _compiled(source, bound, limits)
+            return _limits.stream(template.generate(context), bound.budget).strip()
+    except Exception as exc:  # any failure becomes a TemplateError naming the template
+        raise _template_error(exc, name) from exc
 
 
 def goose_config_dir() -> Path:

@@ -1,7 +1,13 @@
 """The gateway to every real provider: a `CompactionModel` over ``litellm.acompletion``.
 
 litellm's own retries are switched off (``num_retries=0``) so that one policy, `RetryPolicy`,
-decides what is retried and every attempt is counted in the usage record.
+decides what is retried and every attempt is counted in the usage record. A ``num_retries``
+(or ``max_retries``) parameter is therefore not passed on: it sets that policy, so
+``num_retries = 0`` means one attempt and no retry, exactly as litellm would read it.
+
+Every value the gateway sends as a credential is registered with the redaction layer before
+any call: the ``api_key``, every header value (``extra_headers``, whatever the header is
+called), every query-string value of ``api_base``, and the user-info of its URL.
 """
 
 from __future__ import annotations
@@ -9,8 +15,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from workbench._redact import public_params, register_secrets_in
+from workbench._redact import positional_secrets, public_params, register_secrets_in
 from workbench.compaction._model import Usage
+from workbench.errors import ConfigError
 from workbench.messages import Message
 from workbench.models._convert import from_openai_response, to_openai_messages
 from workbench.models._errors_map import load_litellm, map_litellm_errors, missing_key_error
@@ -24,6 +31,32 @@ _NOT_IDENTITY = frozenset({
     "request_timeout", "stream_timeout", "litellm_logging_obj",
 })
 _SECRET_HEADER_WORDS = ("authorization", "key", "token", "secret", "cookie")
+RETRY_PARAMS = ("num_retries", "max_retries")
+"""Parameters that set the gateway's `RetryPolicy` (retries after the first attempt)."""
+MAX_RETRIES = 100
+"""Most retries a ``num_retries`` parameter may ask for."""
+
+
+def retry_from_params(params: dict[str, Any]) -> int | None:
+    """The retries ``num_retries`` / ``max_retries`` ask for (None when neither is given).
+
+    Raises:
+        ConfigError: a value that is not a whole number from 0 to `MAX_RETRIES`, or the two
+            parameters given with different values.
+    """
+    found: dict[str, int] = {}
+    for name in RETRY_PARAMS:
+        if name not in params:
+            continue
+        value = params[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RETRIES:
+            raise ConfigError(f"{name} = {value!r}: expected a whole number of retries from 0 "
+                              f"to {MAX_RETRIES} (0 = a single attempt)")
+        found[name] = value
+    if len(set(found.values())) > 1:
+        raise ConfigError(f"num_retries = {found['num_retries']} and max_retries = "
+                          f"{found['max_retries']} disagree; give one of them")
+    return next(iter(found.values()), None)
 
 
 def _identity_value(name: str, value: Any) -> Any:
@@ -41,11 +74,13 @@ class LiteLLMModel:
     Args:
         model: A litellm model string, e.g. ``"openai/gpt-4o-mini"`` or
             ``"anthropic/claude-3-5-haiku-latest"``.
-        retry: Retry policy for 429s, timeouts and transient 5xx (default `RetryPolicy()`).
+        retry: Retry policy for 429s, timeouts and transient 5xx (default `RetryPolicy()`, or
+            ``num_retries + 1`` attempts when that parameter is given).
         timeout: Seconds one attempt may take.
         sleep: Async sleep used between attempts (tests inject a recorder).
         **params: Passed to ``litellm.acompletion`` unchanged: ``api_base``, ``api_key``,
-            ``temperature``, ``max_tokens``, ``mock_response``...
+            ``temperature``, ``max_tokens``, ``mock_response``...; except ``num_retries`` and
+            ``max_retries``, which set the retry policy (see the module docstring).
 
     Example:
         ```python
@@ -57,12 +92,18 @@ class LiteLLMModel:
     def __init__(self, model: str, *, retry: RetryPolicy | None = None, timeout: float = 600,
                  sleep: Sleep | None = None, **params: Any) -> None:
         self.model = model
+        retries = retry_from_params(params)
+        if retry is None and retries is not None:
+            retry = RetryPolicy(max_attempts=retries + 1)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
-        self.params = dict(params)
+        # The retry parameters became the policy; litellm's own retries always stay off.
+        self.params = {k: v for k, v in params.items() if k not in RETRY_PARAMS}
         self._sleep = sleep
         # Whatever a provider echoes back (a key in a 401 body) is then masked wherever it lands.
         register_secrets_in(self.params)
+        self._secrets = [str(self.params["api_key"])] if self.params.get("api_key") else []
+        self._secrets += positional_secrets(self.params)
 
     def __repr__(self) -> str:
         shown = [repr(self.model)]
@@ -92,7 +133,7 @@ class LiteLLMModel:
             raise missing  # no attempt can succeed: fail at once, before any request
         litellm = load_litellm()
         payload = to_openai_messages(system, messages)
-        secrets = [str(self.params["api_key"])] if self.params.get("api_key") else []
+        secrets = self._secrets
         attempts = 0
 
         async def attempt() -> Any:

@@ -54,6 +54,20 @@ DEFAULT_LOCAL = "gemma3-270m"
 # Generation settings a harness may pass to every model; the extractive model ignores them.
 GENERATION_PARAMS = frozenset({"temperature", "max_tokens", "seed", "top_p"})
 _WINDOW = re.compile(r"^(?:[1-9]\d*k|[1-9]\d{0,6})$", re.IGNORECASE)
+MAX_WINDOW_TOKENS = 100 * 1024 * 1024
+"""Largest simulated window (100m tokens, ten times any real model's context)."""
+
+
+def check_window(tokens: int, where: str) -> int:
+    """`tokens` when it is at most `MAX_WINDOW_TOKENS`.
+
+    Raises:
+        ConfigError: naming `where` and the limit.
+    """
+    if tokens > MAX_WINDOW_TOKENS:
+        raise ConfigError(f"{where}: a window of {tokens:,} tokens is over the limit of "
+                          f"{MAX_WINDOW_TOKENS:,} (100m)")
+    return tokens
 
 
 class ModelSpec(BaseModel):
@@ -121,7 +135,11 @@ def parse_model_spec(spec: str) -> ModelSpec:
     window = None
     head, at, tail = rest.rpartition("@")
     if at and _WINDOW.match(tail):
+        if len(tail) > 12:  # int() refuses thousands of digits; anything this long is too big
+            raise ConfigError(f"model string {spec!r}: window '@{tail}' is over the limit of "
+                              f"{MAX_WINDOW_TOKENS:,} tokens (100m)")
         window = int(tail[:-1]) * 1024 if tail[-1] in "kK" else int(tail)
+        check_window(window, f"model string {spec!r}")
         rest = head
     elif at and (not head or "/" not in head or re.fullmatch(r"0+|\d+[A-Za-z]+", tail)):
         raise ConfigError(f"model string {spec!r}: bad window '@{tail}'; write @8k (k = 1024 "
@@ -171,6 +189,12 @@ def check_model_string(spec: str, params: dict[str, Any] | None = None) -> Model
                               f"besides {', '.join(sorted(GENERATION_PARAMS))}; got "
                               f"{', '.join(unknown)}")
     elif parsed.kind == "litellm":
+        from workbench.models._litellm import retry_from_params
+
+        try:
+            retry_from_params(params or {})
+        except ConfigError as exc:
+            raise ConfigError(f"model {spec!r}: {exc}") from None
         provider = parsed.model.split("/", 1)[0]
         known = _litellm_providers()
         if known and provider not in known:
@@ -275,6 +299,7 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
     if window is not None:
         if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
             raise ConfigError(f"window must be a positive number of tokens, got {window!r}")
+        check_window(window, "window")
         parsed = parsed.model_copy(update={"window": window})
     mode = cache if cache is not None else (parsed.cache_mode or "off")
     if mode not in ("rw", "replay", "off"):

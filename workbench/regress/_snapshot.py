@@ -27,6 +27,11 @@ GROUP_KEYS = ("template", "model", "window")
 ROUND_DIGITS = 6
 """Metric values are stored and compared rounded to this many decimals (readable diffs)."""
 FAILED_SUMMARY = "(no summary: the cell failed with {error})\n"
+MAX_BASELINE_DEPTH = 8
+"""Deepest nesting a ``metrics.json`` may have (a real one nests three levels)."""
+BASELINE_SHAPE = ('{"experiment": NAME, "rules": {METRIC: TOLERANCE}, "groups": [{"template": '
+                  '..., "model": ..., "window": ..., "cells": N, METRIC: NUMBER or null}]}')
+"""The shape of a baseline's ``metrics.json``, as errors name it."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 GroupKey = tuple[str, str, str]
@@ -150,19 +155,20 @@ class Snapshot:
         if not path.is_file():
             raise ConfigError(f"no baseline at {folder} ({METRICS_FILE} missing); create it with "
                               "`workbench regress SPEC --update` and commit the folder")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            groups = {(g["template"], g["model"], g["window"]):
-                      {k: v for k, v in g.items() if k not in GROUP_KEYS} for g in data["groups"]}
-            snapshot = cls(str(data["experiment"]), rules=dict(data.get("rules", {})),
-                           groups=groups)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{path}: not a regress baseline ({exc})") from None
+        data = _read_metrics(path)
+        groups = {(g["template"], g["model"], g["window"]):
+                  {k: v for k, v in g.items() if k not in GROUP_KEYS} for g in data["groups"]}
+        snapshot = cls(data["experiment"], rules=dict(data.get("rules", {})), groups=groups)
         summaries = folder / SUMMARIES_DIR
         if summaries.is_dir():
             for file in sorted(summaries.rglob("*.md")):
                 rel = file.relative_to(folder).as_posix()
-                snapshot.summaries[rel] = file.read_text(encoding="utf-8")
+                try:
+                    snapshot.summaries[rel] = file.read_bytes().decode("utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise ConfigError(f"{file}: cannot read the baseline summary as UTF-8 "
+                                      f"text ({exc}); restore it or rewrite the baseline with "
+                                      "`workbench regress SPEC --update`") from None
         return snapshot
 
     def write(self, folder: str | Path) -> Path:
@@ -181,6 +187,83 @@ class Snapshot:
         (folder / METRICS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
         return folder
+
+
+def _too_deep_line(text: str, limit: int) -> int | None:
+    """The line where arrays/objects (outside strings) nest past `limit`, or None."""
+    depth, in_string, escaped, line = 0, False, False, 1
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def _shape_problem(data: Any) -> str | None:
+    """What makes `data` not a baseline's metrics, or None."""
+    if not isinstance(data, dict):
+        return f"the top level is a JSON {type(data).__name__}, not an object"
+    if not isinstance(data.get("experiment"), str):
+        return 'no "experiment" name (a string)'
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict) or not all(isinstance(v, str) for v in rules.values()):
+        return '"rules" is not an object of metric -> tolerance strings'
+    groups = data.get("groups")
+    if not isinstance(groups, list):
+        return '"groups" is not a list'
+    for i, group in enumerate(groups):
+        if not isinstance(group, dict):
+            return f"groups[{i}] is not an object"
+        for key in GROUP_KEYS:
+            if not isinstance(group.get(key), str):
+                return f'groups[{i}] has no "{key}" string'
+        for key, value in group.items():
+            if key not in GROUP_KEYS and not (value is None or (
+                    isinstance(value, int | float) and not isinstance(value, bool))):
+                return f"groups[{i}].{key} is not a number or null"
+    return None
+
+
+def _read_metrics(path: Path) -> dict[str, Any]:
+    """A baseline's ``metrics.json``, depth-limited and checked against `BASELINE_SHAPE`.
+
+    Raises:
+        ConfigError: unreadable, not JSON, nested past `MAX_BASELINE_DEPTH`, or another shape;
+            names the file and the shape expected.
+    """
+    def refuse(problem: str) -> ConfigError:
+        return ConfigError(f"{path}: not a regress baseline: {problem}; expected {BASELINE_SHAPE}"
+                           " (rewrite it with `workbench regress SPEC --update`)")
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise refuse(f"cannot read it as UTF-8 text ({exc})") from None
+    line = _too_deep_line(text, MAX_BASELINE_DEPTH)
+    if line is not None:
+        raise refuse(f"line {line} nests deeper than {MAX_BASELINE_DEPTH} levels")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:  # invalid JSON, or a number too long for Python
+        raise refuse(f"invalid JSON ({exc})") from None
+    problem = _shape_problem(data)
+    if problem is not None:
+        raise refuse(problem)
+    return data  # type: ignore[no-any-return]
 
 
 def _group_order(item: tuple[GroupKey, Any]) -> tuple[str, str, float]:

@@ -24,6 +24,7 @@ from workbench.sessions._session import Session
 
 Errors = Literal["raise", "skip"]
 HEAD_BYTES = 65536
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class ImportFn(Protocol):
@@ -85,6 +86,8 @@ def read_head(path: Path) -> str:
     check_regular_file(path)
     with open(path, "rb") as fh:
         head = fh.read(HEAD_BYTES)
+    if head.startswith(UTF8_BOM):  # accepted and stripped: detectors see the text itself
+        head = head[len(UTF8_BOM):]
     if not head.strip():
         raise SessionFormatError(str(path), None, "the file is empty")
     if b"\x00" in head and not head.startswith(b"SQLite format 3\x00"):
@@ -120,7 +123,7 @@ def detection_head(path: Path) -> str:
             or _first_line_is_json(head)):
         return head  # not JSON, small enough to be whole in the head, huge, or JSON lines
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(path.read_bytes().removeprefix(UTF8_BOM))
     except (ValueError, RecursionError):
         return head  # JSON lines, or a broken document: its importer reports the problem
     return json.dumps(_condense(data), ensure_ascii=False) + "\n"

@@ -3,6 +3,12 @@
 `expand_cells` loads the sessions an experiment names (files, globs, shipped datasets) and
 returns the cells in a fixed order with ids that depend only on the cell key, so a re-run of the
 same spec finds the same ids in the results store.
+
+A session file that cannot be read need not stop a run: `load_experiment_sessions` can collect
+it as an `UnreadableSession` instead, with a placeholder session (no messages, an id starting
+with `UNREADABLE_PREFIX`) standing in its place, so its cells exist and become error rows that
+name the file's error. Before any cell is built, `check_cell_count` refuses an experiment
+past `MAX_CELLS`, so a typo such as ``repeats = 1000000000`` fails at once.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import ConfigError
+from workbench.errors import ConfigError, SessionFormatError
+from workbench.harness.experiment._checks import MAX_CELLS
 from workbench.harness.experiment._spec import Experiment, SessionSource, project_root
 from workbench.harness.experiment._windows import format_window
 from workbench.sessions import Session, load_sessions
@@ -26,6 +33,8 @@ ALL_TEMPLATES = "all"
 DEFAULT_TEMPLATE = "default"
 NO_MODEL = "none"
 """Model label of cells whose strategy calls no model (masking, truncation...)."""
+UNREADABLE_PREFIX = "unreadable:"
+"""Session ids of the placeholders standing for session files that could not be read."""
 
 
 @dataclass(frozen=True)
@@ -134,30 +143,90 @@ def resolve_source(source: SessionSource,
 
 
 class SessionCache:
-    """Loads each (file, format, selection) once per run."""
+    """Loads each (file, format, selection) once per run (a file's read error is kept too)."""
 
     def __init__(self) -> None:
-        self._loaded: dict[tuple[str, str | None, str], list[Session]] = {}
+        self._loaded: dict[tuple[str, str | None, str], list[Session] | SessionFormatError] = {}
 
     def load(self, path: Path, source: SessionSource, format: str | None = None) -> list[Session]:
-        """Sessions of `path` selected by `source` (cached); `source.format` wins over `format`."""
+        """Sessions of `path` selected by `source` (cached); `source.format` wins over `format`.
+
+        Raises:
+            SessionFormatError: the file cannot be read (the same error on every call).
+        """
         select = source.selection()
         fmt = source.format or format
         key = (str(path), fmt, json.dumps(select, sort_keys=True, default=str))
         if key not in self._loaded:
-            self._loaded[key] = load_sessions(path, format=fmt, **select)
-        return self._loaded[key]
+            try:
+                self._loaded[key] = load_sessions(path, format=fmt, **select)
+            except SessionFormatError as exc:
+                self._loaded[key] = exc
+        loaded = self._loaded[key]
+        if isinstance(loaded, SessionFormatError):
+            raise loaded
+        return loaded
 
 
-def load_experiment_sessions(experiment: Experiment,
-                             cache: SessionCache | None = None) -> list[Session]:
-    """Every session the experiment names, in spec order, first occurrence of each id kept."""
+@dataclass(frozen=True)
+class UnreadableSession:
+    """A session file of the experiment that could not be read.
+
+    Attributes:
+        path: The file.
+        error: Why it could not be read (names the file and line).
+        session: The placeholder standing in its place: no messages, the id
+            ``unreadable:<path>`` (plus the selection, if any), so its cells exist.
+    """
+
+    path: Path
+    error: SessionFormatError
+    session: Session
+
+
+def _placeholder(path: Path, source: SessionSource, fmt: str | None, error: SessionFormatError,
+                 experiment: Experiment) -> Session:
+    base = Path(experiment.base_dir or ".").resolve()
+    try:
+        shown = path.resolve().relative_to(base).as_posix()
+    except ValueError:
+        shown = str(path)
+    select = source.selection()
+    if select:
+        shown += "[" + ",".join(f"{k}={v}" for k, v in sorted(select.items())) + "]"
+    return Session(id=UNREADABLE_PREFIX + shown, format=source.format or fmt or "unknown",
+                   path=str(path), messages=[], meta={"unreadable": str(error)})
+
+
+def load_experiment_sessions(experiment: Experiment, cache: SessionCache | None = None,
+                             unreadable: list[UnreadableSession] | None = None) -> list[Session]:
+    """Every session the experiment names, in spec order, first occurrence of each id kept.
+
+    Args:
+        experiment: The spec.
+        cache: Loaded files, shared with other callers in the same run.
+        unreadable: When given, a file that cannot be read (`SessionFormatError`) is appended
+            here and its placeholder session takes its place in the returned list, instead of
+            the error being raised.
+
+    Raises:
+        SessionFormatError: a file cannot be read and `unreadable` is None.
+        ConfigError: an entry matches no file, or a selection the file cannot satisfy.
+    """
     cache = cache or SessionCache()
     seen: set[str] = set()
     out: list[Session] = []
     for source in experiment.sessions:
         for path, fmt in resolve_source(source, experiment):
-            for session in cache.load(path, source, fmt):
+            try:
+                loaded = cache.load(path, source, fmt)
+            except SessionFormatError as exc:
+                if unreadable is None:
+                    raise
+                placeholder = _placeholder(path, source, fmt, exc, experiment)
+                unreadable.append(UnreadableSession(path, exc, placeholder))
+                loaded = [placeholder]
+            for session in loaded:
                 if session.id not in seen:
                     seen.add(session.id)
                     out.append(session)
@@ -200,6 +269,25 @@ def tune_points(experiment: Experiment) -> list[str]:
     return [point_label(tune.variant, p, declared) for p in points]
 
 
+def check_cell_count(experiment: Experiment, sessions: int, templates: int) -> int:
+    """The most cells the experiment can have with this many sessions and templates.
+
+    Raises:
+        ConfigError: more than `MAX_CELLS`, naming every factor of the product.
+    """
+    factors = {"sessions": sessions, "strategies": len(experiment.strategies),
+               "models": len(experiment.models), "templates": templates,
+               "windows": len(experiment.windows), "repeats": experiment.repeats}
+    total = 1
+    for value in factors.values():
+        total *= value
+    if total > MAX_CELLS:
+        product = " x ".join(f"{v:,} {k}" for k, v in factors.items())
+        raise ConfigError(f"the experiment would have up to {total:,} cells ({product}); the "
+                          f"limit is {MAX_CELLS:,} cells: split it into several experiments")
+    return total
+
+
 def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) -> list[Cell]:
     """All cells of `experiment`: session x strategy x model x template x window x repeat.
 
@@ -213,6 +301,7 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
     if sessions is None:
         sessions = load_experiment_sessions(experiment)
     templates = template_names(experiment)
+    check_cell_count(experiment, len(sessions), len(templates))
     cells: list[Cell] = []
     seen: set[str] = set()
     for session in sessions:

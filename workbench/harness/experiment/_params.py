@@ -28,9 +28,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-from jinja2 import meta
-
+from workbench.compaction._templates import template_variables as _sandbox_variables
 from workbench.errors import ConfigError
 
 PARAMS_KEY = "params"
@@ -44,7 +42,6 @@ RESERVED = frozenset({"messages", "user_intent", "technical_concepts", "files", 
 """Names a parameter may not take: the templates' own variables and Jinja words."""
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BARE_VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
-_PARSER = jinja2.Environment()  # parsing only (variable discovery); rendering is sandboxed elsewhere
 
 
 @dataclass(frozen=True)
@@ -252,12 +249,16 @@ def resolve_point(params: dict[str, Param], raw: dict[str, Any], where: str) -> 
 
 # ---- templates -------------------------------------------------------------------------------
 
-def template_variables(source: str) -> set[str]:
-    """The undeclared variables a template reads (empty when it does not parse)."""
-    try:
-        return set(meta.find_undeclared_variables(_PARSER.parse(source)))
-    except jinja2.TemplateSyntaxError:
-        return set()  # the renderer reports syntax errors with the template's name
+def template_variables(source: str, name: str = "<template>") -> set[str]:
+    """The undeclared variables a template reads, found by the renderer's own sandbox under
+    its limits (a plain Jinja environment would fold constants such as ``'x'|center(10**9)``
+    while it parses, with no limit in force).
+
+    Raises:
+        TemplateError: the template does not parse, or crosses a limit while parsing (nesting
+            depth, length, time); names the template.
+    """
+    return _sandbox_variables(source, name)
 
 
 def jinja_literal(value: Any) -> str:
@@ -271,9 +272,16 @@ def jinja_literal(value: Any) -> str:
     return json.dumps(str(value))
 
 
-def bake(source: str, values: dict[str, Any]) -> str:
-    """`source` with a ``{% set %}`` line for each parameter it reads (none: unchanged)."""
-    used = template_variables(source)
+def bake(source: str, values: dict[str, Any], name: str = "<template>") -> str:
+    """`source` with a ``{% set %}`` line for each parameter it reads (none: unchanged).
+
+    Raises:
+        TemplateError: `source` cannot be parsed within the render limits (only when there
+            are values to bake: a template without parameters is returned unread).
+    """
+    if not values:
+        return source
+    used = template_variables(source, name)
     lines = [f"{{% set {name} = {jinja_literal(v)} %}}\n" for name, v in values.items()
              if name in used]
     return "".join(lines) + source

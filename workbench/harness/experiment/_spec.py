@@ -7,7 +7,6 @@ are rejected, so a typo fails with the key path instead of being silently ignore
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -23,9 +23,19 @@ from pydantic_core import PydanticCustomError
 
 from workbench._redact import public_params
 from workbench.errors import ConfigError
+from workbench.harness.experiment._checks import (
+    MAX_CELLS,
+    MAX_CONCURRENCY,
+    MAX_CPUS_PER_CELL,
+    MAX_EXECUTOR_RETRIES,
+    MAX_REPEATS,
+    check_cache_file,
+    distinct_models,
+    strict_boolean,
+)
 from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntry
 from workbench.harness.experiment._tolerance import parse_tolerance
-from workbench.harness.experiment._toml import dumps_toml
+from workbench.harness.experiment._toml import dumps_toml, loads_toml
 from workbench.harness.experiment._tune_table import TuneTable
 from workbench.harness.experiment._windows import Window
 from workbench.models._spec import check_model_string
@@ -48,6 +58,12 @@ def project_root() -> Path:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strict_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        # Every boolean of every spec table, including ones added later.
+        return strict_boolean(cls, info.field_name, value)
 
 
 class SessionSource(_Strict):
@@ -88,7 +104,7 @@ class ModelEntry(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     """Extra keyword arguments for the model (temperature, max_tokens...). ``api_key`` is
     accepted but never written anywhere."""
-    concurrency: int | None = Field(default=None, gt=0)
+    concurrency: int | None = Field(default=None, gt=0, le=MAX_CONCURRENCY)
     """At most this many cells of this model at once (the global limit still applies)."""
     name: str | None = Field(default=None, min_length=1)
     """Short name for tables and cell keys; default: the model string plus its public params."""
@@ -136,7 +152,8 @@ class CachePolicy(_Strict):
     ``replay`` = read only, a miss is an error. Omitted: each model string decides
     (``cached:``/``replay:`` prefixes)."""
     path: str | None = None
-    """Cache file or folder (relative to the spec file); default: the user cache dir."""
+    """The recording file (relative to the spec file); default: the user dir's
+    ``cache/responses.db``. A folder or a system path is refused."""
 
 
 class ExecutorSpec(_Strict):
@@ -147,9 +164,9 @@ class ExecutorSpec(_Strict):
     address: str | None = None
     """Ray only: omitted starts a private local instance; ``auto`` joins this machine's
     cluster; ``ray://host:port`` connects to a remote cluster's client server."""
-    cpus_per_cell: float = Field(default=1.0, gt=0)
+    cpus_per_cell: float = Field(default=1.0, gt=0, le=MAX_CPUS_PER_CELL)
     """Ray only: CPUs reserved per cell task; below 1 packs more I/O-bound cells per core."""
-    max_retries: int = Field(default=3, ge=0)
+    max_retries: int = Field(default=3, ge=0, le=MAX_EXECUTOR_RETRIES)
     """Ray only: how often a cell whose worker died is run again."""
 
     @model_validator(mode="after")
@@ -180,9 +197,9 @@ class Experiment(_Strict):
     windows: list[Window] = Field(default_factory=lambda: [None],  # type: ignore[arg-type]
                                   min_length=1)
     """Context windows to simulate: token counts, ``"8k"``, or ``"none"`` for no cap."""
-    repeats: int = Field(default=1, ge=1)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     """How many times each cell runs (repeat index is part of the cell key)."""
-    concurrency: int = Field(default=4, gt=0)
+    concurrency: int = Field(default=4, gt=0, le=MAX_CONCURRENCY)
     """At most this many cells in flight at once."""
     regress: dict[str, str] = Field(default_factory=dict)
     """The regression gate's metric rules (``workbench regress``): metric name (a column of
@@ -247,17 +264,28 @@ class Experiment(_Strict):
     @field_validator("models")
     @classmethod
     def _distinct_labels(cls, value: list[ModelEntry]) -> list[ModelEntry]:
-        # Cells are keyed by the model label: two different entries with one label would share
-        # cells and one of them would silently never run.
-        seen: dict[str, int] = {}
-        for i, entry in enumerate(value):
-            first = seen.setdefault(entry.label, i)
-            if first != i and value[first] != entry:
-                raise PydanticCustomError(
-                    "duplicate_model", "models[{a}] and models[{b}] are both named {label} (the "
-                    "cache prefix and api_key are not part of a name); give one a distinct "
-                    "name = \"...\"", {"a": first, "b": i, "label": repr(entry.label)})
+        # Cells are keyed by the model label: two entries with one label would share cells.
+        distinct_models(value)
         return value
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Experiment:
+        if self.cache.path:
+            try:
+                check_cache_file(self.cache_file())
+            except PydanticCustomError as exc:
+                raise PydanticCustomError("cache_path", "cache.path: {why}",
+                                          {"why": exc.message()}) from None
+        # The sessions are not read yet: a lower bound, refused early (expand_cells checks
+        # the full product before building a cell).
+        cells = (len(self.models) * len(self.templates) * len(self.windows) * self.repeats
+                 * len(self.strategies))
+        if cells > MAX_CELLS:
+            raise PydanticCustomError(
+                "cells", "the experiment would have at least {n} cells (models x templates x "
+                "windows x repeats x strategies, before sessions); the limit is {limit} cells",
+                {"n": f"{cells:,}", "limit": f"{MAX_CELLS:,}"})
+        return self
 
     # -- files ------------------------------------------------------------------------------
 
@@ -282,10 +310,7 @@ class Experiment(_Strict):
             line = data_bytes.count(b"\n", 0, exc.start) + 1
             raise ConfigError(f"{path}:{line}: not UTF-8 text: invalid byte at offset {exc.start} "
                               f"({exc.reason}); save the file as UTF-8") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        data = loads_toml(text, str(path))
         data.setdefault("base_dir", str(p.resolve().parent))
         return cls.from_dict(data, source=str(path))
 
@@ -360,7 +385,9 @@ def _compact_source(entry: dict[str, Any]) -> Any:
 def _describe(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors(include_url=False):
-        lines.append(f"{source}: {_loc_path(list(err['loc']))}: {err['msg']}")
+        where = _loc_path(list(err["loc"]))
+        # A check of the whole spec names its own key in the message.
+        lines.append(f"{source}: {where}: {err['msg']}" if where else f"{source}: {err['msg']}")
     return "\n".join(lines)
 
 
@@ -371,4 +398,4 @@ def _loc_path(loc: list[Any]) -> str:
             out += f"[{part}]"
         else:
             out += ("." if out else "") + str(part)
-    return out or "(top level)"
+    return out

@@ -62,9 +62,11 @@ class StrategyEntry(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> StrategyEntry:
-        from workbench.strategies._registry import validate_settings
+        from workbench.harness.experiment._checks import strict_settings
+        from workbench.strategies._registry import strategy_class, validate_settings
 
         try:
+            strict_settings(strategy_class(self.name).Settings, self.settings)
             validated = validate_settings(self.name, self.settings)
         except ConfigError as exc:
             raise PydanticCustomError("strategy", "{problem}", {"problem": str(exc)}) from None

@@ -10,11 +10,15 @@ of a parametrised variant.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.compaction._templates import (
+    COMPACTION_SUMMARY_TEMPLATE,
+    COMPACTION_TEMPLATE,
+    check_template,
+)
 from workbench.errors import ConfigError
 from workbench.harness.experiment._params import (
     PARAMS_KEY,
@@ -26,6 +30,7 @@ from workbench.harness.experiment._params import (
     resolve_point,
 )
 from workbench.harness.experiment._spec import Experiment, project_root
+from workbench.harness.experiment._toml import loads_toml
 
 VARIANT_FILE = "variant.toml"
 BUILTIN = "default"
@@ -98,9 +103,10 @@ def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
     if not path.is_file():
         return path, {}
     try:
-        return path, tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the variant file: {exc}") from exc
+    return path, loads_toml(text, str(path))
 
 
 def read_variant_params(folder: Path | None) -> dict[str, Param]:
@@ -131,8 +137,12 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     A parametrised variant's templates get its values baked in (see ``_params.bake``); the
     returned `Variant.name` is the point's canonical label (only non-default values listed).
 
+    Both templates are compiled here, in the renderer's sandbox and under its limits, so a
+    template that cannot be compiled fails once, at load, naming the variant and the file.
+
     Raises:
         ConfigError: no such variant, an unknown parameter or a value outside its domain.
+        TemplateError: a template does not compile (syntax, nesting depth, length, time).
     """
     from workbench.compaction import Templates
 
@@ -146,7 +156,12 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     values = resolve_point(declared, raw, f"templates: {name!r}")
     label = point_label(base, values, declared) if raw else name
     source = Templates.from_dir(folder)
-    templates = Templates(bake(source.compaction, values), bake(source.summary, values), label)
+    where = {file: f"{base}/{file}" for file in (COMPACTION_TEMPLATE, COMPACTION_SUMMARY_TEMPLATE)}
+    for text, file in ((source.compaction, COMPACTION_TEMPLATE),
+                       (source.summary, COMPACTION_SUMMARY_TEMPLATE)):
+        check_template(text, where[file])
+    templates = Templates(bake(source.compaction, values, where[COMPACTION_TEMPLATE]),
+                          bake(source.summary, values, where[COMPACTION_SUMMARY_TEMPLATE]), label)
     return Variant(label, folder, templates, read_variant_options(folder), params=values,
                    base=base, declared=declared, raw_templates=source)
 

@@ -93,7 +93,8 @@ def _verdict_section(results: Any) -> VerdictView:
         view.warnings.append(f"nothing to compare: no model x window has two {found.on}s "
                              "with cells")
     view.warnings += found.warnings
-    view.errors = [(f"{e.label} ({e.kind})", e.count, e.cause) for e in found.errors]
+    view.errors = [(f"{e.label} ({e.kind})", e.count, "; ".join([e.cause, *e.details]))
+                   for e in found.errors]
     return view
 
 

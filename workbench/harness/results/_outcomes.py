@@ -11,6 +11,8 @@ The kind is decided by exception class (`workbench.errors`), never by message te
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from workbench.errors import (
@@ -39,18 +41,28 @@ ERROR_CAUSES: dict[str, str] = {
                              "response removed",
     "CacheMiss": "replay-only cache has no recording for the prompt: record it with a real "
                  "model (cache mode rw) or restore the recording file",
-    "AuthenticationError": "the provider rejected or did not get an API key: set the key in "
-                           "the environment",
+    "AuthenticationError": "the provider rejected or did not get an API key: set {variables} "
+                           "in the environment (or pass api_key=...)",
     "RateLimited": "the provider kept answering 429 until the retry budget ran out: lower "
                    "concurrency or raise the rate limit",
     "ModelTimeout": "the provider did not answer in time after every retry",
     "TransientModelError": "network or 5xx errors from the provider outlasted the retries",
     "ModelCallError": "the model call failed",
-    "TemplateError": "a template failed to render: fix the template file",
+    "TemplateError": "a template failed to compile or render: fix the template file",
     "ConfigError": "bad configuration (model string, parameter, missing extra)",
-    "SessionFormatError": "a session file could not be read",
+    "SessionFormatError": "a session file could not be read: fix or remove the file",
 }
-"""Plain-language cause per error class, for the error summary."""
+"""Plain-language cause per error class, for the error summary (``{variables}``: the key
+variables the failed cells' errors name)."""
+NAMED_ERRORS = frozenset({"SessionFormatError", "TemplateError", "ConfigError"})
+"""Classes whose messages the error summary quotes (the file and line, the template, the key):
+the class alone does not say what to fix."""
+MAX_QUOTED = 5
+"""Distinct messages quoted per class; the rest are counted."""
+UNKNOWN_VARIABLE = "the provider's API key variable"
+# What the gateway's credential errors say to do: "...; set OPENAI_API_KEY to a valid key".
+# Read for display only (to name the variable in the summary), never to decide anything.
+_SET_VARIABLE = re.compile(r"\bset ([A-Z][A-Z0-9_]*) to a valid key")
 
 # Most specific first: the first class `isinstance` matches names the error.
 _KNOWN = (ContextLengthExceeded, CacheMiss, AuthenticationError, RateLimited, ModelTimeout,
@@ -105,6 +117,30 @@ def kind_from_row(status: Any, error_type: Any) -> str:
     return ERROR
 
 
-def error_cause(error_class_name: str) -> str:
-    """The plain-language cause of an error class (generic text for unknown classes)."""
-    return ERROR_CAUSES.get(error_class_name, "unexpected error; see the cell's traceback")
+def error_cause(error_class_name: str, messages: Iterable[Any] = ()) -> str:
+    """The plain-language cause of an error class (generic text for unknown classes).
+
+    Args:
+        error_class_name: The root error's class name.
+        messages: The stored error messages of the cells; a credential error's cause names
+            the variables they say to set.
+    """
+    cause = ERROR_CAUSES.get(error_class_name, "unexpected error; see the cell's traceback")
+    if "{variables}" in cause:
+        found = sorted({m.group(1) for text in messages if isinstance(text, str)
+                        for m in _SET_VARIABLE.finditer(text)})
+        cause = cause.format(variables=" or ".join(found) if found else UNKNOWN_VARIABLE)
+    return cause
+
+
+def error_details(error_class_name: str, messages: Iterable[Any]) -> list[str]:
+    """What the error summary quotes for a class: its distinct messages (first lines), for the
+    classes in `NAMED_ERRORS`; at most `MAX_QUOTED`, then how many more."""
+    if error_class_name not in NAMED_ERRORS:
+        return []
+    distinct = list(dict.fromkeys(str(m).splitlines()[0] for m in messages
+                                  if isinstance(m, str) and m.strip()))
+    shown = distinct[:MAX_QUOTED]
+    if len(distinct) > MAX_QUOTED:
+        shown.append(f"... and {len(distinct) - MAX_QUOTED} more")
+    return shown

@@ -145,6 +145,22 @@ class ResultsStore:
         return {r[0] for r in self.db.execute(
             "SELECT cell_id FROM cells WHERE error_type = ?", (error_type,))}
 
+    def cells_of_sessions_starting(self, prefix: str) -> set[str]:
+        """Ids of the stored cells whose ``session_id`` starts with `prefix`."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return {r[0] for r in self.db.execute(
+            "SELECT cell_id FROM cells WHERE session_id LIKE ? ESCAPE '\\'", (pattern,))}
+
+    def delete_cells(self, cell_ids: Iterable[str]) -> int:
+        """Remove cells and their attempts; returns how many cells were removed."""
+        removed = 0
+        with transaction(self.db):
+            for cell_id in cell_ids:
+                self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
+                removed += self.db.execute("DELETE FROM cells WHERE cell_id = ?",
+                                           (cell_id,)).rowcount
+        return removed
+
     def record_cell(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> None:
         """Write a finished cell and its attempts in one transaction, replacing an older row.
 

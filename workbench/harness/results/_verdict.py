@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.harness.experiment._windows import format_window
-from workbench.harness.results._outcomes import ERROR, FAILED, error_cause
+from workbench.harness.results._outcomes import ERROR, FAILED, error_cause, error_details
 from workbench.harness.results._paired import LOWER_IS_BETTER, paired_comparison
 from workbench.harness.results._table import (
     ECHO_THRESHOLD,
@@ -49,6 +49,8 @@ ERROR_LABELS = {
     "RateLimited": "rate limited",
     "ModelTimeout": "timeout",
     "TransientModelError": "network / server error",
+    "SessionFormatError": "unreadable session",
+    "TemplateError": "template error",
 }
 MIN_SESSIONS = 5
 """Fewest sessions for a winner: a bootstrap over fewer clusters has too few distinct
@@ -134,13 +136,16 @@ class ErrorCount:
         error_class: The root error's class name.
         kind: ``failed`` (a compaction outcome) or ``error`` (infrastructure).
         count: How many cells.
-        cause: The plain-language cause.
+        cause: The plain-language cause (naming the key variables to set, for credentials).
+        details: The distinct errors quoted for the classes whose message says what to fix
+            (the unreadable session file and line, the template and its limit).
     """
 
     error_class: str
     kind: str
     count: int
     cause: str
+    details: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -148,8 +153,9 @@ class ErrorCount:
         return ERROR_LABELS.get(self.error_class, self.error_class)
 
     def to_text(self) -> str:
-        """``80 x context exhausted (failed): <cause>``."""
-        return f"{self.count} x {self.label} ({self.kind}): {self.cause}"
+        """``80 x context exhausted (failed): <cause>``, then one line per quoted error."""
+        head = f"{self.count} x {self.label} ({self.kind}): {self.cause}"
+        return "\n".join([head, *(f"    {d}" for d in self.details)])
 
 
 @dataclass
@@ -316,10 +322,14 @@ def _error_counts(df: pd.DataFrame) -> list[ErrorCount]:
             names.append("ContextLengthExceeded")
         else:
             names.append(etype if isinstance(etype, str) and etype else "unknown")
-    counts = pd.DataFrame({"cls": names, "kind": bad["outcome_kind"].to_list()})
-    grouped = counts.groupby(["cls", "kind"]).size().reset_index(name="n")
+    messages = bad["error_message"].to_list() if "error_message" in bad else [None] * len(bad)
+    counts = pd.DataFrame({"cls": names, "kind": bad["outcome_kind"].to_list(),
+                           "message": messages})
+    grouped = counts.groupby(["cls", "kind"]).agg(n=("message", "size"),
+                                                  messages=("message", list)).reset_index()
     grouped = grouped.sort_values(["n", "cls"], ascending=[False, True])
-    return [ErrorCount(str(r.cls), str(r.kind), int(r.n), error_cause(str(r.cls)))
+    return [ErrorCount(str(r.cls), str(r.kind), int(r.n), error_cause(str(r.cls), r.messages),
+                       error_details(str(r.cls), r.messages))
             for r in grouped.itertuples()]
 
 

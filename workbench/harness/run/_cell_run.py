@@ -258,6 +258,19 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                                           if recorder is not None else None))
 
 
+def error_outcome(cell: Cell, exc: BaseException, run_id: str) -> CellOutcome:
+    """The rows of a cell that cannot start: its session file could not be read, or its
+    template variant could not be compiled. Nothing was called or billed."""
+    now = utc_now()
+    row: dict[str, Any] = {**cell_identity(cell, run_id), "started_at": now, "latency_ms": 0.0}
+    row.update(_sum_usage([]) | _ladder_columns([]) | _billing_columns([], []))
+    row.update(http_retries=0, outcome_kind=outcome_kind(exc), error_class=error_class(exc),
+               status="error", error_type=type(exc).__name__, error_message=str(exc),
+               traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
+               structured=None, finished_at=now)
+    return CellOutcome(row, [])
+
+
 def _write_summary(out: Path, cell: Cell, text: str) -> str:
     rel = f"summaries/{cell.cell_id}.md"
     text = redact(text)

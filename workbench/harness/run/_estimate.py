@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ class DryRunEstimate:
         shared_cells: Cells to run that would share another cell's call (same session, model,
             window, repeat and compaction prompt; only the summary template differs): they
             add no tokens and no cost.
+        problems: One line per session file that cannot be read and per variant that does
+            not compile: their cells would be error rows (counted in `to_run`, not estimated).
     """
 
     cells: int
@@ -38,12 +40,14 @@ class DryRunEstimate:
     estimated_tokens: int
     estimated_cost: float | None
     shared_cells: int = 0
+    problems: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         cost = "unknown" if self.estimated_cost is None else f"${self.estimated_cost:.4f}"
         shared = f" ({self.shared_cells} sharing a call)" if self.shared_cells else ""
-        return (f"dry run: {self.cells} cells, {self.to_run} to run{shared}, "
-                f"~{self.estimated_tokens} tokens, estimated cost {cost}")
+        lines = [f"dry run: {self.cells} cells, {self.to_run} to run{shared}, "
+                 f"~{self.estimated_tokens} tokens, estimated cost {cost}"]
+        return "\n".join(lines + [f"  {p}" for p in self.problems])
 
 
 def _base_model(model_string: str) -> str:

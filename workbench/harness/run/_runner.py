@@ -3,7 +3,9 @@ asyncio one by default, or Ray: ``harness/executors``), and writes every finishe
 attempts) to the run folder's results store; only this driver writes the folder.
 
 Re-running over the same folder resumes: cells already stored are skipped ('error' cells too,
-unless ``retry_errors``). A failing cell is recorded with its error and the run goes on.
+unless ``retry_errors``). A failing cell is recorded with its error and the run goes on; so
+are the cells of a session file that cannot be read and of a template variant that cannot be
+compiled (`_preflight`), which are stored as error rows before the other cells start.
 
 One writer per folder: the run holds `RunLock` from before it reads the store until it has
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
@@ -21,20 +23,15 @@ from typing import Any
 
 from workbench._redact import install_log_redaction, redact, register_secrets_in
 from workbench._version import __version__
-from workbench.harness.experiment._cells import (
-    Cell,
-    SessionCache,
-    expand_cells,
-    load_experiment_sessions,
-)
+from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
-from workbench.harness.experiment._variants import load_variant
 from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 from workbench.harness.run._budget import BudgetedModel, RunBudget
-from workbench.harness.run._cell_run import CellOutcome
+from workbench.harness.run._cell_run import CellOutcome, error_outcome
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
 from workbench.harness.run._lock import RunLock
+from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._run_folder import check_run_folder, fresh_folder
 from workbench.harness.run.executors import CellJob, Executor, make_executor
 from workbench.models._shared import SharedCalls
@@ -112,19 +109,19 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         register_secrets_in(entry.params)
     install_log_redaction()
     runner = _executor(experiment, executor, address)
-    session_cache = SessionCache()
-    sessions = load_experiment_sessions(experiment, session_cache)
-    cells = expand_cells(experiment, sessions)
-    if only_sessions is not None:
-        wanted = set(only_sessions)
-        cells = [c for c in cells if c.session_id in wanted]
-    variants = {name: load_variant(name, experiment) for name in dict.fromkeys(c.template for c in cells)}
+    plan = prepare(experiment, cache=SessionCache(), only_sessions=only_sessions)
+    cells, sessions, variants = plan.cells, plan.sessions, plan.variants
+    for problem in plan.problems():
+        log.warning(problem)
     if dry_run:
         todo = cells
         if (out / DB_FILE).is_file():
             with ResultsStore(out / DB_FILE) as store:
                 todo = cells_to_run(cells, store, retry_errors)
-        estimate = estimate_cells(experiment, cells, todo, sessions, variants)
+        estimate = estimate_cells(experiment, cells, [c for c in todo if c.cell_id not in
+                                                      plan.doomed], sessions, variants)
+        estimate.to_run = len(todo)
+        estimate.problems = plan.problems()
         print(estimate)
         return estimate
 
@@ -139,6 +136,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         store = ResultsStore(out / DB_FILE)
         try:
             store.mark_interrupted()
+            if only_sessions is None:
+                forget_fixed_sessions(store, cells)
             todo = cells_to_run(cells, store, retry_errors)
             run_id = store.start_run(experiment.name, experiment.model_dump_json(
                 exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
@@ -148,6 +147,11 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                 store.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
+                for cell in todo:  # cells that cannot start are error rows at once
+                    if cell.cell_id in plan.doomed:
+                        store.record_cell(error_outcome(cell, plan.doomed[cell.cell_id],
+                                                        run_id).row)
+                todo = [c for c in todo if c.cell_id not in plan.doomed]
                 status = await _run_cells(experiment, out, store, run_id, todo, sessions,
                                           variants, model_factory, progress, concurrency, shared,
                                           runner)

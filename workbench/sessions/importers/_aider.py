@@ -22,7 +22,10 @@ Mapping (aider records no structured calls, so the importer makes them):
 - ``> Tokens: X sent, Y received. Cost: $Z ...`` lines are summed into ``meta["usage"]`` and
   dropped from tool results; ``> Model: ...`` lines give ``meta["models"]``.
 
-Whole-file edits (the ``whole`` edit format) stay assistant text.
+Whole-file edits (the ``whole`` edit format) stay assistant text. A header with nothing under
+it (aider quit at once) is kept as a session with no messages, ``meta["empty"]`` and a warning
+in ``meta["warnings"]``, so indices stay those of the file; a file whose headers have no input
+under any of them is a `SessionFormatError` naming the first header's line.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ EDIT_FAILED = re.compile(r"SearchReplaceNoExactMatch|Malformed|did not conform t
 COMMAND_FAILED = re.compile(r"Traceback \(most recent call last\)|\bFAILED\b|exit code: [1-9]"
                             r"|command not found")
 SELECT_KEYS = {"index", "started"}
+NO_INPUT = ("{n:,} session header(s) but no input line ('#### ...') under any of them: not an "
+            "aider chat history, or one whose sessions were all cut")
+EMPTY = "{path}:{line}: a session header with nothing under it (kept, with 0 messages)"
 _HEAD_HEADER = re.compile(r"^# aider chat started at \d{4}-", re.MULTILINE)
 
 
@@ -60,24 +66,36 @@ def _detect(path: Path, head: str) -> bool:
     return path.name.endswith(".aider.chat.history.md") or bool(_HEAD_HEADER.search(head))
 
 
+MAX_COUNT = 10**15
+"""Largest token count or cost a ``Tokens:`` line may report; beyond it the line is kept as text."""
+
+
 def _count(value: str) -> int:
     value = value.replace(",", "")
-    if value.endswith("k"):
-        return int(round(float(value[:-1]) * 1000))
-    return int(float(value))
+    number = float(value[:-1]) * 1000 if value.endswith("k") else float(value)
+    if not 0 <= number <= MAX_COUNT:  # inf from thousands of digits, too: not a usage line
+        raise ValueError(value)
+    return int(round(number))
 
 
 def parse_tokens_line(line: str) -> Usage | None:
-    """The usage an aider ``Tokens: ...`` line reports, or None when `line` is not one."""
+    """The usage an aider ``Tokens: ...`` line reports, or None when `line` is not one (or
+    reports numbers no real session has: the line then stays in the output as text)."""
     m = TOKENS.match(line)
     if m is None:
         return None
-    return Usage(
-        input_tokens=_count(m["sent"]), output_tokens=_count(m["recv"]),
-        cache_write_input_tokens=_count(m["write"]) if m["write"] else None,
-        cache_read_input_tokens=_count(m["hit"]) if m["hit"] else None,
-        cost=float(m["cost"].replace(",", "")) if m["cost"] else None,
-    )
+    try:
+        cost = float(m["cost"].replace(",", "")) if m["cost"] else None
+        if cost is not None and not 0 <= cost <= MAX_COUNT:
+            raise ValueError(m["cost"])
+        return Usage(
+            input_tokens=_count(m["sent"]), output_tokens=_count(m["recv"]),
+            cache_write_input_tokens=_count(m["write"]) if m["write"] else None,
+            cache_read_input_tokens=_count(m["hit"]) if m["hit"] else None,
+            cost=cost,
+        )
+    except ValueError:
+        return None
 
 
 @importer(FORMAT, detect=_detect, description="aider .aider.chat.history.md (many sessions)")
@@ -89,8 +107,12 @@ def load_aider(path: Path, errors: Errors = "raise", **select: Any) -> list[Sess
                           f"{', '.join(sorted(unknown))}")
     text = read_text(path)
     raw = scan(text)
-    if len(raw) == 1 and not any(b.kind == "user" for b in raw[0].blocks):
-        raise SessionFormatError(str(path), None, "no aider session found", expected=EXPECTED)
+    if not any(b.kind == "user" for rs in raw for b in rs.blocks):
+        headers = [rs for rs in raw if rs.started is not None]
+        if not headers:
+            raise SessionFormatError(str(path), None, "no aider session found", expected=EXPECTED)
+        raise SessionFormatError(str(path), headers[0].line, NO_INPUT.format(n=len(headers)),
+                                 expected=EXPECTED)
     if not raw[0].blocks:
         raw = raw[1:]  # the file starts with a header: there is no partial session
     out: list[Session] = []
@@ -209,5 +231,8 @@ def _build(path: Path, index: int, rs: RawSession, errors: Errors) -> Session:
     if b.unanswered:
         meta["unanswered_edits"] = b.unanswered
     Problems(path, errors).into(meta)
+    if not b.messages:  # aider writes the header at start-up: a session quit at once is empty
+        meta["empty"] = True
+        meta["warnings"].append(EMPTY.format(path=path, line=rs.line))
     return Session(id=f"{path.name}#{index}", format=FORMAT, path=str(path),
                    messages=b.messages, meta=meta)

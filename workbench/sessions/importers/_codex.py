@@ -12,6 +12,7 @@ the conversation as user messages flagged ``metadata.instructionRole``.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ CALL_TYPES = frozenset({"function_call", "local_shell_call", "custom_tool_call"}
 OUTPUT_TYPES = frozenset({"function_call_output", "local_shell_call_output",
                           "custom_tool_call_output"})
 INSTRUCTION_ROLES = frozenset({"developer", "system"})
+UNKNOWN_ROLE = ("{where}: a message with role {role} (not user, assistant, developer or "
+                "system) kept as unknown content")
 
 
 def _detect(path: Path, head: str) -> bool:
@@ -143,6 +146,7 @@ class _Builder:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.system: list[str] = []
+        self.unknown_roles: list[str] = []  # warnings: messages kept whole under an unknown role
         self._open: Message | None = None  # the message the next item of its role joins
 
     def append(self, role: str, items: list[Content], created: int, merge: bool,
@@ -156,10 +160,12 @@ class _Builder:
         self.messages.append(msg)
         self._open = msg if merge else None
 
-    def item(self, payload: dict[str, Any], created: int) -> None:
+    def item(self, payload: dict[str, Any], created: int, where: str = "") -> None:
         kind = payload.get("type")
+        kind = kind if isinstance(kind, str) else None  # never hash what a hostile file holds
         if kind == "message":
-            role = payload.get("role")
+            recorded = payload.get("role")
+            role = recorded if isinstance(recorded, str) else None  # a number, a list...
             items, texts = _message_text(payload)
             if role in INSTRUCTION_ROLES:
                 if not self.messages:
@@ -168,8 +174,13 @@ class _Builder:
                     self.append("user", items, created, False, {"instructionRole": role})
             elif role == "assistant":
                 self.append("assistant", items, created, True)
-            else:
+            elif role == "user":
                 self.append("user", items, created, False)
+            else:
+                # Neither the user's nor the model's: kept whole, never guessed to be either.
+                self.append("user", [UnknownContent(raw=payload)], created, False,
+                            {"unknownRecord": True})
+                self.unknown_roles.append(UNKNOWN_ROLE.format(where=where, role=repr(recorded)))
         elif kind in CALL_TYPES:
             self.append("assistant", [_call(payload)], created, True)
         elif kind in OUTPUT_TYPES:
@@ -216,7 +227,7 @@ def load_codex(path: Path, errors: str = "raise", **select: Any) -> list[Session
         kind, payload = line.get("type"), line["payload"]
         created = parse_time(line.get("timestamp"))
         if kind == "response_item":
-            builder.item(payload, created)
+            builder.item(payload, created, f"{path}:{number}")
         elif kind == "session_meta":
             session_meta = payload
         elif kind == "turn_context":
@@ -250,5 +261,10 @@ def load_codex(path: Path, errors: str = "raise", **select: Any) -> list[Session
         if last_usage.get("model_context_window") is not None:
             meta["context_window"] = last_usage["model_context_window"]
     problems.finish(meta)
+    if builder.unknown_roles:
+        meta["warnings"] += builder.unknown_roles
+        meta["unknown_roles"] = len(builder.unknown_roles)
+        warnings.warn(f"{path}: {len(builder.unknown_roles)} message(s) with an unknown role "
+                      "kept as unknown content; see session.meta['warnings']", stacklevel=2)
     sid = str(session_meta.get("id") or path.stem)
     return [Session(id=sid, format=FORMAT, path=str(path), messages=messages, meta=meta)]

@@ -28,6 +28,7 @@ from workbench.sessions._registry import importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._goose_common import looks_like_goose_message
 from workbench.sessions.importers._readers import (
+    BOM,
     Problems,
     first_element,
     head_json_lines,
@@ -200,7 +201,8 @@ def load_openai_chat(path: Path, errors: str = "raise", **select: Any) -> list[S
 def _is_document(path: Path) -> bool:
     # A JSON document (one value over several lines) rather than JSONL (one message per line).
     with open(path, "rb") as fh:
-        first = fh.readline().decode("utf-8", errors="replace")  # a peek: decoding errors come later
+        # A peek: decoding errors are reported when the file is read for real.
+        first = fh.readline().removeprefix(BOM).decode("utf-8", errors="replace")
     try:
         value = loads(first)
     except json.JSONDecodeError:

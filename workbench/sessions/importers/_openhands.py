@@ -5,9 +5,10 @@ Mapping:
 - skipped (UI/state noise): ``source: "environment"`` events, ``observation`` ``null`` /
   ``agent_state_changed`` / ``recall``, ``action`` ``change_agent_state`` / ``recall`` /
   ``system``;
-- ``action: "message"`` becomes user or assistant text by ``source``; ``finish`` becomes
-  assistant text only (its ``message``, else ``thought``): the run ends there, so its tool
-  call would have no result to pair with;
+- ``action: "message"`` becomes user or assistant text by ``source`` (``user`` or ``agent``;
+  any other source is kept whole as `UnknownContent`, with a warning in ``meta["warnings"]``);
+  ``finish`` becomes assistant text only (its ``message``, else ``thought``): the run ends
+  there, so its tool call would have no result to pair with;
 - any other action issued through a tool call (``run``, ``edit``, ``read``, ``browse``...) or
   known by name becomes a `ToolRequest`: name from ``tool_call_metadata.function_name`` (else
   the action), arguments parsed from the model response's ``tool_calls`` entry with the same
@@ -22,6 +23,7 @@ Mapping:
 from __future__ import annotations
 
 import json
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,10 @@ SKIP_OBSERVATIONS = {"null", "agent_state_changed", "recall"}
 TOOL_ACTIONS = {"run", "run_ipython", "edit", "read", "write", "browse", "browse_interactive",
                 "delegate", "think", "mcp", "call_tool_mcp"}
 ERROR_OBSERVATIONS = {"error", "user_rejected"}
+MESSAGE_SOURCES: dict[str, Role] = {"user": "user", "agent": "assistant"}
+"""Who a message event comes from: ``source`` -> role. Anything else is kept as unknown."""
+UNKNOWN_SOURCE = ("{path}:event[{i}]: a message from source {source} (not user or agent) "
+                  "kept as unknown content")
 
 
 def _detect(path: Path, head: str) -> bool:
@@ -109,6 +115,7 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
     seen_responses: set[str] = set()
     by_event: dict[Any, str] = {}  # action event id -> tool request id
     open_calls: set[str] = set()
+    unknown: list[str] = []  # warnings: messages kept whole under an unknown source
     created = 0
 
     def assistant_for(response_id: str | None) -> Message:
@@ -149,11 +156,17 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
             first_of_response = False
         args = as_dict(event.get("args"))
         if "action" in event:
-            action = event["action"]
+            action = event["action"] if isinstance(event["action"], str) else repr(event["action"])
             if action in SKIP_ACTIONS:
                 continue
             if action == "message":
-                role: Role = "user" if event.get("source") == "user" else "assistant"
+                source = event.get("source")
+                if not isinstance(source, str) or source not in MESSAGE_SOURCES:
+                    # Neither the user's nor the agent's: kept whole, never guessed to be either.
+                    messages.append(unknown_message(event, created=created))
+                    unknown.append(UNKNOWN_SOURCE.format(path=path, i=i, source=repr(source)))
+                    continue
+                role: Role = MESSAGE_SOURCES[source]
                 text = str(args.get("content") or event.get("message") or "")
                 messages.append(Message(role=role, created=created).with_text(text))
                 continue
@@ -179,6 +192,8 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
             messages.append(unknown_message(event, role="assistant", created=created))
             continue
         observation = event["observation"]
+        if not isinstance(observation, str):
+            observation = repr(observation)
         if observation in SKIP_OBSERVATIONS:
             continue
         answered: str | None = by_event.get(event.get("cause"))
@@ -199,6 +214,11 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
     if usage is not None:
         meta["usage"] = usage
     problems.into(meta)
+    if unknown:
+        meta["warnings"] += unknown
+        meta["unknown_sources"] = len(unknown)
+        warnings.warn(f"{path}: {len(unknown)} message(s) from an unknown source kept as "
+                      "unknown content; see session.meta['warnings']", stacklevel=2)
     return [Session(id=path.stem, format=FORMAT, path=str(path), messages=messages, meta=meta)]
 
 
@@ -212,7 +232,7 @@ def _observation_text(event: dict[str, Any]) -> str:
 
 
 def _observation_is_error(event: dict[str, Any]) -> bool:
-    if event.get("observation") in ERROR_OBSERVATIONS or event.get("success") is False:
+    if str(event.get("observation")) in ERROR_OBSERVATIONS or event.get("success") is False:
         return True
     extras = as_dict(event.get("extras"))
     meta = as_dict(extras.get("metadata"))

@@ -6,9 +6,11 @@ counted in ``meta["warnings"]`` and reported with one `warnings.warn` per file.
 
 Text is decoded by `decode` / `read_text`: invalid UTF-8 is a `SessionFormatError` naming the
 byte offset and line, unless the load runs under ``decoding("replace")``, which substitutes
-U+FFFD and counts each substitution. JSON is parsed by `loads`, which turns Python's
-`RecursionError` on absurdly nested input into an ordinary `json.JSONDecodeError` naming the
-line and column where the nesting goes too deep, so every caller's syntax-error path applies.
+U+FFFD and counts each substitution. A UTF-8 byte-order mark at the start of a file is
+accepted and stripped (Windows editors write one). JSON is parsed by `loads`, which turns
+Python's `RecursionError` on absurdly nested input, and its `ValueError` on an integer longer
+than Python converts (4,300 digits), into an ordinary `json.JSONDecodeError` naming the line
+and column, so every caller's syntax-error path applies.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import contextlib
 import contextvars
 import json
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 from datetime import datetime
@@ -35,6 +38,11 @@ ENCODING_ERRORS = ("strict", "replace")
 MAX_REPORTED_DEPTH = 200
 """Nesting depth `loads` names in its error (the parser itself gives up near Python's
 recursion limit, about 1000 levels, depending on the stack already in use)."""
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark, stripped from the start of a file."""
+TOO_LONG_NUMBER = ("a number of {digits:,} digits (Python converts at most {limit:,}; a real "
+                   "session never holds one)")
+_LONG_NUMBER = re.compile(rf"-?\d{{{sys.get_int_max_str_digits() + 1},}}")
 
 _REPLACED: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
     "workbench_decode_replacements", default=None)
@@ -73,6 +81,8 @@ def decode(data: bytes, path: Path | str, offset: int = 0, line: int = 1) -> str
         SessionFormatError: invalid UTF-8 outside a ``decoding("replace")`` block; names the
             file's byte offset and line.
     """
+    if offset == 0 and data.startswith(BOM):
+        data, offset = data[len(BOM):], len(BOM)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -93,7 +103,8 @@ def read_text(path: Path) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """`json.loads`, with too-deep nesting reported as a `json.JSONDecodeError` at its position."""
+    """`json.loads`, with too-deep nesting and too-long integers reported as a
+    `json.JSONDecodeError` at their position."""
     try:
         return json.loads(text)
     except RecursionError:
@@ -101,6 +112,15 @@ def loads(text: str | bytes) -> Any:
         raise json.JSONDecodeError(
             f"nested deeper than {MAX_REPORTED_DEPTH} levels (too deep to import)", doc,
             too_deep_at(doc)) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # int() refused a number past sys.get_int_max_str_digits()
+        doc = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
+        found = _LONG_NUMBER.search(doc)
+        digits = len(found.group().lstrip("-")) if found else sys.get_int_max_str_digits() + 1
+        raise json.JSONDecodeError(
+            TOO_LONG_NUMBER.format(digits=digits, limit=sys.get_int_max_str_digits()), doc,
+            found.start() if found else 0) from None
 
 
 def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
@@ -167,6 +187,8 @@ def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[t
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             start, offset = offset, offset + len(raw)
+            if number == 1 and raw.startswith(BOM):
+                raw, start = raw[len(BOM):], len(BOM)
             if not raw.strip():
                 continue
             try:

@@ -18,7 +18,9 @@ Mapping:
 - the demonstration (``is_demo``) is kept as the user message the agent saw, marked with
   ``metadata.isDemo = true`` and listed in ``meta["demonstration_messages"]`` so callers can
   drop it;
-- an entry with an unknown role is kept whole as `UnknownContent`.
+- an entry with an unknown role is kept whole as `UnknownContent`, and so is every content
+  part that is not text (an image, a newer part type): it joins the entry's message, and
+  ``meta["unknown_items"]`` and ``meta["warnings"]`` count and name them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.compaction._model import Usage
-from workbench.messages import Message
+from workbench.messages import Message, UnknownContent
 from workbench.sessions._registry import Errors, importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._agent_common import (
@@ -43,6 +45,9 @@ from workbench.sessions.importers._readers import loads
 
 FORMAT = "swe-agent"
 EXPECTED = 'a SWE-agent .traj JSON object with "history" and "trajectory"'
+KNOWN_ROLES = ("system", "user", "assistant", "tool")
+UNKNOWN_ITEMS = ("{path}:{where}: {n} content item(s) that are not text ({kinds}) kept as "
+                 "unknown content")
 ERROR_MARKERS = re.compile(
     r"Traceback \(most recent call last\)|SyntaxError|"
     r"Your proposed edit has introduced new syntax error|command not found|EXECUTION TIMED OUT")
@@ -60,11 +65,27 @@ def observation_is_error(text: str) -> bool:
     return bool(ERROR_MARKERS.search(text))
 
 
+def _is_text_part(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type", "text") == "text" and "text" in part
+
+
 def _text_of(content: Any) -> str:
     # Newer SWE-agent versions store content as a list of {type: text, text} parts.
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return "\n".join(str(p["text"]) for p in content if _is_text_part(p))
     return "" if content is None else str(content)
+
+
+def _unknown_parts(content: Any) -> list[UnknownContent]:
+    """The parts of a content list that are not text (images, anything newer), kept whole."""
+    if not isinstance(content, list):
+        return []
+    return [UnknownContent(raw=p if isinstance(p, dict) else {"value": p})
+            for p in content if not _is_text_part(p)]
+
+
+def _size(messages: list[Message]) -> tuple[int, int]:
+    return len(messages), len(messages[-1].content) if messages else 0
 
 
 @importer(FORMAT, detect=_detect, description="SWE-agent .traj (v0 text actions, v1 tool calls)")
@@ -80,6 +101,7 @@ def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[
     latest: dict[str, str] = {}  # recorded call id -> the unique id given to its latest use
     calls = 0
     version = "v0"
+    unknown_items: list[str] = []
 
     def respond(text: str, ids: list[str]) -> None:
         is_error = observation_is_error(text)
@@ -99,6 +121,7 @@ def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[
                          expected="an object with role and content")
             continue
         role, text = entry["role"], _text_of(entry.get("content"))
+        before = _size(messages)
         if role == "system" and "system_prompt" not in meta:
             meta["system_prompt"] = text
         elif role in ("system", "user") and entry.get("is_demo"):
@@ -146,6 +169,15 @@ def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[
             respond(text, [latest.get(str(x), str(x)) for x in ids])
         else:
             messages.append(unknown_message(entry))
+        extras = _unknown_parts(entry.get("content")) if role in KNOWN_ROLES else []
+        if extras:
+            # Kept with the message the entry became (a system prompt gets one of its own).
+            if _size(messages) == before:
+                messages.append(Message(role="user", content=[], created=0))
+            messages[-1].content.extend(extras)
+            kinds = ", ".join(sorted({str(x.raw.get("type", "value")) for x in extras}))
+            unknown_items.append(UNKNOWN_ITEMS.format(path=path, where=where, n=len(extras),
+                                                      kinds=kinds))
 
     if pending:
         _answer_from_trajectory(pending, trajectory, respond)
@@ -157,6 +189,9 @@ def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[
     if not meta["demonstration_messages"]:
         meta.pop("demonstration_messages")
     problems.into(meta)
+    if unknown_items:
+        meta["warnings"] += unknown_items
+        meta["unknown_items"] = sum(len(m.unknown_items()) for m in messages)
     return [Session(id=path.name.removesuffix(".traj"), format=FORMAT, path=str(path),
                     messages=messages, meta=meta)]
 
