@@ -23,6 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from workbench._redact import public_params
 from workbench.errors import ConfigError
+from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntry
 from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.harness.experiment._toml import dumps_toml
@@ -206,6 +207,9 @@ class Experiment(_Strict):
     ``workbench tune``)."""
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     """Where the cells run (``workbench run --executor`` overrides the kind and address)."""
+    qa: QATable | None = None
+    """Functional probes (``[qa]``): questions about each session answered from every cell's
+    compacted context and graded; none when omitted."""
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -319,6 +323,10 @@ class Experiment(_Strict):
             data.pop("replay", None)
         else:
             data["replay"] = self.replay.to_toml_value()
+        if self.qa is None:
+            data.pop("qa", None)
+        else:
+            data["qa"] = self.qa.to_toml_value(secrets)
         for m in data["models"]:
             for key in ("concurrency", "name"):
                 if m.get(key) is None:

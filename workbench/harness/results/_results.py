@@ -20,7 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
 SPEC_FILE = "spec.toml"
 DB_FILE = "results.sqlite"
 SUMMARIES_DIR = "summaries"
-"""The run folder's layout: the spec as run, the results store, rendered summaries."""
+QA_DIR = "qa"
+QUESTIONS_DIR = "qa/questions"
+"""The run folder's layout: the spec as run, the results store, rendered summaries, and the
+functional probes: ``qa/<cell_id>.json`` per cell, ``qa/questions/<key>.json`` per session."""
 
 
 def _read_table(db_path: Path, table: str) -> pd.DataFrame:
