@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from workbench.metrics._common import content_words, word_set
 from workbench.probes._normalize import (
+    NORMALIZERS,
     contains,
     normalize_choice,
     normalize_error,
     normalize_number,
     normalize_text,
-    path_matches,
+    path_in,
 )
 from workbench.probes._questions import Question
 
@@ -44,19 +45,33 @@ def is_unknown(answer: str | None) -> bool:
     return answer is None or normalize_text(answer) in UNKNOWN_ANSWERS
 
 
-def _exact(answer: str, expected: str, answer_type: str, choices: list[str]) -> bool:
+class _Forms:
+    """One answer's normalised forms, each computed once however many items are matched."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self._forms: dict[str, str] = {}
+
+    def __getitem__(self, kind: str) -> str:
+        form = self._forms.get(kind)
+        if form is None:
+            form = self._forms[kind] = NORMALIZERS[kind](self.raw)
+        return form
+
+
+def _exact(answer: _Forms, expected: str, answer_type: str, choices: list[str]) -> bool:
     if answer_type in ("path", "paths"):
-        return path_matches(answer, expected)
+        return path_in(answer["path"], expected)
     if answer_type == "choice":
-        said = {normalize_choice(w) for w in normalize_text(answer).replace(",", " ").split()}
+        said = {normalize_choice(w) for w in answer["text"].replace(",", " ").split()}
         wanted = normalize_choice(expected)
         others = {normalize_choice(c) for c in choices} - {wanted}
         return wanted in said and not (said & others)
     if answer_type == "number":
-        return contains(normalize_number(answer), normalize_number(expected))
+        return contains(answer["number"], normalize_number(expected))
     if answer_type == "error":
-        return contains(normalize_error(answer), normalize_error(expected))
-    return contains(normalize_text(answer), normalize_text(expected))
+        return contains(answer["error"], normalize_error(expected))
+    return contains(answer["text"], normalize_text(expected))
 
 
 def overlap(answer: str, expected: str) -> float:
@@ -73,22 +88,24 @@ def grade_answer(question: Question, answer: str | None) -> float:
     if is_unknown(answer):
         return 0.0
     text = str(answer)
+    if question.grader == "overlap":
+        return 1.0 if overlap(text, question.expected_text()) >= OVERLAP_PASS else 0.0
+    forms = _Forms(text)
     if question.grader == "list":
         items = [str(i) for i in question.expected] if isinstance(question.expected, list) else []
         if not items:
             return 0.0
         item_type = "path" if question.answer_type == "paths" else question.answer_type
-        found = sum(1 for item in items if _exact(text, item, item_type, question.choices))
+        found = sum(1 for item in items if _exact(forms, item, item_type, question.choices))
         return found / len(items)
-    expected = question.expected_text()
-    if question.grader == "overlap":
-        return 1.0 if overlap(text, expected) >= OVERLAP_PASS else 0.0
-    return 1.0 if _exact(text, expected, question.answer_type, question.choices) else 0.0
+    return 1.0 if _exact(forms, question.expected_text(), question.answer_type,
+                         question.choices) else 0.0
 
 
 def stale_only(question: Question, answer: str | None) -> bool:
     """True when `answer` gives a value the session replaced and not the current one."""
     if is_unknown(answer) or not question.stale or grade_answer(question, answer) > 0:
         return False
-    return any(_exact(str(answer), old, question.answer_type, question.choices)
+    forms = _Forms(str(answer))
+    return any(_exact(forms, old, question.answer_type, question.choices)
                for old in question.stale)

@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Callable
 
 __all__ = ["NORMALIZERS", "contains", "normalize_choice", "normalize_command", "normalize_error",
-           "normalize_number", "normalize_path", "normalize_text", "path_matches"]
+           "normalize_number", "normalize_path", "normalize_text", "path_in", "path_matches"]
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                          "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
@@ -164,12 +164,23 @@ def path_matches(answer: str, expected: str) -> bool:
     """True when `answer` names the path `expected`: the path itself, or a trailing part of it
     with at least two components (summaries and models often make absolute paths relative);
     a bare file name counts only when `expected` is itself a bare file name."""
-    text = normalize_path(answer)
-    target = normalize_path(expected)
-    for tail in _path_tails(target):
-        pattern = r"(?<![\w.-])" + re.escape(tail) + r"(?![\w-])"
-        if re.search(pattern, text):
-            return True
+    return path_in(normalize_path(answer), expected)
+
+
+def path_in(normalized: str, expected: str) -> bool:
+    """`path_matches` on an answer already passed through `normalize_path` (grading a list
+    normalises the answer once, not once per expected item)."""
+    for tail in _path_tails(normalize_path(expected)):
+        start = normalized.find(tail)
+        while start >= 0:
+            end = start + len(tail)
+            before = normalized[start - 1] if start else " "
+            after = normalized[end] if end < len(normalized) else " "
+            # Not the middle of a longer name: `app.py` inside `myapp.py` does not count.
+            if not (before.isalnum() or before in "_.-") and not (after.isalnum()
+                                                                  or after in "_-"):
+                return True
+            start = normalized.find(tail, start + 1)
     return False
 
 

@@ -21,7 +21,7 @@ out rather than stored as None, so tables and verdicts skip it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.probes._grade import grade_answer, stale_only
@@ -55,17 +55,24 @@ class AnsweredQuestion:
     full_answer: str | None = None
     judge: JudgeGrade | None = None
     note: str = ""
+    _grades: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+
+    def _grade(self, answer: str | None) -> float | None:
+        if answer is None:
+            return None
+        if answer not in self._grades:  # grades are asked for several times per question
+            self._grades[answer] = grade_answer(self.question, answer)
+        return self._grades[answer]
 
     @property
     def grade(self) -> float | None:
         """The deterministic grade of `answer` (None when it was not answered)."""
-        return None if self.answer is None else grade_answer(self.question, self.answer)
+        return self._grade(self.answer)
 
     @property
     def full_grade(self) -> float | None:
         """The deterministic grade of `full_answer` (None when there is none)."""
-        return None if self.full_answer is None else grade_answer(self.question,
-                                                                  self.full_answer)
+        return self._grade(self.full_answer)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the question's fields, the answers, their grades and the judge's."""
