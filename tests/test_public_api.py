@@ -31,6 +31,9 @@ PROMISED = [
     "SharedCalls",
     # issue 12: the executor spec
     "ExecutorSpec",
+    # issue 19: functional probes
+    "Question", "QuestionSet", "build_questions", "grade_answer", "LookupAnswerer",
+    "ReplyFormatError",
 ]
 
 AWAKEN_PROMISED = [

@@ -117,6 +117,13 @@ _EXPORTS: dict[str, str] = {
     "write_winner": "workbench.tune",
     "export_from_run": "workbench.export",
     "restore_last_export": "workbench.export",
+    # functional probes (issue 19): questions answered from the compacted context
+    "Question": "workbench.probes",
+    "QuestionSet": "workbench.probes",
+    "build_questions": "workbench.probes",
+    "grade_answer": "workbench.probes",
+    "LookupAnswerer": "workbench.probes",
+    "ReplyFormatError": "workbench.errors",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -176,6 +183,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ConfigError,
         ContextLengthExceeded,
         ModelCallError,
+        ReplyFormatError,
         RunFolderLocked,
         SessionFormatError,
         TemplateError,
@@ -212,6 +220,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         WindowCap,
         load_model,
         parse_model_spec,
+    )
+    from workbench.probes import (
+        LookupAnswerer,
+        Question,
+        QuestionSet,
+        build_questions,
+        grade_answer,
     )
     from workbench.sessions import (
         Session,

@@ -13,7 +13,8 @@ WorkbenchError
     ├── RateLimited              429 after retries were exhausted
     ├── ModelTimeout             the call timed out after retries were exhausted
     ├── AuthenticationError      missing or rejected credentials (never retried)
-    └── CacheMiss                replay-only cache had no recorded answer for this prompt
+    ├── CacheMiss                replay-only cache had no recorded answer for this prompt
+    └── ReplyFormatError         a judge's or probe author's reply is not in the format asked
 ```
 
 Control flow branches on these classes, never on message text.
@@ -33,6 +34,7 @@ __all__ = [
     "ModelCallError",
     "ModelTimeout",
     "RateLimited",
+    "ReplyFormatError",
     "RunFolderLocked",
     "SessionFormatError",
     "TemplateError",
@@ -143,3 +145,8 @@ class AuthenticationError(ModelCallError):
 
 class CacheMiss(ModelCallError):
     """A replay-only response cache has no recording for this request."""
+
+
+class ReplyFormatError(ModelCallError):
+    """A model answered, but not in the format it was asked for (a judge's rubric JSON, a
+    probe author's question list): the reply cannot be graded or used, and is not a zero."""

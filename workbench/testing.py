@@ -7,7 +7,7 @@ records every call, so tests can assert exactly what the summarizer sent and how
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.compaction._model import Usage
@@ -17,6 +17,7 @@ from workbench.messages import Message
 __all__ = ["ScriptedModel", "model_from_replies"]
 
 Reply = str | Message | BaseException
+Responder = Callable[[str, list[Message]], Reply]
 
 
 class ScriptedModel:
@@ -39,6 +40,8 @@ class ScriptedModel:
             counts, which makes the summarizer estimate them.
         estimator: Token estimator for `window` (default: the process-wide tiktoken one).
         name: The model name put into usage and errors.
+        respond: ``(system, messages) -> reply`` computing each reply from the prompt instead
+            of taking it from the queue (an answerer that reads the question, say).
 
     Attributes:
         calls: Every call as ``(system, messages)``, including calls that raised.
@@ -55,6 +58,7 @@ class ScriptedModel:
         usage: Usage | None = None,
         estimator: Any = None,
         name: str = "scripted",
+        respond: Responder | None = None,
     ) -> None:
         self.replies: list[Reply] = list(replies)
         self.raise_on = dict(raise_on or {})
@@ -64,6 +68,7 @@ class ScriptedModel:
         self.usage = usage
         self.estimator = estimator
         self.name = name
+        self.respond = respond
         self.calls: list[tuple[str, list[Message]]] = []
         self._next = 0
 
@@ -88,7 +93,7 @@ class ScriptedModel:
                 raise ContextLengthExceeded(
                     f"prompt has {tokens} tokens, over the simulated window of {self.window}",
                     self.name)
-        reply = self._take()
+        reply = self.respond(system, list(messages)) if self.respond is not None else self._take()
         if isinstance(reply, BaseException):
             raise reply
         message = (Message.assistant(reply) if isinstance(reply, str)

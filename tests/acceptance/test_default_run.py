@@ -38,12 +38,28 @@ def test_the_default_run_prints_every_table_column(default_run: tuple[Path, str]
                    "parse_success_pct", "useful_structured_pct", "retained_tokens",
                    "summary_tokens", "billed_reported", "billed_estimated", "cost",
                    "retries_mean", "retries_max", "http_retries", "probe_recall",
-                   "template_echo"):
+                   "template_echo", "qa_accuracy", "qa_loss"):
         assert column in header.split(), column
     assert "run folder:" in stdout and "workbench report" in stdout
     assert "\nVerdict: which template wins, per model x window" in stdout
     assert "\nErrors and failures:\n" in stdout
     assert " x context exhausted (failed): " in stdout
+
+
+def test_the_default_run_answers_its_questions_offline_with_lookup(
+        default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    results = Results.load(default_run[0])
+    ok = results.cells[results.cells["status"] == "ok"]
+    assert ok["qa_accuracy"].notna().all() and ok["qa_questions"].gt(0).all()
+    assert (ok["qa_calls"] == 0).all() and (ok["qa_cost"] == 0).all()  # lookup calls nothing
+    extractive = ok[ok["model"] == "extractive"]["qa_accuracy"].mean()
+    assert 0 < extractive < 1  # summaries keep some answers, not all
+    assert (ok["qa_loss"] > 0).any()  # and the full history answers more
+    questions = sorted(p.stem for p in (default_run[0] / "qa" / "questions").glob("*.json"))
+    assert questions == sorted(set(ok["session_id"]))  # sessions with a compacted cell
+    assert all((default_run[0] / "qa" / f"{c}.json").is_file() for c in ok["cell_id"])
 
 
 def test_the_recording_covers_every_local_model_cell(default_run: tuple[Path, str]) -> None:

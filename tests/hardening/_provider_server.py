@@ -15,6 +15,7 @@ import base64
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -64,7 +65,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
         else:
             status = 200
-            text = server.reply_text
+            text = server.responder(body) if server.responder is not None else server.reply_text
             if server.echo_in_reply:
                 text += "\n" + " ".join(credentials)
             reply = completion(text, prompt=server.prompt_tokens, output=server.output_tokens)
@@ -110,6 +111,7 @@ class ProviderServer(ThreadingHTTPServer):
         delay: Seconds each answer waits (to keep calls in flight).
         gate: When set to an Event, answers wait until it is set.
         first_request: Set when the first request arrives.
+        responder: When set, ``body -> reply text`` computes each answer from the request.
     """
 
     daemon_threads = True
@@ -123,6 +125,7 @@ class ProviderServer(ThreadingHTTPServer):
         self.gate: threading.Event | None = None
         self.first_request = threading.Event()
         self.reply_text = SUMMARY
+        self.responder: Callable[[dict[str, Any]], str] | None = None
         self.echo_in_reply = False
         self.echo_everything = False
         self.status_for: dict[str, int] = {}

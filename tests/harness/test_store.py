@@ -20,7 +20,8 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
                            "m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
-                           "m012_shared_calls", "m013_template_params", "m014_run_executor"]
+                           "m012_shared_calls", "m013_template_params", "m014_run_executor",
+                           "m015_qa_calls"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -41,14 +42,16 @@ def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
                                   "attempts", "retries", "max_removal_percent",
                                   "tool_responses_removed", "http_retries", "reported_tokens",
                                   "estimated_tokens", "effective_window", "calls_made",
-                                  "calls_shared")},
-        **{c: "REAL" for c in ("cost", "latency_ms")},
+                                  "calls_shared", "qa_input_tokens", "qa_output_tokens",
+                                  "qa_calls")},
+        **{c: "REAL" for c in ("cost", "latency_ms", "qa_cost")},
         **{c: "TEXT" for c in CELL_COLUMNS if c not in (
             "window", "repeat", "original_tokens", "retained_tokens", "summary_tokens",
             "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
             "cache_write_tokens", "structured", "attempts", "retries", "max_removal_percent",
             "tool_responses_removed", "cost", "latency_ms", "http_retries", "reported_tokens",
-            "estimated_tokens", "effective_window", "calls_made", "calls_shared")}}
+            "estimated_tokens", "effective_window", "calls_made", "calls_shared",
+            "qa_input_tokens", "qa_output_tokens", "qa_calls", "qa_cost")}}
     assert [c[0] for c in columns(store.db, "attempts")] == list(ATTEMPT_COLUMNS)
     indexes = {r[1] for r in store.db.execute("SELECT * FROM sqlite_master WHERE type='index'")}
     assert {"cells_status", "cells_run", "attempts_cell", "cells_outcome_kind"} <= indexes
@@ -101,7 +104,8 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
     assert migrate(db) == ["m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
-                           "m012_shared_calls", "m013_template_params", "m014_run_executor"]
+                           "m012_shared_calls", "m013_template_params", "m014_run_executor",
+                           "m015_qa_calls"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]
 
 
@@ -129,6 +133,22 @@ def test_an_older_store_gains_the_outcome_columns_and_keeps_its_cells(tmp_path: 
     db.execute("INSERT INTO cells (cell_id, status, error_type) "
                "VALUES ('c1', 'error', 'CompactionContextExceeded')")
     assert migrate(db) == ["m005_cell_outcome_columns", "m010_replays", "m012_shared_calls",
-                           "m013_template_params", "m014_run_executor"]
+                           "m013_template_params", "m014_run_executor", "m015_qa_calls"]
     assert db.execute("SELECT cell_id, status, outcome_kind, http_retries, window_tokenizer "
                       "FROM cells").fetchall() == [("c1", "error", None, None, None)]
+
+
+def test_an_older_store_gains_the_qa_columns_and_keeps_its_cells_and_attempts(
+        tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
+    db.execute("CREATE TABLE _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    for m in MIGRATIONS[:-1]:
+        m(db)
+        db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
+    db.execute("INSERT INTO cells (cell_id, status, cost) VALUES ('c1', 'ok', 0.5)")
+    db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
+    assert migrate(db) == ["m015_qa_calls"]
+    assert db.execute("SELECT cell_id, cost, qa_input_tokens, qa_output_tokens, qa_cost, qa_calls"
+                      " FROM cells").fetchall() == [("c1", 0.5, None, None, None, None)]
+    assert db.execute("SELECT attempt_id, purpose, question_id FROM attempts").fetchall() == [
+        ("a1", None, None)]

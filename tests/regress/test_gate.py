@@ -46,7 +46,7 @@ def _spec_copy(tmp_path: Path, **changes: object) -> Path:
 def test_a_clean_tree_passes_the_gate(baseline: Path) -> None:
     code, out = _regress(str(SPEC), "--baseline", str(baseline))
     assert code == 0, out
-    assert out.splitlines()[-1] == ("result: PASSED (24 summaries identical, 32 metric checks "
+    assert out.splitlines()[-1] == ("result: PASSED (24 summaries identical, 40 metric checks "
                                     "within tolerance)")
     assert "  24 cells run (models that call one: replay-only); metric rules: " in out
 
@@ -132,7 +132,7 @@ def test_a_parser_change_that_lowers_parse_success_fails_showing_both_numbers(
     rewritten = json.loads((baseline / "metrics.json").read_text(encoding="utf-8"))["groups"]
     assert {g[PARSE_METRIC] for g in rewritten} == {0}
     code, out = _regress(str(SPEC), "--baseline", str(baseline))
-    assert (code, out.splitlines()[-1]) == (0, "result: PASSED (24 summaries identical, 32 "
+    assert (code, out.splitlines()[-1]) == (0, "result: PASSED (24 summaries identical, 40 "
                                                "metric checks within tolerance)")
 
 

@@ -49,9 +49,32 @@ def test_no_feasible_variant_is_a_clear_error() -> None:
 
 
 @pytest.mark.parametrize(("rule", "message"), [
-    ("best", "unknown rule 'best'; use one of max-recall, min-retained, pareto"),
+    ("best", "unknown rule 'best'; use one of max-recall, max-qa, min-retained, pareto"),
     ("max-recall:tokens<5", "cannot read constraint 'tokens<5'; write retained<=N"),
 ])
 def test_unreadable_rules_are_clear_errors(rule: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Objective.parse(rule)
+
+
+def test_max_qa_maximises_qa_accuracy_whatever_the_recall_metric() -> None:
+    objective = Objective.parse("max-qa:retained<=1000", "facts_recall")
+    assert (objective.kind, objective.metric) == ("max-qa", "qa_accuracy")
+    assert objective.describe() == ("maximise qa_accuracy; ties: fewer retained tokens, then "
+                                    "the label; subject to retained_tokens <= 1000")
+    # variant_scores puts the objective's metric in the "recall" column
+    assert objective.winner(SCORES) == "b"
+
+
+def test_max_qa_picks_the_variant_whose_questions_are_answered_best() -> None:
+    from workbench.tune import variant_scores
+
+    cells = pd.DataFrame({
+        "template": ["a", "a", "b", "b"], "status": ["ok"] * 4,
+        "retained_tokens": [500, 520, 900, 880], "parse_outcome": ["structured"] * 4,
+        "probe_recall": [0.9, 0.9, 0.5, 0.5], "qa_accuracy": [0.2, 0.4, 0.8, 0.6]})
+    objective = Objective.parse("max-qa")
+    scores = variant_scores(cells, objective.metric)
+    assert scores.set_index("template")["recall"].round(6).to_dict() == {"a": 0.3, "b": 0.7}
+    assert objective.winner(scores) == "b"
+    assert Objective.parse("max-recall").winner(variant_scores(cells)) == "a"

@@ -24,7 +24,7 @@ TABLE_COLUMNS = ("n", "cells", "failed", "errors", "parse_success_pct", "useful_
                  "retained_tokens", "summary_tokens", "billed_reported", "billed_estimated",
                  "cost", "retries_mean", "retries_max", "http_retries", "calls_made", "calls_shared",
                  "probe_recall",
-                 "template_echo")
+                 "template_echo", "qa_accuracy", "qa_loss", "judge_score", "next_action_match")
 """Columns `workbench run` prints after template, model and window (see the glossary)."""
 
 TABLE_HEADER = (
@@ -35,7 +35,9 @@ TABLE_HEADER = (
     "compaction outcome (context exhausted),\nerrors = infrastructure. parse_success_pct and "
     "useful_structured_pct are over cells that got a reply.\nwindow: the simulated cap, "
     "'32k->16k' when the model's real context is smaller; [tokenizer] the cap\ncounted with. "
-    "Definitions: README, 'Metrics glossary'.")
+    "qa_accuracy = exact questions answered right from the compacted context, qa_loss = the\n"
+    "share lost against the full history ([qa] answerer 'lookup': whether the answer is "
+    "findable).\nDefinitions: README, 'Metrics glossary'.")
 
 
 def _window_text(window: object, effective: object, tokenizer: object) -> str:

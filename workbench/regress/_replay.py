@@ -23,7 +23,8 @@ def calls_a_model(model_string: str) -> bool:
 
 
 def force_cache_mode(experiment: Experiment, mode: str) -> Experiment:
-    """A copy of `experiment` whose calling models all use cache `mode` (``replay`` or ``rw``).
+    """A copy of `experiment` whose calling models all use cache `mode` (``replay`` or ``rw``),
+    the ``[qa]`` models included.
 
     Raises:
         ConfigError: a model string cannot be read.
@@ -35,7 +36,13 @@ def force_cache_mode(experiment: Experiment, mode: str) -> Experiment:
         string = bare if parsed.kind == "extractive" else PREFIXES[mode] + bare
         models.append(entry.model_copy(update={"model": string}))
     cache = CachePolicy(mode=None, path=experiment.cache.path)
-    return experiment.model_copy(update={"models": models, "cache": cache})
+    qa = experiment.qa
+    if qa is not None:  # the [qa] answerer, judge and author replay (or record) alike
+        qa = qa.model_copy(update={
+            role: entry.model_copy(update={
+                "model": PREFIXES[mode] + parse_model_spec(entry.model).label})
+            for role, entry in qa.models().items()})
+    return experiment.model_copy(update={"models": models, "cache": cache, "qa": qa})
 
 
 def recording_path(experiment: Experiment) -> Path:

@@ -3,6 +3,8 @@
 A rule is text, the same in a spec's ``[tune] objective`` and ``workbench export --rule``:
 
 - ``max-recall`` maximise the recall metric; ties: fewer retained tokens, then the label;
+- ``max-qa`` the same on ``qa_accuracy`` (the functional probes' exact questions answered
+  right, from an experiment's ``[qa]`` table), whatever the recall metric is;
 - ``min-retained`` minimise retained tokens; ties: higher recall, then the label;
 - ``pareto`` the Pareto front of retained tokens (lower), recall and parse success (higher);
   the winner is the front point with the largest ``recall - retained`` after scaling both to
@@ -23,7 +25,9 @@ import pandas as pd
 
 from workbench.errors import ConfigError
 
-KINDS = ("max-recall", "min-retained", "pareto")
+KINDS = ("max-recall", "max-qa", "min-retained", "pareto")
+QA_METRIC = "qa_accuracy"
+"""The metric ``max-qa`` maximises."""
 SCORE_COLUMNS = {"retained": "retained_tokens", "recall": "recall", "parse": "parse_success_pct"}
 _CONSTRAINT = re.compile(r"^\s*(retained|recall|parse)\s*(<=|>=)\s*([0-9]+(?:\.[0-9]+)?)\s*$")
 
@@ -57,8 +61,8 @@ class Objective:
     """A parsed rule (see the module docstring).
 
     Attributes:
-        kind: ``max-recall``, ``min-retained`` or ``pareto``.
-        metric: The recall column (``probe_recall`` by default).
+        kind: ``max-recall``, ``max-qa``, ``min-retained`` or ``pareto``.
+        metric: The recall column (``probe_recall`` by default; ``qa_accuracy`` for ``max-qa``).
         constraints: Bounds a winner must meet.
     """
 
@@ -87,11 +91,13 @@ class Objective:
                 raise ConfigError(f"objective {text!r}: cannot read constraint {part.strip()!r}; "
                                   "write retained<=N, recall>=X or parse>=P")
             constraints.append(Constraint(match[1], match[2], float(match[3])))
+        if kind == "max-qa":
+            metric = QA_METRIC
         return cls(kind, metric, tuple(constraints))
 
     def describe(self) -> str:
         """The rule in words, as reports and READMEs state it."""
-        if self.kind == "max-recall":
+        if self.kind in ("max-recall", "max-qa"):
             text = (f"maximise {self.metric}; ties: fewer retained tokens, then the label")
         elif self.kind == "min-retained":
             text = (f"minimise retained_tokens; ties: higher {self.metric}, then the label")
@@ -127,7 +133,7 @@ class Objective:
         recall = rows["recall"].fillna(-math.inf)
         retained = rows["retained_tokens"].fillna(math.inf)
         rows = rows.assign(_recall=recall, _retained=retained)
-        if self.kind == "max-recall":
+        if self.kind in ("max-recall", "max-qa"):
             order, asc = ["_recall", "_retained", "template"], [False, True, True]
         else:
             order, asc = ["_retained", "_recall", "template"], [True, False, True]

@@ -184,6 +184,9 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         raise ConfigError("tune: the spec has no [tune] table; add one naming the variant "
                           "to search, e.g. [tune] variant = \"top3-intent\"")
     objective = Objective.parse(tune.objective, tune.metric)
+    if objective.metric.startswith("qa_") and experiment.qa is None:
+        raise ConfigError(f"tune: objective {tune.objective!r} maximises {objective.metric}, "
+                          "which needs a [qa] table (for example [qa] answerer = \"lookup\")")
     folder = Path(out) if out is not None else default_out(experiment)
     (folder / TUNE_DIR).mkdir(parents=True, exist_ok=True)
     write_spec(experiment, folder / TUNE_DIR)

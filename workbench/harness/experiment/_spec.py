@@ -33,6 +33,7 @@ from workbench.harness.experiment._checks import (
     distinct_models,
     strict_boolean,
 )
+from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntry
 from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.harness.experiment._toml import dumps_toml, loads_toml
@@ -223,6 +224,9 @@ class Experiment(_Strict):
     ``workbench tune``)."""
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     """Where the cells run (``workbench run --executor`` overrides the kind and address)."""
+    qa: QATable | None = None
+    """Functional probes (``[qa]``): questions about each session answered from every cell's
+    compacted context and graded; none when omitted."""
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -344,6 +348,10 @@ class Experiment(_Strict):
             data.pop("replay", None)
         else:
             data["replay"] = self.replay.to_toml_value()
+        if self.qa is None:
+            data.pop("qa", None)
+        else:
+            data["qa"] = self.qa.to_toml_value(secrets)
         for m in data["models"]:
             for key in ("concurrency", "name"):
                 if m.get(key) is None:

@@ -26,7 +26,8 @@ class TuneTable(BaseModel):
     full grid."""
     objective: str = "max-recall"
     """The rule that picks the winner: ``max-recall``, ``max-recall:retained<=2000``,
-    ``min-retained:recall>=0.6``, ``pareto`` (constraints: retained, recall, parse)."""
+    ``max-qa`` (``qa_accuracy``, needs a ``[qa]`` table), ``min-retained:recall>=0.6``,
+    ``pareto`` (constraints: retained, recall, parse)."""
     metric: str = "probe_recall"
     """The recall column the objective maximises."""
     baseline: str | None = None

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.results._results import QA_DIR, SUMMARIES_DIR
 
 CHUNK_CELLS = 100
 """Cells per compressed payload block."""
@@ -26,7 +26,10 @@ CHUNK_CELLS = 100
 RAW_SUFFIXES = (".raw.txt", ".raw.json", ".raw.md")
 """Files beside a summary that hold the model's raw reply, when the run stored one."""
 
-INDEX_METRICS = ("retained_tokens", "summary_tokens", "retries", "probe_recall")
+INDEX_METRICS = ("retained_tokens", "summary_tokens", "retries", "probe_recall", "qa_accuracy")
+QA_FIELDS = ("id", "kind", "question", "expected", "reference", "grader", "answer", "grade",
+             "stale", "full_answer", "full_grade", "judge", "note")
+"""What the drill-down shows of each question of ``qa/<cell_id>.json``."""
 
 
 def script_json(value: Any) -> str:
@@ -67,10 +70,28 @@ def _raw_reply(run_dir: Path, cell_id: str) -> str | None:
     return None
 
 
+def _qa(run_dir: Path, cell_id: str) -> dict[str, Any] | None:
+    """The cell's questions, answers and grades (``qa/<cell_id>.json``), or None."""
+    text = _read(run_dir / QA_DIR / f"{cell_id}.json")
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    questions = [{k: q.get(k) for k in QA_FIELDS if k in q} for q in data.get("questions") or []
+                 if isinstance(q, dict)]
+    return {"answerer": data.get("answerer"), "judge": data.get("judge"),
+            "metrics": data.get("metrics") or {}, "questions": questions,
+            "next_action": data.get("next_action"), "notes": data.get("notes") or []}
+
+
 def _attempt_rows(attempts: pd.DataFrame) -> dict[str, list[list[Any]]]:
     out: dict[str, list[list[Any]]] = {}
     if attempts.empty or "cell_id" not in attempts.columns:
         return out
+    if "purpose" in attempts.columns:  # the ladder lists summary calls; QA calls have a purpose
+        attempts = attempts[attempts["purpose"].isna()]
     cols = ["attempt_no", "removal_percent", "input_tokens", "output_tokens", "outcome", "error"]
     frame = attempts.reindex(columns=["cell_id"] + cols)
     frame = frame.sort_values(["cell_id", "attempt_no"], kind="stable")
@@ -105,8 +126,10 @@ def cell_payloads(run_dir: Path, cells: pd.DataFrame, attempts: pd.DataFrame,
                   forgotten: dict[str, dict[str, list[str]] | None]) -> list[str]:
     """The heavy per-cell data, as base64 gzip chunks of `CHUNK_CELLS` cells (index order).
 
-    Each chunk decodes to ``{cell_id: {summary, raw, forgotten, attempts, error}}``. `summary`
-    and `raw` are None when no file was stored (the page says so).
+    Each chunk decodes to ``{cell_id: {summary, raw, forgotten, attempts, error, qa}}``.
+    `summary` and `raw` are None when no file was stored (the page says so); `qa`, present
+    when the cell was asked questions (``[qa]``), holds them with their answers, grades and
+    the judge's scores and reasons.
 
     Args:
         run_dir: The run folder (summaries are read from it).
@@ -133,6 +156,9 @@ def cell_payloads(run_dir: Path, cells: pd.DataFrame, attempts: pd.DataFrame,
             chunk[cell_id] = {"summary": summary, "raw": _raw_reply(run_dir, cell_id),
                               "forgotten": forgotten.get(cell_id),
                               "attempts": by_cell.get(cell_id, []), "error": error}
+            qa = _qa(run_dir, cell_id)
+            if qa is not None:
+                chunk[cell_id]["qa"] = qa
         data = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), default=str)
         packed = gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)
         chunks.append(base64.b64encode(packed).decode("ascii"))

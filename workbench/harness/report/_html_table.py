@@ -21,7 +21,7 @@ from workbench.harness.results._table import PERCENT_COLUMNS, column_formats
 
 DEFAULT_GROUP = "other"
 
-GROUP_ORDER = ("variant", "cells", "tokens", "cost", "reliability", "recall", "quality",
+GROUP_ORDER = ("variant", "cells", "tokens", "cost", "reliability", "recall", "qa", "quality",
                DEFAULT_GROUP)
 """Header groups, left to right (a group with no column is not drawn)."""
 
@@ -66,15 +66,27 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
     "fill_rate": ("quality", "fields filled", "%"),
     "template_echo": ("quality", "template echo", "%"),
     "compression_ratio": ("quality", "compress.", "×"),
+    "qa_billed_tokens": ("cost", "QA billed", "tok"),
+    "qa_cost": ("cost", "QA cost", "$"),
+    "qa_accuracy": ("qa", "exact", "%"),
+    "qa_recall": ("qa", "recall", "%"),
+    "qa_artifact": ("qa", "artifact", "%"),
+    "qa_continuation": ("qa", "continuation", "%"),
+    "qa_decision": ("qa", "decision", "%"),
+    "judge_score": ("qa", "judge", "0-5"),
+    "qa_loss": ("qa", "loss", "%"),
+    "next_action_match": ("qa", "next action", "%"),
+    "next_action_match_full": ("qa", "next action vs full", "%"),
 }
 """Known columns: header group, short label, unit. Unknown columns fall back on name patterns."""
 
-HIDE_FIRST = (DEFAULT_GROUP, "quality", "cost", "reliability")
+HIDE_FIRST = (DEFAULT_GROUP, "quality", "cost", "reliability", "qa")
 """Header groups the page hides, in this order, while the table is wider than the page (a
 checkbox per group shows them again)."""
 
 GROUP_TITLES = {"variant": "", "cells": "cells", "tokens": "tokens kept (mean)",
                 "cost": "billed", "reliability": "reliability", "recall": "probe recall",
+                "qa": "questions answered (QA)",
                 "quality": "summary quality", DEFAULT_GROUP: "other"}
 
 _PATTERNS: tuple[tuple[str, str, str], ...] = (

@@ -180,9 +180,22 @@ def m014_run_executor(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN task_attempt INTEGER")
 
 
+def m015_qa_calls(db: sqlite3.Connection) -> None:
+    """Functional probes (``[qa]``): each cell's answerer, judge and probe-author calls, which
+    are also in its billed totals (``qa_input_tokens``, ``qa_output_tokens``, ``qa_cost``,
+    ``qa_calls``); and what each attempt was for (``purpose``: NULL for a summary call,
+    ``answer``, ``answer_full``, ``next_action``, ``next_action_full``, ``judge``, ``author``)
+    with the question it asked (``question_id``)."""
+    for column, kind in (("qa_input_tokens", "INTEGER"), ("qa_output_tokens", "INTEGER"),
+                         ("qa_cost", "REAL"), ("qa_calls", "INTEGER")):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column} {kind}")
+    db.execute("ALTER TABLE attempts ADD COLUMN purpose TEXT")
+    db.execute("ALTER TABLE attempts ADD COLUMN question_id TEXT")
+
+
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
                                m005_cell_outcome_columns, m010_replays, m012_shared_calls,
-                               m013_template_params, m014_run_executor]
+                               m013_template_params, m014_run_executor, m015_qa_calls]
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from workbench.errors import (
     ModelCallError,
     ModelTimeout,
     RateLimited,
+    ReplyFormatError,
     SessionFormatError,
     TemplateError,
 )
@@ -47,6 +48,9 @@ ERROR_CAUSES: dict[str, str] = {
                    "concurrency or raise the rate limit",
     "ModelTimeout": "the provider did not answer in time after every retry",
     "TransientModelError": "network or 5xx errors from the provider outlasted the retries",
+    "ReplyFormatError": "a judge or probe author answered, but not in the format asked: see "
+                        "the cell's error for the reply; it is recorded, so use another "
+                        "model (or clear the recording) before --retry-errors",
     "ModelCallError": "the model call failed",
     "TemplateError": "a template failed to compile or render: fix the template file",
     "ConfigError": "bad configuration (model string, parameter, missing extra)",
@@ -66,7 +70,7 @@ _SET_VARIABLE = re.compile(r"\bset ([A-Z][A-Z0-9_]*) to a valid key")
 
 # Most specific first: the first class `isinstance` matches names the error.
 _KNOWN = (ContextLengthExceeded, CacheMiss, AuthenticationError, RateLimited, ModelTimeout,
-          TransientModelError, ModelCallError, TemplateError, ConfigError, SessionFormatError)
+          TransientModelError, ReplyFormatError, ModelCallError, TemplateError, ConfigError, SessionFormatError)
 
 
 def root_error(exc: BaseException) -> BaseException:

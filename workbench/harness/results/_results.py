@@ -20,7 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
 SPEC_FILE = "spec.toml"
 DB_FILE = "results.sqlite"
 SUMMARIES_DIR = "summaries"
-"""The run folder's layout: the spec as run, the results store, rendered summaries."""
+QA_DIR = "qa"
+QUESTIONS_DIR = "qa/questions"
+"""The run folder's layout: the spec as run, the results store, rendered summaries, and the
+functional probes: ``qa/<cell_id>.json`` per cell, ``qa/questions/<key>.json`` per session."""
 
 
 def _read_table(db_path: Path, table: str) -> pd.DataFrame:
@@ -112,10 +115,10 @@ class Results:
         - ``retained_tokens``: Goose's ``retained_context_tokens`` after compaction (the summary,
           the continuation and, on the automatic path, the kept user message); ``summary_tokens``:
           the rendered summary (o200k). Means over the common sessions.
-        - ``billed_tokens``: billed input + output tokens per cell = ``billed_reported`` (counts
-          the model or provider reported; the local model's own tokenizer) + ``billed_estimated``
-          (the workbench's o200k estimate: the extractive baseline, or a provider that reported
-          nothing). ``cost``: mean per cell, aggregated exactly like the tokens (NaN when a cell
+        - ``billed_tokens``: billed input + output tokens per cell (``[qa]`` calls included)
+          = ``billed_reported`` (counts the model or provider reported; the local model's own
+          tokenizer) + ``billed_estimated`` (the workbench's o200k estimate: the extractive
+          baseline, or a provider that reported nothing). ``cost``: mean per cell, aggregated exactly like the tokens (NaN when a cell
           that called a model has no known price); ``cost_total``: spent on every cell.
         - ``retries_mean``: removal-ladder steps after the first call, mean over the common
           sessions; ``retries_max``: the most of any cell; ``http_retries``: total gateway retries
@@ -123,6 +126,15 @@ class Results:
         - Probe columns (``probe_recall``, ``files_recall``, ``errors_recall``,
           ``requests_recall``, ``facts_recall``, ``stale_avoided``), ``fill_rate``,
           ``template_echo``, ``compression_ratio``: means over the common sessions.
+        - Functional probes (a ``[qa]`` table): ``qa_accuracy`` (share of the exactly graded
+          questions answered right from the compacted context), ``qa_recall``,
+          ``qa_artifact``, ``qa_continuation``, ``qa_decision`` (per kind, open questions by
+          word overlap), ``judge_score`` (the judge's six-dimension mean, 0-5), ``qa_loss``
+          (grade from the full history minus grade from the compacted context),
+          ``next_action_match`` / ``next_action_match_full`` (the next tool call from the
+          compacted context equals the recorded agent's / the answerer's own from the full
+          history): means over the common sessions. ``qa_billed_tokens`` / ``qa_cost``: the
+          ``[qa]`` calls' share of ``billed_tokens`` / ``cost`` per cell.
 
         Args:
             by: Grouping columns, in display order.

@@ -31,13 +31,14 @@ CELL_COLUMNS: tuple[str, ...] = (
     "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at",
     "outcome_kind", "error_class", "http_retries", "reported_tokens", "estimated_tokens",
     "effective_window", "window_tokenizer",
-    "calls_made", "calls_shared", "template_params")
+    "calls_made", "calls_shared", "template_params",
+    "qa_input_tokens", "qa_output_tokens", "qa_cost", "qa_calls")
 
 ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
     "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
     "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
-    "prompt_hash", "shared", "shared_from", "task_attempt")
+    "prompt_hash", "shared", "shared_from", "task_attempt", "purpose", "question_id")
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()

@@ -26,6 +26,12 @@ Every column is defined in the README's "Metrics glossary" and in `Results.table
 - ``calls_made`` / ``calls_shared`` (when the store has them) sum the model calls the group's
   cells sent and the calls they took from another cell's identical prompt (billed once, there).
 - With the default grouping, ``strategy`` comes first when the cells hold more than one strategy.
+- Functional probes (``[qa]``, when the cells have them): ``qa_accuracy`` (exactly graded
+  questions answered right), ``qa_recall`` / ``qa_artifact`` / ``qa_continuation`` /
+  ``qa_decision`` (per kind), ``judge_score`` (0-5), ``qa_loss`` (full history minus compacted
+  context), ``next_action_match`` / ``next_action_match_full``: means over the common sessions;
+  ``qa_billed_tokens`` / ``qa_cost``: what the QA calls billed per cell (part of ``billed_tokens``
+  and ``cost``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, kind_from_row
+from workbench.probes import QA_METRICS
 
 CELL_KEYS = ("session_id", "strategy", "model", "template", "window", "repeat")
 """The columns that identify a cell within a run (its key; `cell_id` hashes them)."""
@@ -52,7 +59,14 @@ RECALL_COLUMNS = ("probe_recall", "files_recall", "errors_recall", "requests_rec
                   "compression_ratio")
 """Metric columns averaged into the table when the cells have them."""
 
-PERCENT_COLUMNS = frozenset(RECALL_COLUMNS) - {"compression_ratio"} | {"failure_rate"}
+QA_COLUMNS = QA_METRICS
+"""Functional-probe columns (``[qa]``), averaged like the recall columns when present."""
+
+QA_BILLING_COLUMNS = ("qa_billed_tokens", "qa_cost")
+"""Means per cell of what the ``[qa]`` calls billed (already inside ``billed_tokens``/``cost``)."""
+
+PERCENT_COLUMNS = (frozenset(RECALL_COLUMNS) - {"compression_ratio"} | {"failure_rate"}
+                   | frozenset(QA_COLUMNS) - {"judge_score"})
 
 ECHO_THRESHOLD = 0.5
 """A structured reply whose long strings are at least this share copied from the template is
@@ -112,6 +126,9 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
             df[col] = np.nan
     df["billed_reported"] = _numeric(df, "reported_tokens")
     df["billed_estimated"] = _numeric(df, "estimated_tokens")
+    if "qa_input_tokens" in df.columns and "qa_billed_tokens" not in df.columns:
+        df["qa_billed_tokens"] = (_numeric(df, "qa_input_tokens")
+                                  + _numeric(df, "qa_output_tokens"))
     return df
 
 
@@ -216,9 +233,13 @@ def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, Any
     for col in CALL_COLUMNS:
         if col in g.columns:
             row[col] = int(_numeric(g, col).fillna(0).sum())
-    for col in RECALL_COLUMNS:
+    for col in RECALL_COLUMNS + QA_COLUMNS:
         if col in g.columns:
             row[col] = _numeric(g, col)[sel].mean()
+    if "qa_billed_tokens" in g.columns:
+        row["qa_billed_tokens"] = _numeric(g, "qa_billed_tokens")[sel].mean()
+        qa_cost = _numeric(g, "qa_cost")[sel]
+        row["qa_cost"] = qa_cost.mean() if not qa_cost.isna().any() else np.nan
     return row
 
 
@@ -246,7 +267,10 @@ def comparison_table(cells: pd.DataFrame,
     df = prepare_cells(cells)
     columns = by + list(TABLE_COLUMNS)
     columns += [c for c in CALL_COLUMNS if c in df.columns]
+    if "qa_billed_tokens" in df.columns:
+        columns += list(QA_BILLING_COLUMNS)
     columns += [c for c in RECALL_COLUMNS if c in df.columns]
+    columns += [c for c in QA_COLUMNS if c in df.columns]
     if df.empty:
         return pd.DataFrame(columns=columns)
     use = df["ok"].astype(bool) if survivors else mark_common(df, by, variant)
@@ -284,10 +308,12 @@ def column_formats(columns: Sequence[str]) -> dict[str, str]:
         elif col == "useful_structured_pct":
             fmt[col] = "{:.1f}%"
         elif col in ("retained_tokens", "summary_tokens", "billed_tokens", "billed_reported",
-                     "billed_estimated"):
+                     "billed_estimated", "qa_billed_tokens"):
             fmt[col] = "{:,.0f}"
-        elif col in ("cost", "cost_total"):
+        elif col in ("cost", "cost_total", "qa_cost"):
             fmt[col] = "${:,.4f}"
+        elif col == "judge_score":
+            fmt[col] = "{:.2f}"
         elif col in ("retries_mean", "compression_ratio"):
             fmt[col] = "{:.3f}"
         elif col in ("cells", "failures", "retries_max", "replies", "failed", "errors", "n",

@@ -33,7 +33,8 @@ from workbench.harness.results._table import (
     window_label,
 )
 
-HEADLINE_METRICS = ("probe_recall", "useful_structured", "retained_tokens", "failed")
+HEADLINE_METRICS = ("probe_recall", "useful_structured", "retained_tokens", "failed",
+                    "qa_accuracy", "next_action_match")
 """Metrics the verdict decides, in display order."""
 
 METRIC_LABELS = {
@@ -41,6 +42,8 @@ METRIC_LABELS = {
     "useful_structured": "useful structured summaries",
     "retained_tokens": "retained tokens",
     "failed": "compaction failures",
+    "qa_accuracy": "questions answered (exact)",
+    "next_action_match": "next action agreement",
 }
 ERROR_LABELS = {
     "ContextLengthExceeded": "context exhausted",
@@ -51,11 +54,13 @@ ERROR_LABELS = {
     "TransientModelError": "network / server error",
     "SessionFormatError": "unreadable session",
     "TemplateError": "template error",
+    "ReplyFormatError": "malformed judge or author reply",
 }
 MIN_SESSIONS = 5
 """Fewest sessions for a winner: a bootstrap over fewer clusters has too few distinct
 resamples for its percentiles to mean anything (two sessions that agree always "win")."""
-_PERCENT = frozenset({"probe_recall", "useful_structured", "failed"})
+_PERCENT = frozenset({"probe_recall", "useful_structured", "failed", "qa_accuracy",
+                      "next_action_match"})
 _NO_DIFF = "no significant difference"
 
 

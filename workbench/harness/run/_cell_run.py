@@ -179,17 +179,20 @@ def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
 
 
 async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
-                   experiment: Experiment, out: Path, run_id: str) -> CellOutcome:
+                   experiment: Experiment, out: Path, run_id: str,
+                   qa_bank: Any = None) -> CellOutcome:
     """Compact `session` as `cell` says and return its rows (errors become an 'error' row).
 
     Args:
         cell: The cell.
         session: Its loaded session.
         variant: Its resolved template variant.
-        model_for: ``Cell -> CompactionModel``.
-        experiment: The experiment (manual_compact flag).
-        out: The run folder (summaries are written under it).
+        model_for: ``(cell, role=None) -> CompactionModel``: the summarizer, or with a role
+            (``answerer``, ``judge``, ``probe_author``) a ``[qa]`` model.
+        experiment: The experiment (manual_compact flag, ``[qa]``).
+        out: The run folder (summaries and ``qa/`` files are written under it).
         run_id: The current run's id.
+        qa_bank: The run's `QuestionBank` (a fresh one when None and ``[qa]`` is set).
     """
     from workbench.harness.run._strategy_run import run_strategy, scored_session
 
@@ -200,6 +203,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
     started = time.perf_counter()
     records: list[Any] = []
     recorder: _Recorder | None = None
+    qa_calls: Any = None
     try:
         row["original_tokens"] = estimator.count_context_tokens(session.messages)
         inner_model = model_for(cell) if cell.uses_model else None
@@ -223,10 +227,12 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         if model is not None and model.last_text is not None:  # the parser's input (drill-down)
             (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
                                                                        encoding="utf-8")
+        whole = session
         if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
             session = scored_session(session, result)
             row["original_tokens"] = estimator.count_context_tokens(session.messages)
         metrics = _metrics_module()
+        values: dict[str, Any] = {}
         if metrics is not None:
             last_text = model.last_text if model is not None else None
             structured = _parse_structured(last_text) if result.structured else None
@@ -235,10 +241,19 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                                              summary_tokens=summary_tokens)
             values["template_echo"] = metrics.template_echo(structured,
                                                             variant.templates.compaction)
-            row["metrics_json"] = json.dumps(values, default=float)
             forgotten = metrics.compute_forgotten(session, text)
             (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
                 redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+        if experiment.qa is not None:
+            from workbench.harness.run._qa_bank import QuestionBank
+            from workbench.harness.run._qa_run import run_qa
+
+            qa = await run_qa(cell, whole, session, result.context, experiment.qa,
+                              qa_bank if qa_bank is not None else QuestionBank(), model_for, out)
+            values.update(qa.metrics)
+            qa_calls = qa.calls
+        if values:
+            row["metrics_json"] = json.dumps(values, default=float)
     except Exception as exc:  # one failing cell never stops the run
         row.setdefault("latency_ms", (time.perf_counter() - started) * 1000)
         records = list(getattr(exc, "attempts", None) or records)
@@ -253,9 +268,38 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         row.update(status="error", error_type=type(exc).__name__, error_message=str(exc),
                    traceback="".join(traceback.format_exception(exc)), parse_outcome=None,
                    structured=None)
+        qa_calls = getattr(exc, "qa_calls", None)
     row["finished_at"] = utc_now()
-    return CellOutcome(row, _attempt_rows(records, cell, recorder.prompt_hashes
-                                          if recorder is not None else None))
+    attempts = _attempt_rows(records, cell, recorder.prompt_hashes
+                             if recorder is not None else None)
+    if qa_calls is not None:
+        add_qa_calls(row, qa_calls)
+        attempts += qa_calls.attempt_rows(first_number=len(records) + 1)
+    elif experiment.qa is not None:
+        add_qa_calls(row, None)
+    return CellOutcome(row, attempts)
+
+
+def add_qa_calls(row: dict[str, Any], calls: Any) -> None:
+    """Fold the QA step's calls into the cell row: the billed totals, cost, reported and
+    estimated tokens, call counts and gateway retries, and the ``qa_*`` billing columns."""
+    sums = calls.sums() if calls is not None else {
+        "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
+        "cache_write_tokens": 0, "cost": 0.0, "reported_tokens": 0, "estimated_tokens": 0,
+        "calls_made": 0, "calls_shared": 0, "http_retries": 0, "calls": 0}
+    for column, name in (("billed_input_tokens", "input_tokens"),
+                         ("billed_output_tokens", "output_tokens"),
+                         ("cache_read_tokens", "cache_read_tokens"),
+                         ("cache_write_tokens", "cache_write_tokens"),
+                         ("reported_tokens", "reported_tokens"),
+                         ("estimated_tokens", "estimated_tokens"),
+                         ("calls_made", "calls_made"), ("calls_shared", "calls_shared"),
+                         ("http_retries", "http_retries")):
+        row[column] = (row.get(column) or 0) + sums[name]
+    if "cost" in row and row["cost"] is not None:
+        row["cost"] = None if sums["cost"] is None else row["cost"] + sums["cost"]
+    row.update(qa_input_tokens=sums["input_tokens"], qa_output_tokens=sums["output_tokens"],
+               qa_cost=sums["cost"], qa_calls=sums["calls"])
 
 
 def error_outcome(cell: Cell, exc: BaseException, run_id: str) -> CellOutcome:

@@ -33,6 +33,9 @@ class DryRunEstimate:
             add no tokens and no cost.
         problems: One line per session file that cannot be read and per variant that does
             not compile: their cells would be error rows (counted in `to_run`, not estimated).
+        qa_calls: Answerer, judge and author calls of the ``[qa]`` step (after sharing).
+        qa_tokens: Their tokens (included in `estimated_tokens`).
+        qa_cost: Their dollars (included in `estimated_cost`), or None when unknown.
     """
 
     cells: int
@@ -41,13 +44,20 @@ class DryRunEstimate:
     estimated_cost: float | None
     shared_cells: int = 0
     problems: list[str] = field(default_factory=list)
+    qa_calls: int = 0
+    qa_tokens: int = 0
+    qa_cost: float | None = 0.0
 
     def __str__(self) -> str:
         cost = "unknown" if self.estimated_cost is None else f"${self.estimated_cost:.4f}"
         shared = f" ({self.shared_cells} sharing a call)" if self.shared_cells else ""
-        lines = [f"dry run: {self.cells} cells, {self.to_run} to run{shared}, "
-                 f"~{self.estimated_tokens} tokens, estimated cost {cost}"]
-        return "\n".join(lines + [f"  {p}" for p in self.problems])
+        text = (f"dry run: {self.cells} cells, {self.to_run} to run{shared}, "
+                f"~{self.estimated_tokens} tokens, estimated cost {cost}")
+        if self.qa_calls:
+            qa_cost = "unknown" if self.qa_cost is None else f"${self.qa_cost:.4f}"
+            text += (f"; of which QA: {self.qa_calls} calls, ~{self.qa_tokens} tokens, "
+                     f"{qa_cost}")
+        return "\n".join([text] + [f"  {p}" for p in self.problems])
 
 
 def _base_model(model_string: str) -> str:
@@ -99,8 +109,10 @@ def cell_cost(model_string: str, input_tokens: int, output_tokens: int) -> float
 
 
 def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
-                   sessions: list[Any], variants: dict[str, Any]) -> DryRunEstimate:
-    """Estimate the cells in `todo` (transcript tokens + `OUTPUT_TOKENS_ESTIMATE` each)."""
+                   sessions: list[Any], variants: dict[str, Any],
+                   qa_bank: Any = None) -> DryRunEstimate:
+    """Estimate the cells in `todo` (transcript tokens + `OUTPUT_TOKENS_ESTIMATE` each, plus
+    the ``[qa]`` step's calls: `estimate_qa`)."""
     from workbench.compaction._format import format_transcript
     from workbench.context_mgmt import summarizer_input
 
@@ -130,4 +142,10 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
         total_tokens += tokens_in + OUTPUT_TOKENS_ESTIMATE
         cost = cell_cost(cell.model_string, tokens_in, OUTPUT_TOKENS_ESTIMATE)
         total_cost = None if cost is None or total_cost is None else total_cost + cost
-    return DryRunEstimate(len(cells), len(todo), total_tokens, total_cost, shared)
+    from workbench.harness.run._qa_estimate import estimate_qa
+
+    qa = estimate_qa(experiment, todo, by_id, qa_bank, price=cell_cost,
+                     summary_tokens=OUTPUT_TOKENS_ESTIMATE)
+    total_cost = None if total_cost is None or qa.cost is None else total_cost + qa.cost
+    return DryRunEstimate(len(cells), len(todo), total_tokens + qa.tokens, total_cost, shared,
+                          qa_calls=qa.calls, qa_tokens=qa.tokens, qa_cost=qa.cost)

@@ -32,6 +32,8 @@ from workbench.harness.run._cell_run import CellOutcome, error_outcome
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
+from workbench.harness.run._qa_bank import QuestionBank
+from workbench.harness.run._qa_estimate import QA_OUTPUT_TOKENS
 from workbench.harness.run._run_folder import check_run_folder, fresh_folder
 from workbench.harness.run.executors import CellJob, Executor, make_executor
 from workbench.models._shared import SharedCalls
@@ -44,6 +46,7 @@ BUDGET_STOPPED = "BudgetReached"
 """``error_type`` of a cell the budget stopped after it was billed; such cells run again."""
 
 ModelFactory = Callable[[Cell], Any]
+QAModelFactory = Callable[[Cell, str], Any]
 
 
 def _version() -> str:
@@ -70,7 +73,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                                share_calls: bool | SharedCalls = True,
                                only_sessions: Collection[str] | None = None,
                                check_folder: bool = True, executor: str | None = None,
-                               address: str | None = None) -> Any:
+                               address: str | None = None,
+                               qa_model_factory: QAModelFactory | None = None) -> Any:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -93,6 +97,9 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         executor: ``"local"`` or ``"ray"``; overrides the experiment's ``executor.kind``.
         address: The Ray cluster (``"auto"``, ``"ray://host:port"``); overrides the
             experiment's ``executor.address``.
+        qa_model_factory: Builds the ``[qa]`` models instead of ``load_model``: called as
+            ``(cell, role)`` with role ``answerer``, ``judge`` or ``probe_author`` (tests,
+            custom models); the result is wrapped like a summarizer (budget, shared calls).
 
     Returns:
         `Results` of the run folder, or a `DryRunEstimate` when `dry_run`.
@@ -107,19 +114,23 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         check_run_folder(experiment, out)
     for entry in experiment.models:
         register_secrets_in(entry.params)
+    if experiment.qa is not None:
+        for qa_entry in experiment.qa.models().values():
+            register_secrets_in(qa_entry.params)
     install_log_redaction()
     runner = _executor(experiment, executor, address)
     plan = prepare(experiment, cache=SessionCache(), only_sessions=only_sessions)
     cells, sessions, variants = plan.cells, plan.sessions, plan.variants
     for problem in plan.problems():
         log.warning(problem)
+    qa_bank = QuestionBank.load(experiment, out) if experiment.qa is not None else None
     if dry_run:
         todo = cells
         if (out / DB_FILE).is_file():
             with ResultsStore(out / DB_FILE) as store:
                 todo = cells_to_run(cells, store, retry_errors)
         estimate = estimate_cells(experiment, cells, [c for c in todo if c.cell_id not in
-                                                      plan.doomed], sessions, variants)
+                                                      plan.doomed], sessions, variants, qa_bank)
         estimate.to_run = len(todo)
         estimate.problems = plan.problems()
         print(estimate)
@@ -154,7 +165,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                 todo = [c for c in todo if c.cell_id not in plan.doomed]
                 status = await _run_cells(experiment, out, store, run_id, todo, sessions,
                                           variants, model_factory, progress, concurrency, shared,
-                                          runner)
+                                          runner, qa_bank, qa_model_factory)
                 if experiment.replay is not None and status == "finished":
                     from workbench.harness.run._replay_run import run_replays
 
@@ -183,7 +194,8 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                      todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
                      concurrency: int | None, shared: SharedCalls,
-                     executor: Executor) -> str:
+                     executor: Executor, qa_bank: QuestionBank | None = None,
+                     qa_model_factory: QAModelFactory | None = None) -> str:
     from tqdm.auto import tqdm
 
     budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *store.billed())
@@ -201,13 +213,27 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
             models[key] = _load_model(experiment, cell)
         return models[key]
 
-    def model_for(c: Cell) -> Any:
+    qa_models: dict[str, Any] = {}
+
+    def qa_base(c: Cell, role: str) -> Any:
+        if qa_model_factory is not None:
+            return qa_model_factory(c, role)
+        if role not in qa_models:
+            qa_models[role] = load_qa_model(experiment, role)
+        return qa_models[role]
+
+    def model_for(c: Cell, role: str | None = None) -> Any:
         # Sharing sits outside the budget: a cell answered by another cell's call never
         # reserves. Repeats are independent samples: they never share a call.
-        model = base_model(c)
+        if role is None:
+            model, string, params = base_model(c), c.model_string, c.params
+        else:
+            entry = qa_entry(experiment, role)
+            model, string, params = qa_base(c, role), entry.model, entry.params
         if budget.active:
-            model = BudgetedModel(model, budget, c.model_string, output_tokens=int(
-                c.params.get("max_tokens") or OUTPUT_TOKENS_ESTIMATE))
+            default = OUTPUT_TOKENS_ESTIMATE if role is None else QA_OUTPUT_TOKENS
+            model = BudgetedModel(model, budget, string, output_tokens=int(
+                params.get("max_tokens") or default))
             wrappers.setdefault(c.cell_id, []).append(model)
         return shared.wrap(model, scope=c.repeat)
 
@@ -232,7 +258,8 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                   sessions={s.id: s for s in sessions}, variants=variants,
                   concurrency=concurrency or experiment.concurrency, model_for=model_for,
                   record=record, budget_reached=budget.reached, model_factory=model_factory,
-                  shared=shared)
+                  shared=shared,
+                  qa_bank=qa_bank, qa_model_factory=qa_model_factory)
     try:
         report = await executor.run(job)
     finally:
@@ -271,6 +298,34 @@ def _load_model(experiment: Experiment, cell: Cell) -> Any:
     if cache.path:
         kwargs["cache_path"] = experiment.resolve_path(cache.path)
     return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
+
+
+def qa_entry(experiment: Experiment, role: str) -> Any:
+    """The ``[qa]`` model entry of `role` (``answerer``, ``judge``, ``probe_author``).
+
+    Raises:
+        ConfigError: the experiment names no model for that role.
+    """
+    from workbench.errors import ConfigError
+
+    entry = experiment.qa.models().get(role) if experiment.qa is not None else None
+    if entry is None:
+        raise ConfigError(f"the experiment's [qa] table names no {role} model")
+    return entry
+
+
+def load_qa_model(experiment: Experiment, role: str) -> Any:
+    """The ``[qa]`` model of `role`, loaded like a summarizer (the experiment's cache)."""
+    from workbench.models import load_model
+
+    entry = qa_entry(experiment, role)
+    cache = experiment.cache
+    kwargs: dict[str, Any] = {}
+    if cache.mode is not None:
+        kwargs["cache"] = cache.mode
+    if cache.path:
+        kwargs["cache_path"] = experiment.resolve_path(cache.path)
+    return load_model(entry.model, **kwargs, **entry.params)
 
 
 def default_out(experiment: Experiment) -> Path:

@@ -191,6 +191,50 @@
     }));
   }
 
+  function actionText(a) {
+    if (!a) return "—";
+    return a.tool === null ? "no tool call" : (a.tool + " " + (a.argument || "")).trim();
+  }
+
+  function judgeCell(j) {
+    if (!j) return el("td", {text: "—"});
+    const reasons = Object.keys(j.scores || {}).map(function (d) {
+      return el("li", {text: d + ": " + j.scores[d] + (j.reasons && j.reasons[d] ? " — " + j.reasons[d] : "")});
+    });
+    return el("td", {}, [el("details", {}, [el("summary", {text: num(j.overall, 2) + " / 5"}),
+      el("ul", {}, reasons)])]);
+  }
+
+  function qaSection(q) {
+    if (!q) return missing("No questions were asked of this cell (the run has no [qa] table, or the cell failed first).");
+    const box = el("div");
+    const m = q.metrics || {};
+    box.appendChild(el("p", {cls: "wb-note", text: "answerer " + (q.answerer || "—") +
+      (q.judge ? " · judge " + q.judge : "") + " · exact questions right " + pct(m.qa_accuracy) +
+      " · loss against the full history " + pct(m.qa_loss)}));
+    const head = el("tr", {}, ["kind", "question", "expected", "answer", "grade", "full history", "judge"]
+      .map(function (h) { return el("th", {text: h}); }));
+    const rows = (q.questions || []).map(function (r) {
+      const expected = Array.isArray(r.expected) ? r.expected.join("\n") : (r.expected || "");
+      return el("tr", {}, [
+        el("td", {text: r.kind || ""}), el("td", {text: r.question || ""}),
+        el("td", {}, [el("pre", {text: expected + (r.reference && r.reference !== expected ? "\n(" + r.reference + ")" : "")})]),
+        el("td", {}, [el("pre", {text: r.answer === null || r.answer === undefined ? "(not answered" + (r.note ? ": " + r.note : "") + ")" : r.answer})]),
+        el("td", {cls: "num", text: (r.grade === null || r.grade === undefined ? "—" : pct(r.grade)) + (r.stale ? " (stale)" : "")}),
+        el("td", {cls: "num", title: r.full_answer || "", text: r.full_grade === null || r.full_grade === undefined ? "—" : pct(r.full_grade)}),
+        judgeCell(r.judge)]);
+    });
+    box.appendChild(el("table", {cls: "wb-plain wb-qa"}, [el("thead", {}, [head]), el("tbody", {}, rows)]));
+    const na = q.next_action;
+    if (na) {
+      box.appendChild(el("p", {text: "Next action — recorded: " + actionText(na.recorded) +
+        "; from the compacted context: " + actionText(na.action) + (na.match ? " (agrees)" : " (differs)") +
+        "; from the full history: " + actionText(na.full_action)}));
+    }
+    (q.notes || []).forEach(function (n) { box.appendChild(el("p", {cls: "wb-note", text: n})); });
+    return box;
+  }
+
   async function openCell(id, host) {
     const c = byId.get(id);
     if (!c) return null;
@@ -230,6 +274,7 @@
     panel.appendChild(cols);
     panel.appendChild(section("Removal ladder attempts", attemptsTable(p.attempts || [])));
     panel.appendChild(section("What the summary forgot", forgottenList(p.forgotten)));
+    if (p.qa !== undefined) panel.appendChild(section("Questions answered from the compacted context", qaSection(p.qa)));
     host.textContent = "";
     host.appendChild(panel);
     return panel;

@@ -33,6 +33,8 @@ class CellJob:
             back), or None.
         record: Called on the driver with each finished `CellOutcome`.
         budget_reached: Returns the reason the budget stops new cells, or None.
+        qa_bank: The run's `QuestionBank` when the experiment has a ``[qa]`` table.
+        qa_model_factory: The user's ``(cell, role) -> model`` for ``[qa]`` models, if given.
     """
 
     experiment: Any
@@ -47,6 +49,8 @@ class CellJob:
     budget_reached: Callable[[], str | None]
     model_factory: Callable[[Any], Any] | None = None
     shared: Any = None
+    qa_bank: Any = None
+    qa_model_factory: Callable[[Any, str], Any] | None = None
 
 
 @dataclass

@@ -43,7 +43,7 @@ class LocalExecutor:
                         return
                     outcome = await run_cell(cell, job.sessions[cell.session_id],
                                              job.variants[cell.template], job.model_for,
-                                             experiment, job.out, job.run_id)
+                                             experiment, job.out, job.run_id, job.qa_bank)
             job.record(outcome)
 
         await asyncio.gather(*(one(c) for c in job.cells))

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
+from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.results._store import utc_now
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
 
@@ -126,6 +127,8 @@ class RayExecutor:
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
                                                  max_retries=self.max_retries)
         plans = _cache_plans(experiment) if job.model_factory is None else {}
+        qa_plans = _qa_cache_plans(experiment) if job.qa_model_factory is None else {}
+        qa_refs = [ray.put(job.qa_bank), ray.put(job.qa_model_factory)]
         # Workers never open the recording: its prompt sizes travel once, as a snapshot.
         counts = {path: ray.put(_recorded_counts(path)) for _, path in plans.values() if path}
         no_counts = ray.put(dict[str, int]())
@@ -146,8 +149,8 @@ class RayExecutor:
                     cell = queue.pop()
                     plan = plans.get(cell.model_index, ("off", None))
                     refs = [sessions[cell.session_id], variants[cell.template], experiment_ref,
-                            factory_ref, counts.get(plan[1] or "", no_counts)]
-                    ref = task.remote(cell, refs, job.run_id, coordinator, plan, share)
+                            factory_ref, counts.get(plan[1] or "", no_counts), *qa_refs]
+                    ref = task.remote(cell, refs, job.run_id, coordinator, plan, share, qa_plans)
                     pending[asyncio.ensure_future(_result(ref))] = (cell, ref)
                 if not pending:
                     break
@@ -189,7 +192,11 @@ class RayExecutor:
         if result.get("skipped"):
             return None
         for rel, text in result["files"].items():
-            (job.out / rel).write_text(text, encoding="utf-8")
+            target = job.out / rel
+            if rel.startswith(QUESTIONS_DIR + "/") and target.exists():
+                continue  # a session's saved questions are written once, never replaced
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
         outcome = result["outcome"]
         lost = (await coordinator.lost_calls.remote(cell.cell_id, result["try"])
                 if result["try"] else [])
@@ -220,6 +227,20 @@ def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
     for i, entry in enumerate(experiment.models):
         mode = experiment.cache.mode or parse_model_spec(entry.model).cache_mode or "off"
         plans[i] = (mode, path if mode != "off" else None)
+    return plans
+
+
+def _qa_cache_plans(experiment: Any) -> dict[str, tuple[str, str | None]]:
+    """``[qa]`` role -> (cache mode, absolute cache file), resolved on the driver."""
+    from workbench.models._spec import parse_model_spec
+
+    if experiment.qa is None:
+        return {}
+    path = str(experiment.cache_file())
+    plans: dict[str, tuple[str, str | None]] = {}
+    for role, entry in experiment.qa.models().items():
+        mode = experiment.cache.mode or parse_model_spec(entry.model).cache_mode or "off"
+        plans[role] = (mode, path if mode != "off" else None)
     return plans
 
 

@@ -28,7 +28,7 @@ from workbench.models._shared import billed_answer, find_window_check, share_key
 # Per worker process: one event loop for every task it runs (models may hold clients bound to
 # it) and the models built from the spec, keyed by (run id, model index, window).
 _LOOP: asyncio.AbstractEventLoop | None = None
-_MODELS: dict[tuple[str, int, int | None], Any] = {}
+_MODELS: dict[tuple[str, int, int | str | None], Any] = {}
 # Objects fetched from the object store, by object id, for the current run: a worker
 # deserializes each session once, however many of its cells it runs.
 _OBJECTS: dict[str, Any] = {}
@@ -165,20 +165,33 @@ def _fetch(ref: Any, run_id: str) -> Any:
     return _OBJECTS[key]
 
 
+def _qa_base_model(experiment: Any, role: str, run_id: str) -> Any:
+    key = (run_id, -1, role)
+    if key not in _MODELS:
+        from workbench.models import load_model
+
+        entry = experiment.qa.models()[role]
+        _MODELS[key] = load_model(entry.model, cache="off", **entry.params)
+    return _MODELS[key]
+
+
 def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
-                  plan: tuple[str, str | None], share: bool = False) -> dict:
+                  plan: tuple[str, str | None], share: bool = False,
+                  qa_plans: dict[str, tuple[str, str | None]] | None = None) -> dict:
     """Run one cell on this worker (the body of the Ray task).
 
     Args:
         cell: The `Cell`.
         refs: Object refs of its `Session`, its template `Variant`, the `Experiment`, the
-            user's ``Cell -> model`` factory (None: load the spec's model) and the recording's
-            prompt sizes; wrapped in a list so Ray passes the refs, which `_fetch` resolves
-            once per worker.
+            user's ``Cell -> model`` factory (None: load the spec's model), the recording's
+            prompt sizes, the run's `QuestionBank` and the user's ``(cell, role) -> model``
+            factory for ``[qa]`` models; wrapped in a list so Ray passes the refs, which
+            `_fetch` resolves once per worker.
         run_id: The run id.
         coordinator: The coordinator actor handle.
         plan: (cache mode, cache file) of the cell's model.
         share: Share identical calls across cells (through the coordinator).
+        qa_plans: ``[qa]`` role -> (cache mode, cache file) of its model.
 
     Returns:
         ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "worker": str}``,
@@ -191,11 +204,17 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
     try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index))
     if try_no < 0:
         return {"skipped": True}
-    session, variant, experiment, model_factory, snapshot = (
+    session, variant, experiment, model_factory, snapshot, qa_bank, qa_factory = (
         _fetch(ref, run_id) for ref in refs)
     counts = _counts(snapshot, coordinator, plan)
 
-    def model_for(c: Any) -> Any:
+    def model_for(c: Any, role: str | None = None) -> Any:
+        if role is not None:
+            base = qa_factory(c, role) if qa_factory is not None else _qa_base_model(
+                experiment, role, run_id)
+            role_mode, role_path = (qa_plans or {}).get(role, ("off", None))
+            return RoutedModel(base, coordinator, c.cell_id, try_no, role_mode, role_path,
+                               share, scope=c.repeat)
         base = model_factory(c) if model_factory is not None else _base_model(
             experiment, c, run_id, counts)
         return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path, share,
@@ -205,8 +224,8 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
         folder = Path(tmp)
         (folder / SUMMARIES_DIR).mkdir()
         outcome = _loop().run_until_complete(
-            run_cell(cell, session, variant, model_for, experiment, folder, run_id))
-        files = {f"{SUMMARIES_DIR}/{p.name}": p.read_text(encoding="utf-8")
-                 for p in sorted((folder / SUMMARIES_DIR).iterdir())}
+            run_cell(cell, session, variant, model_for, experiment, folder, run_id, qa_bank))
+        files = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+                 for p in sorted(folder.rglob("*")) if p.is_file()}
     return {"outcome": outcome, "files": files, "try": try_no,
             "worker": f"{socket.gethostname()}:{os.getpid()}"}

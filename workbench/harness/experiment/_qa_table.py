@@ -1,0 +1,143 @@
+"""The experiment's ``[qa]`` table: functional probes asked of every finished cell.
+
+```toml
+[qa]
+answerer = "lookup"                # or a model string, or { model = "...", params = {...} }
+judge = "cached:openai/gpt-4o-mini"    # optional: grades open questions on the rubric
+kinds = ["recall", "artifact", "continuation", "decision"]
+per_session = 10
+next_action = true                 # at a recorded compaction boundary
+```
+
+Every model named here goes through the same gateway as the summarizers (cache, shared calls,
+budget, redaction, executor). ``lookup`` is the offline answerer (`workbench.probes.LookupAnswerer`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from workbench._redact import public_params
+from workbench.errors import ConfigError
+from workbench.models._spec import check_model_string
+from workbench.probes import DEFAULT_PER_SESSION, KINDS
+
+__all__ = ["LOOKUP", "QAModel", "QATable"]
+
+LOOKUP = "lookup"
+"""The answerer string of the offline, model-free answerer."""
+
+Kind = Literal["recall", "artifact", "continuation", "decision"]
+ROLES = ("answerer", "judge", "probe_author")
+"""The ``[qa]`` keys that name a model."""
+
+
+class QAModel(BaseModel):
+    """A model of the ``[qa]`` table: its string and parameters (``api_base``, ``temperature``...)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+    model: str = Field(min_length=1)
+    """A model string for `workbench.models.load_model` (``[cached:|replay:]model[@window]``)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the model; ``api_key`` is accepted but never written anywhere."""
+
+    @model_validator(mode="after")
+    def _known(self) -> QAModel:
+        if self.model != LOOKUP:
+            try:
+                check_model_string(self.model, self.params)
+            except ConfigError as exc:
+                raise PydanticCustomError("model_string", "{message}",
+                                          {"message": str(exc)}) from None
+        return self
+
+    def to_toml_value(self, secrets: bool = False) -> Any:
+        """A bare string when there are no params, else a table; unless `secrets`, secret
+        params are dropped (as for ``models`` entries)."""
+        params = self.params if secrets else public_params(self.params)
+        return self.model if not params else {"model": self.model, "params": params}
+
+
+def _entry(value: Any) -> Any:
+    return {"model": value} if isinstance(value, str) else value
+
+
+class QATable(BaseModel):
+    """``[qa]``: which models answer, judge and write questions, and which questions to ask."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    answerer: QAModel = Field(default_factory=lambda: QAModel(model=LOOKUP))
+    """Answers the questions from each cell's compacted context (and from the full history):
+    ``lookup`` (offline retrieval, no model), or a model."""
+    judge: QAModel | None = None
+    """Grades the open questions' answers on the six-dimension rubric; none: they are graded
+    by word overlap only."""
+    probe_author: QAModel | None = None
+    """Writes `author_questions` more questions per session from its full history (saved with
+    the session's questions, so later runs reuse them)."""
+    author_questions: int = Field(default=4, ge=1)
+    """How many questions the probe author writes per session."""
+    kinds: list[Kind] = Field(default_factory=lambda: list(KINDS), min_length=1)  # type: ignore[arg-type]
+    """The kinds of question to ask."""
+    per_session: int = Field(default=DEFAULT_PER_SESSION, ge=1)
+    """The most built questions per session (kinds taken in turn)."""
+    next_action: bool = True
+    """At a recorded compaction boundary, also have the answerer take the next turn and compare
+    its tool call with the recorded agent's."""
+    full_context: bool = True
+    """Also answer from the full uncompacted history where it fits the answerer's window
+    (``qa_loss``, ``next_action_match_full``)."""
+    questions: str | None = None
+    """A folder of saved question sets (``<run>/qa/questions`` of an earlier run) to ask
+    instead of building them; sessions without a file there get built questions."""
+
+    @field_validator("answerer", "judge", "probe_author", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _entry(value)
+
+    @field_validator("kinds")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _lookup_only_answers(self) -> QATable:
+        for role in ("judge", "probe_author"):
+            entry = getattr(self, role)
+            if entry is not None and entry.model == LOOKUP:
+                raise PydanticCustomError(
+                    "qa_model", "{role} must be a model: lookup only answers", {"role": role})
+        return self
+
+    @property
+    def uses_lookup(self) -> bool:
+        """True when the answerer is the offline ``lookup``."""
+        return self.answerer.model == LOOKUP
+
+    def models(self) -> dict[str, QAModel]:
+        """Role -> model entry, for every role that calls a model (``lookup`` left out)."""
+        out = {role: getattr(self, role) for role in ROLES if getattr(self, role) is not None}
+        if self.uses_lookup:
+            out.pop("answerer", None)
+        return out
+
+    def to_toml_value(self, secrets: bool = False) -> dict[str, Any]:
+        """The table as written (defaults left out; secret params only with `secrets`)."""
+        data: dict[str, Any] = {"answerer": self.answerer.to_toml_value(secrets)}
+        for role in ("judge", "probe_author"):
+            entry = getattr(self, role)
+            if entry is not None:
+                data[role] = entry.to_toml_value(secrets)
+        defaults = QATable()
+        for name in ("author_questions", "kinds", "per_session", "next_action", "full_context",
+                     "questions"):
+            value = getattr(self, name)
+            if value != getattr(defaults, name):
+                data[name] = value
+        return data

@@ -1,0 +1,145 @@
+"""The QA step's model calls, kept like a cell's summary calls: one attempt row each, and the
+sums that join the cell's billed tokens and cost (and its own ``qa_*`` columns).
+
+`QACalls.call` sends one call through the model the runner built for the role (cache, shared
+calls, budget, executor routing already wrapped around it) and records it, whatever happens:
+its purpose (``answer``, ``answer_full``, ``next_action``, ``next_action_full``, ``judge``,
+``author``), the question it was for, usage, latency, outcome, prompt hash. A provider that
+reports no usage is estimated with the workbench's estimator, and counted as estimated.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.errors import ContextLengthExceeded
+from workbench.messages import Message
+from workbench.models._cache import prompt_hash
+from workbench.tokens import default_estimator
+
+__all__ = ["QACall", "QACalls"]
+
+
+@dataclass
+class QACall:
+    """One recorded QA call.
+
+    Attributes:
+        purpose: What it was for (see the module docstring).
+        question: The question id, or "" (next action, author).
+        model: The model string.
+        usage: Its usage (None when the call failed before any answer).
+        estimated: True when the workbench estimated the usage's token counts.
+        outcome: ``ok``, ``context_length_exceeded`` or ``error``.
+        latency_ms: Wall time of the call.
+        prompt_hash: sha256 of the prompt (links the response-cache recording).
+        error: The error text, for a failed call.
+    """
+
+    purpose: str
+    question: str
+    model: str
+    usage: Any = None
+    estimated: bool = False
+    outcome: str = "ok"
+    latency_ms: float = 0.0
+    prompt_hash: str = ""
+    error: str | None = None
+
+
+@dataclass
+class QACalls:
+    """Every QA call of one cell, in the order they were made."""
+
+    calls: list[QACall] = field(default_factory=list)
+
+    async def call(self, model: Any, model_string: str, purpose: str, system: str,
+                   messages: list[Message], question: str = "") -> Message:
+        """Send one call and record it; re-raises the model's error after recording it."""
+        record = QACall(purpose, question, model_string, prompt_hash=prompt_hash(system, messages))
+        self.calls.append(record)
+        started = time.perf_counter()
+        try:
+            reply, usage = await model.complete(system, messages)
+        except ContextLengthExceeded as exc:
+            record.outcome, record.error = "context_length_exceeded", str(exc)
+            raise
+        except BaseException as exc:
+            record.outcome, record.error = "error", str(exc)
+            raise
+        finally:
+            record.latency_ms = (time.perf_counter() - started) * 1000
+        record.usage, record.estimated = _filled(usage, system, messages, reply, model_string)
+        return reply
+
+    def sums(self) -> dict[str, Any]:
+        """Billed sums of the calls: input, output, cache tokens, cost (None when any answered
+        call has no known price), reported vs estimated tokens, calls made and shared,
+        gateway retries."""
+        used = [c for c in self.calls if c.usage is not None]
+        extras = [c.usage.extra or {} for c in used]
+
+        def total(name: str) -> int:
+            return sum(getattr(c.usage, name) or 0 for c in used)
+
+        tokens = [(c, (c.usage.input_tokens or 0) + (c.usage.output_tokens or 0)) for c in used]
+        costs = [c.usage.cost for c in used]
+        return {
+            "input_tokens": total("input_tokens"), "output_tokens": total("output_tokens"),
+            "cache_read_tokens": total("cache_read_input_tokens"),
+            "cache_write_tokens": total("cache_write_input_tokens"),
+            "cost": None if any(c is None for c in costs) else float(sum(costs)),
+            "reported_tokens": sum(n for c, n in tokens if not c.estimated),
+            "estimated_tokens": sum(n for c, n in tokens if c.estimated),
+            "calls_made": sum(1 for e in extras if not e.get("shared")),
+            "calls_shared": sum(1 for e in extras if e.get("shared")),
+            "http_retries": sum(int(e.get("retries_made") or 0) for e in extras),
+            "calls": len(self.calls),
+        }
+
+    def attempt_rows(self, first_number: int = 1) -> list[dict[str, Any]]:
+        """One ``attempts`` row per call, numbered from `first_number`."""
+        rows = []
+        for n, call in enumerate(self.calls, first_number):
+            usage = call.usage
+            extra = (usage.extra or {}) if usage is not None else {}
+            hit = extra.get("cache_hit")
+            shared = bool(extra.get("shared"))
+            row = {
+                "attempt_no": n, "outcome": call.outcome, "purpose": call.purpose,
+                "question_id": call.question or None,
+                "model": (usage.model if usage is not None and usage.model else call.model),
+                "input_tokens": usage.input_tokens if usage else None,
+                "output_tokens": usage.output_tokens if usage else None,
+                "cache_read_tokens": usage.cache_read_input_tokens if usage else None,
+                "cache_write_tokens": usage.cache_write_input_tokens if usage else None,
+                "cost": usage.cost if usage else None, "latency_ms": call.latency_ms,
+                "cache_hit": None if hit is None else int(bool(hit)), "error": call.error,
+                "prompt_hash": call.prompt_hash,
+                "shared": int(shared) if usage is not None else None,
+                "shared_from": extra.get("shared_from"),
+            }
+            if usage is not None and not shared and extra.get("call_id"):
+                row["attempt_id"] = extra["call_id"]  # what sharers' shared_from points at
+            rows.append(row)
+        return rows
+
+
+def _filled(usage: Any, system: str, messages: list[Message], reply: Message,
+            model_string: str) -> tuple[Any, bool]:
+    """`usage` with token counts the provider left out estimated (and whether it was)."""
+    from workbench.compaction._model import Usage
+
+    if usage is None:
+        usage = Usage(model=model_string)
+    if usage.input_tokens is not None and usage.output_tokens is not None:
+        return usage, bool((usage.extra or {}).get("estimated"))
+    estimator = default_estimator()
+    filled = usage.copy(
+        input_tokens=usage.input_tokens if usage.input_tokens is not None
+        else estimator.count_chat_tokens(system, messages),
+        output_tokens=usage.output_tokens if usage.output_tokens is not None
+        else estimator.count_text_tokens(reply.concat_text()))
+    return filled, True

@@ -1,0 +1,68 @@
+"""Functional probes: questions about a session, answered from a context, graded.
+
+String probes (`workbench.metrics`) ask whether text survived in a summary; these ask whether an
+agent can *use* what it was left with. Everything here needs no model; the harness's run stage
+sends the questions to an answerer, judge or author model (``harness/run/_qa_run.py``).
+
+Layers, smallest first:
+
+- `_questions`: `Question` and `QuestionSet` as data (JSON files under ``qa/questions/``);
+- `_normalize`: one normaliser per answer type, and the one matching rule (`contains`);
+- `_grade`: deterministic grades (exact, list share, word overlap);
+- `_transcript`: what a transcript says (files modified, tool calls' main arguments);
+- `_build`: questions from a session's manifest, else its transcript (`build_questions`);
+- `_lookup`: the offline ``lookup`` answerer (retrieval, not a model);
+- `_actions`: the recorded next action at a compaction boundary, and agreement with it;
+- `_prompts`, `_judge`, `_author`: what answerer, judge and author models are asked, and the
+  parsers of their replies (`ReplyFormatError` for a reply that does not follow the format);
+- `_score`: a cell's ``qa_*`` metrics from its answered questions.
+"""
+
+from workbench.probes._actions import NextActionCase, actions_match, next_action_case, parse_action
+from workbench.probes._author import AUTHOR_SYSTEM, author_message, parse_author_reply
+from workbench.probes._build import DEFAULT_PER_SESSION, build_questions, select_questions
+from workbench.probes._grade import OVERLAP_PASS, grade_answer, is_unknown, stale_only
+from workbench.probes._judge import (
+    DIMENSIONS,
+    JUDGE_SYSTEM,
+    JudgeGrade,
+    judge_message,
+    parse_judge_reply,
+)
+from workbench.probes._lookup import LookupAnswerer
+from workbench.probes._normalize import (
+    NORMALIZERS,
+    contains,
+    normalize_choice,
+    normalize_command,
+    normalize_error,
+    normalize_number,
+    normalize_path,
+    normalize_text,
+    path_matches,
+)
+from workbench.probes._prompts import ANSWERER_SYSTEM, next_action_system, question_message
+from workbench.probes._questions import (
+    GRADERS,
+    KINDS,
+    Question,
+    QuestionSet,
+    question_set_key,
+    read_question_set,
+    write_question_set,
+)
+from workbench.probes._score import QA_METRICS, AnsweredQuestion, NextActionResult, qa_metrics
+from workbench.probes._transcript import ToolAction, action_of, main_argument, modified_files
+
+__all__ = [
+    "ANSWERER_SYSTEM", "AUTHOR_SYSTEM", "DEFAULT_PER_SESSION", "DIMENSIONS", "GRADERS",
+    "JUDGE_SYSTEM", "KINDS", "NORMALIZERS", "OVERLAP_PASS", "QA_METRICS", "AnsweredQuestion",
+    "JudgeGrade", "LookupAnswerer", "NextActionCase", "NextActionResult", "Question",
+    "QuestionSet", "ToolAction", "action_of", "actions_match", "author_message",
+    "build_questions", "contains", "grade_answer", "is_unknown", "judge_message",
+    "main_argument", "modified_files", "next_action_case", "next_action_system",
+    "normalize_choice", "normalize_command", "normalize_error", "normalize_number",
+    "normalize_path", "normalize_text", "parse_action", "parse_author_reply",
+    "parse_judge_reply", "path_matches", "qa_metrics", "question_message", "question_set_key",
+    "read_question_set", "select_questions", "stale_only", "write_question_set",
+]

@@ -1,0 +1,82 @@
+"""The optional ``probe_author``: a model that reads the full history and writes more questions.
+
+It is asked for a JSON list of ``{"kind", "question", "answer"}`` objects. Its questions are open
+ones (graded by word overlap and, when a judge is configured, by the judge), join the session's
+question set and are saved with it, so a later run asks the same questions without calling the
+author again. A reply that is not such a list raises `ReplyFormatError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.errors import ReplyFormatError
+from workbench.messages import Message, MessageMetadata
+from workbench.probes._questions import KINDS, Question
+
+__all__ = ["AUTHOR_SYSTEM", "author_message", "parse_author_reply"]
+
+AUTHOR_SYSTEM = (
+    "You write test questions about the coding session above. They check later whether an "
+    "agent that sees only a compacted version of the session still knows what matters to "
+    "continue it. Each question must be answerable from the session, and its answer must be "
+    "what the session says at its end (the latest value of anything that changed). Kinds: "
+    "recall (a fact, value or error message), artifact (files changed and how), continuation "
+    "(what comes next), decision (what was decided and why). Reply with a JSON list only: "
+    "[{\"kind\": \"recall\", \"question\": \"...\", \"answer\": \"...\"}, ...]."
+)
+"""The probe author's system prompt."""
+
+AUTHOR_REQUEST = "Write {n} questions of these kinds: {kinds}."
+_FENCE = re.compile(r"```(?:json)?\s*(\[.*?\])\s*```", re.DOTALL)
+
+
+def author_message(n: int, kinds: Sequence[str] = KINDS) -> Message:
+    """The request that follows the history in the author's prompt."""
+    return Message.user(AUTHOR_REQUEST.format(n=n, kinds=", ".join(kinds)),
+                        metadata=MessageMetadata.agent_only())
+
+
+def _array(text: str) -> Any:
+    fenced = _FENCE.search(text)
+    body = fenced.group(1) if fenced else text[text.find("["):text.rfind("]") + 1]
+    if not body:
+        raise ReplyFormatError("the probe author's reply holds no JSON list")
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ReplyFormatError(f"the probe author's reply is not valid JSON ({exc.msg})") from None
+
+
+def parse_author_reply(text: str, n: int, kinds: Sequence[str] = KINDS,
+                       author: str = "") -> list[Question]:
+    """The first `n` questions of an author's reply whose kind is in `kinds`.
+
+    Raises:
+        ReplyFormatError: not a JSON list of objects with a known kind, a question and an
+            answer (the message names the first bad item).
+    """
+    items = _array(text or "")
+    if not isinstance(items, list):
+        raise ReplyFormatError("the probe author's reply is not a JSON list")
+    out: list[Question] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ReplyFormatError(f"the probe author's item {i} is not an object")
+        kind = str(item.get("kind") or "").strip().lower()
+        question = str(item.get("question") or "").strip()
+        answer = str(item.get("answer") or "").strip()
+        if kind not in KINDS:
+            raise ReplyFormatError(f"the probe author's item {i} has kind {kind!r}, not one "
+                                   f"of {', '.join(KINDS)}")
+        if not question or not answer:
+            raise ReplyFormatError(f"the probe author's item {i} lacks a question or answer")
+        if kind not in kinds or len(out) >= n:
+            continue
+        out.append(Question(id=f"author-{len(out) + 1}", kind=kind, text=question,
+                            expected=answer, grader="overlap", answer_type="text",
+                            source=f"author:{author}" if author else "author", judged=True))
+    return out

@@ -1,0 +1,111 @@
+"""Deterministic grading: how right an answer is, with no model involved.
+
+`grade_answer` returns a score in 0..1 for one answer:
+
+- ``exact`` questions: 1 when the expected value, normalised by its answer type
+  (`workbench.probes._normalize`), occurs in the normalised answer and is not part of a longer
+  word; paths also match by a trailing part of two or more components. A ``choice`` answer
+  must name the expected choice and no other one.
+- ``list`` questions: the share of the expected items the answer names (each item matched as an
+  exact answer of the list's item type).
+- ``overlap`` questions (open ones): 1 when the answer holds at least `OVERLAP_PASS` of the
+  expected answer's content words, else 0 (the user-requests probe's coverage rule).
+
+An empty answer, or one that only says it does not know, scores 0 for every grader.
+`stale_only` tells an answer that gives a replaced value (and not the current one) apart from
+one that gives nothing.
+"""
+
+from __future__ import annotations
+
+from workbench.metrics._common import content_words, word_set
+from workbench.probes._normalize import (
+    NORMALIZERS,
+    contains,
+    normalize_choice,
+    normalize_error,
+    normalize_number,
+    normalize_text,
+    path_in,
+)
+from workbench.probes._questions import Question
+
+__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "grade_answer", "is_unknown", "stale_only"]
+
+OVERLAP_PASS = 0.5
+"""Share of the expected answer's content words an open answer must hold to count as right."""
+
+UNKNOWN_ANSWERS = frozenset({"", "unknown", "i don't know", "i do not know", "not stated",
+                             "not mentioned", "none", "n/a", "no idea"})
+"""Answers that say nothing (normalised)."""
+
+
+def is_unknown(answer: str | None) -> bool:
+    """True for a missing answer or one that only says it does not know."""
+    return answer is None or normalize_text(answer) in UNKNOWN_ANSWERS
+
+
+class _Forms:
+    """One answer's normalised forms, each computed once however many items are matched."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self._forms: dict[str, str] = {}
+
+    def __getitem__(self, kind: str) -> str:
+        form = self._forms.get(kind)
+        if form is None:
+            form = self._forms[kind] = NORMALIZERS[kind](self.raw)
+        return form
+
+
+def _exact(answer: _Forms, expected: str, answer_type: str, choices: list[str]) -> bool:
+    if answer_type in ("path", "paths"):
+        return path_in(answer["path"], expected)
+    if answer_type == "choice":
+        said = {normalize_choice(w) for w in answer["text"].replace(",", " ").split()}
+        wanted = normalize_choice(expected)
+        others = {normalize_choice(c) for c in choices} - {wanted}
+        return wanted in said and not (said & others)
+    if answer_type == "number":
+        return contains(answer["number"], normalize_number(expected))
+    if answer_type == "error":
+        return contains(answer["error"], normalize_error(expected))
+    return contains(answer["text"], normalize_text(expected))
+
+
+def overlap(answer: str, expected: str) -> float:
+    """Share of `expected`'s content words that `answer` holds (0.0 when it has none)."""
+    wanted = content_words(expected)
+    if not wanted:
+        return 0.0
+    have = word_set(answer)
+    return sum(1 for w in wanted if w in have) / len(wanted)
+
+
+def grade_answer(question: Question, answer: str | None) -> float:
+    """The deterministic score of `answer` to `question`, in 0..1 (see the module docstring)."""
+    if is_unknown(answer):
+        return 0.0
+    text = str(answer)
+    if question.grader == "overlap":
+        return 1.0 if overlap(text, question.expected_text()) >= OVERLAP_PASS else 0.0
+    forms = _Forms(text)
+    if question.grader == "list":
+        items = [str(i) for i in question.expected] if isinstance(question.expected, list) else []
+        if not items:
+            return 0.0
+        item_type = "path" if question.answer_type == "paths" else question.answer_type
+        found = sum(1 for item in items if _exact(forms, item, item_type, question.choices))
+        return found / len(items)
+    return 1.0 if _exact(forms, question.expected_text(), question.answer_type,
+                         question.choices) else 0.0
+
+
+def stale_only(question: Question, answer: str | None) -> bool:
+    """True when `answer` gives a value the session replaced and not the current one."""
+    if is_unknown(answer) or not question.stale or grade_answer(question, answer) > 0:
+        return False
+    forms = _Forms(str(answer))
+    return any(_exact(forms, old, question.answer_type, question.choices)
+               for old in question.stale)

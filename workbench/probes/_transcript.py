@@ -1,0 +1,162 @@
+"""What a transcript alone says: files modified, tool calls and their main arguments, texts.
+
+Real sessions carry no manifest, so their ground truth is read from what the agent did:
+
+- `modified_files`: paths of tool calls that write (``Write``, ``Edit``, ``edit_file``,
+  ``str_replace_editor`` with a writing ``command``, ``apply_patch``...), in first-touch order;
+- `main_argument`: what a tool call acts on, the part two calls must share to count as the same
+  action: its file path (argument keys in `PATH_KEYS`), else its command's head
+  (`normalize_command`: ``git status``, ``mix test``), else its pattern, query or URL;
+- `message_text`: every text a message shows the agent (texts, tool outputs, tool calls).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.messages import Message
+from workbench.metrics._files import command_paths, normalize_path
+from workbench.probes._normalize import normalize_command
+
+__all__ = ["ToolAction", "action_of", "is_injected", "main_argument", "message_text",
+           "modified_files",
+           "tool_actions", "written_paths"]
+
+PATH_KEYS = ("file_path", "path", "notebook_path", "file", "filename", "target_file")
+COMMAND_KEYS = ("command", "cmd", "script")
+QUERY_KEYS = ("pattern", "query", "url", "regex", "glob")
+WRITE_TOOLS = frozenset({
+    "write", "edit", "multiedit", "notebookedit", "write_file", "edit_file", "create_file",
+    "delete_file", "apply_patch", "str_replace", "insert", "create", "replace_in_file",
+    "append_file", "patch", "search_replace", "replace_file_content", "write_to_file"})
+"""Tool names (lowercased) whose path argument is a file the call modifies."""
+EDITOR_TOOLS = frozenset({"str_replace_editor", "text_editor", "developer__text_editor",
+                          "str_replace_based_edit_tool", "editor"})
+"""Editor tools that modify only for some values of their ``command`` argument."""
+EDITOR_WRITES = frozenset({"create", "write", "str_replace", "insert", "edit", "undo_edit"})
+SHELL_WRITES = frozenset({"rm", "git rm", "mv", "git mv", "touch"})
+"""Shell command heads whose path arguments are files the call deletes, moves or creates."""
+_INJECTED = re.compile(r"^\s*<[a-z][\w-]*>")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ToolAction:
+    """A tool call reduced to what it does: the tool and its main argument.
+
+    Attributes:
+        tool: The tool name as called (None: the turn called no tool).
+        kind: ``path``, ``command``, ``query`` or ``""`` (no main argument).
+        argument: The normalised main argument (``""`` when there is none).
+    """
+
+    tool: str | None
+    kind: str = ""
+    argument: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"tool": self.tool, "kind": self.kind, "argument": self.argument}
+
+    def describe(self) -> str:
+        """``Edit lib/app.ex``, ``Bash git status``, or ``no tool call``."""
+        if self.tool is None:
+            return "no tool call"
+        return f"{self.tool} {self.argument}".strip()
+
+
+def main_argument(arguments: dict[str, Any] | None) -> tuple[str, str]:
+    """``(kind, normalised argument)`` of a tool call's arguments (see the module docstring)."""
+    args = arguments or {}
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return "path", normalize_path(value)
+    for key in COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return "command", normalize_command(value)
+    for key in QUERY_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return "query", " ".join(value.split())
+    return "", ""
+
+
+def action_of(name: str | None, arguments: dict[str, Any] | None) -> ToolAction:
+    """The `ToolAction` of one tool call."""
+    if name is None:
+        return ToolAction(None)
+    kind, argument = main_argument(arguments)
+    return ToolAction(name, kind, argument)
+
+
+def tool_actions(messages: Sequence[Message]) -> list[ToolAction]:
+    """Every tool call of `messages` as a `ToolAction`, in order."""
+    return [action_of(r.name or "", r.arguments) for m in messages for r in m.tool_requests()]
+
+
+def _paths(arguments: dict[str, Any]) -> list[str]:
+    return [normalize_path(v) for k in PATH_KEYS
+            if isinstance(v := arguments.get(k), str) and v.strip()]
+
+
+def _patch_paths(arguments: dict[str, Any]) -> list[str]:
+    """Files an ``apply_patch`` body names (``*** Update File: path``), direct or in a shell."""
+    for key in ("input", "patch", "command"):
+        text = arguments.get(key)
+        if isinstance(text, str) and "*** " in text:
+            return [normalize_path(p) for p in _PATCH_FILE.findall(text)]
+    return []
+
+
+def _shell_paths(arguments: dict[str, Any]) -> list[str]:
+    """Files a shell command deletes, moves or creates (``rm``, ``git rm``, ``mv``, ``touch``)."""
+    command = next((v for k in COMMAND_KEYS if isinstance(v := arguments.get(k), str)), "")
+    head = normalize_command(command) if command else ""
+    return command_paths(command) if head in SHELL_WRITES else []
+
+
+def written_paths(name: str, arguments: dict[str, Any]) -> list[str]:
+    """The paths one tool call writes, creates or deletes (none for a call that only reads)."""
+    lower = name.lower()
+    base = lower.rsplit("__", 1)[-1]  # Goose prefixes tools with their extension
+    if lower in EDITOR_TOOLS or base in EDITOR_TOOLS:
+        writes = str(arguments.get("command") or "").lower() in EDITOR_WRITES
+        return _paths(arguments) if writes else []
+    if base in WRITE_TOOLS:
+        return _paths(arguments) or _patch_paths(arguments)
+    return _patch_paths(arguments) or _shell_paths(arguments)
+
+
+def modified_files(messages: Sequence[Message]) -> list[str]:
+    """Distinct paths the session's tool calls wrote, created or deleted, in first-touch order."""
+    seen: dict[str, None] = {}
+    for message in messages:
+        for request in message.tool_requests():
+            for path in written_paths(request.name or "", request.arguments or {}):
+                if path:
+                    seen.setdefault(path, None)
+    return list(seen)
+
+
+def is_injected(text: str) -> bool:
+    """True for a user-role text that an agent or hook injected rather than the human typed
+    (``<task-notification>``, ``<command-name>``, ``<system-reminder>`` blocks)."""
+    return bool(_INJECTED.match(text))
+
+
+def message_text(message: Message) -> str:
+    """Everything `message` shows the agent, as text: texts, tool outputs, then tool calls."""
+    parts = [message.concat_text()]
+    for response in message.tool_responses():
+        result = response.tool_result
+        parts.append(response.text() if result.ok else str(result.error or ""))
+    for request in message.tool_requests():
+        args = request.arguments or {}
+        parts.append(f"{request.name} {json.dumps(args, ensure_ascii=False)}")
+    return "\n".join(p for p in parts if p)
