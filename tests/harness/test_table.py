@@ -50,9 +50,12 @@ def test_one_row_per_group_with_exact_values_and_error_cells_counted_apart() -> 
     assert row["retained_tokens"] == 1500 and row["summary_tokens"] == 400
     assert row["billed_tokens"] == (5400 + 7600) / 2
     assert math.isclose(row["cost"], 0.02)  # a mean per cell, like the tokens
+    # Stored without spent columns (before m015): what a cell was billed is what it paid.
     assert math.isclose(row["cost_total"], 0.06)  # every cell's spending, the error's too
-    assert row["parse_success_pct"] == 50.0  # over the two cells that got a reply
-    assert row["retries_mean"] == 1 and row["retries_max"] == 4
+    assert row["spent_tokens"] == 5400 + 7600 + 9000
+    assert row["parse_success_pct"] == 50.0  # over the two cells of the common sessions
+    # The most ladder steps of a cell in the common sessions (the error cell's 4 is not one).
+    assert row["retries_mean"] == 1 and row["retries_max"] == 2
     assert math.isclose(row["probe_recall"], 0.7) and row["files_recall"] == 0.75
     assert (row["n"], row["mean_over"]) == (2, "common")
 
@@ -69,8 +72,9 @@ def test_the_column_order_is_the_keys_then_the_documented_columns() -> None:
         "template", "model", "window", "effective_window", "window_tokenizer", "cells",
         "replies", "failed", "errors", "failures", "failure_rate", "n", "mean_over",
         "parse_success_pct", "useful_structured_pct", "retained_tokens", "summary_tokens",
-        "billed_tokens", "billed_reported", "billed_estimated", "cost", "cost_total",
-        "retries_mean", "retries_max", "http_retries", "probe_recall", "files_recall"]
+        "billed_tokens", "billed_reported", "billed_estimated", "cost", "retries_mean",
+        "retries_max", "spent_tokens", "cost_total", "http_retries_total", "probe_recall",
+        "files_recall"]
 
 
 def run_cells(rows) -> pd.DataFrame:
@@ -149,7 +153,8 @@ def test_billing_keeps_reported_and_estimated_tokens_apart() -> None:
         800, 750, 50)
 
 
-def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retries() -> None:
+def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retries_as_a_total(
+        ) -> None:
     cells = run_cells([
         ("s1", "a", 32768, "ok", 1, {"effective_window": 16384, "window_tokenizer": "gemma3-270m",
                                      "http_retries": 2}),
@@ -158,7 +163,8 @@ def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retr
         ("s1", "b", 8192, "ok", 1, {}),
     ])
     t = comparison_table(cells)
-    assert t[["window", "effective_window", "window_tokenizer", "http_retries"]].values.tolist() == [
+    assert t[["window", "effective_window", "window_tokenizer",
+              "http_retries_total"]].values.tolist() == [
         [32768, 16384, "gemma3-270m", 3], [8192, 8192, None, 0]]
 
 
