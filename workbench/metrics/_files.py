@@ -120,7 +120,7 @@ def touched_files(messages: list[Message]) -> list[str]:
     return list(seen)
 
 
-def _suffixes(path: str) -> list[str]:
+def path_suffixes(path: str) -> list[str]:
     """The path itself and its trailing parts with at least two components."""
     parts = [p for p in path.split("/") if p]
     out = [path]
@@ -148,7 +148,7 @@ def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     files = touched_files(messages)
     recalled, basename_only, missing = 0, 0, []
     for path in files:
-        if any(_mentions(summary_text, s) for s in _suffixes(path)):
+        if any(_mentions(summary_text, s) for s in path_suffixes(path)):
             recalled += 1
             continue
         base = path.rsplit("/", 1)[-1]
