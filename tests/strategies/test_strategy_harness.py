@@ -249,3 +249,27 @@ def test_the_reference_row_is_counted_and_probed_as_goose_at_the_recorded_bounda
 
     row = results.table().set_index("strategy").loc["reference"]
     assert pd.isna(row["parse_success_pct"]) and "parse_success_pct" in not_applicable(row)
+
+
+def test_the_run_command_says_which_rows_the_reference_row_compares_with(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from workbench.cli import cli
+
+    recorded = "Summary: fix the parser"
+    messages = [Message.user("please fix the parser in src/app.py"), Message.assistant("ok"),
+                Message.user(recorded), Message.user("now add a test"), Message.assistant("done")]
+    Session("s1", "goose-json", str(tmp_path / "s1.json"), messages, meta={
+        "reference_summaries": [{"index": 2, "source": "compact_summary", "text": recorded}]},
+    ).write_goose_json(tmp_path / "s1.json")
+    spec = tmp_path / "e.toml"
+    spec.write_text('name = "r"\nsessions = ["s1.json"]\nmodels = ["extractive"]\n'
+                    'strategies = ["goose", "reference"]\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(spec), "--out", str(tmp_path / "run"),
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert ("reference: the recorded agent's own summary at its recorded boundary, counted and "
+            "probed as goose@recorded is;\ncompare it with the @recorded rows") in result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("reference"))
+    assert row.split()[:3] == ["reference", "default", "none"] and "n/a" in row.split()

@@ -32,6 +32,9 @@ TABLE_HEADER = (
 """Printed above the table."""
 SPENT_LINE = ("spent by this run: {tokens:,} tokens, {cost}; model calls made {made:,}, shared "
               "{shared:,} (sums of the table's spent columns)")
+REFERENCE_NOTE = ("reference: the recorded agent's own summary at its recorded boundary, counted "
+                  "and probed as goose@recorded is;\ncompare it with the @recorded rows, not "
+                  "with rows compacted at the end of the session.")
 EFFECTIVE_NOTE = "ran at a smaller window than the cap (the model's own context): {rows}"
 
 
@@ -80,6 +83,8 @@ def print_table(results: Results, *, wide: bool = False) -> None:
         return
     click.echo(TABLE_HEADER + "\n")
     click.echo(text_table(table, wide=wide))
+    if "strategy" in table.columns and (table["strategy"] == "reference").any():
+        click.echo(REFERENCE_NOTE)
     note = _effective_note(table)
     if note:
         click.echo(textwrap.fill(note, width=120, subsequent_indent="  ",
