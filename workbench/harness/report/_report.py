@@ -21,7 +21,7 @@ import pandas as pd
 from workbench._redact import redact
 from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
-from workbench.harness.report._html_table import plain_table
+from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.results._paired import PairedResult, paired_comparison
 from workbench.harness.results._plots import PLOTS
 from workbench.harness.results._results import SUMMARIES_DIR
@@ -77,8 +77,8 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
     Args:
         df: The frame to show.
         formats: ``{column: format string}`` applied to numeric values.
-        comparison: `df` is a comparison table: metrics that cannot apply to a row
-            (`not_applicable`) show ``n/a``.
+        comparison: `df` is a comparison table: windows read as the verdict writes them
+            (``8k``) and metrics that cannot apply to a row (`not_applicable`) show ``n/a``.
 
     Returns:
         The table text, ending with a newline.
@@ -87,7 +87,12 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
     cols = list(df.columns)
 
     def cell(v: Any, col: str, absent: frozenset[str]) -> str:
-        text = NOT_APPLICABLE if col in absent else format_cell(v, formats.get(col))
+        if col in absent:
+            text = NOT_APPLICABLE
+        elif comparison and col in ("window", "effective_window"):
+            text = short_window(v)  # the verdict's label: 8k, 32k
+        else:
+            text = format_cell(v, formats.get(col))
         return text.replace("|", "\\|").replace("\n", " ")
 
     numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in cols]
@@ -350,7 +355,8 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     paths["replay_csv"] = out / "replay.csv"
     table.to_csv(paths["replay_csv"], index=False)
     ranking = replay_ranking(table)
-    table = table.assign(feasible=["yes" if v else "no" for v in table["feasible"]])
+    table = table.assign(feasible=["yes" if v else "no" for v in table["feasible"]],
+                         window=[short_window(w) for w in table["window"]])
     formats = {c: "{:,.0f}" for c in table.columns if c not in REPLAY_KEYS
                and not c.startswith(("facts_", "probe_"))}
     formats.update({c: "{:.1%}" for c in table.columns if c.startswith(("facts_", "probe_"))})
