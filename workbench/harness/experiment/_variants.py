@@ -109,8 +109,8 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
     prompts = project_root() / PROMPTS_DIR
     known = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
     raise ConfigError(f"templates: no variant {name!r}: looked for a folder at "
-                      f"{', '.join(str(p) for p in places)} (the project's variants: "
-                      f"{', '.join(known) or 'none'}; 'default' is the built-in)")
+                      f"{', '.join(str(p) for p in places)} (known in the project's "
+                      f"prompts/: {', '.join(known) or 'none'}; 'default' is the built-in)")
 
 
 def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:

@@ -45,7 +45,7 @@ TEXT_UNITS = {"n": "", "window": ""}
 """Terminal units where the HTML unit would only widen a narrow column."""
 TEXT_GROUP_TITLES = {"variant": ("",), "cells": ("cells",), "tokens": ("tokens kept", "tokens"),
                      "cost": ("billed per cell", "billed/cell", "billed"),
-                     "reliability": ("replies",), "recall": ("probe recall", "recall"),
+                     "reliability": ("replies", "repl."), "recall": ("probe recall", "recall"),
                      "quality": ("quality", "qual."),
                      "spent": ("spent by the run (sums over all cells)", "spent (sums)", "spent"),
                      "other": ("other",)}
@@ -68,12 +68,24 @@ class _Column:
         return max([len(self.label), len(self.unit), *(len(c) for c in self.cells)])
 
 
+def shorten(text: str, limit: int) -> str:
+    """A name cut to `limit` characters: cache prefixes and leading path parts go first (as in
+    the HTML table), then the middle, so names that differ at their end stay apart."""
+    out = short_label(text, len(text))  # cache prefix and @window only
+    while len(out) > limit and "/" in out:
+        out = out.split("/", 1)[1]
+    if len(out) <= limit:
+        return out
+    head = (limit - 1) // 2
+    return out[:head] + "…" + out[len(out) - (limit - 1 - head):]
+
+
 def _cell_text(value: Any, spec: ColumnSpec, row: Any, limit: int) -> str:
     if spec.name in not_applicable(row):
         return NOT_APPLICABLE
     text = format_value(value, spec)
     if isinstance(value, str) and spec.name != "window":
-        return short_label(text, limit)
+        return shorten(text, limit)
     return text
 
 
