@@ -108,6 +108,7 @@ _EXPORTS: dict[str, str] = {
     "replay_session_async": "workbench.strategies",
     "ReplayResult": "workbench.strategies",
     "replay_table": "workbench.strategies",
+    "replay_ranking": "workbench.strategies",
     "plot_replay": "workbench.strategies",
     # tuning (issue 11): shared calls, the search, export with evidence
     "SharedCalls": "workbench.models",
@@ -242,6 +243,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         StrategyResult,
         get_strategy,
         plot_replay,
+        replay_ranking,
         replay_session,
         replay_session_async,
         replay_table,

@@ -177,7 +177,8 @@ def test_a_prompt_without_the_conversation_is_exported_with_a_warning(
 
 
 def test_an_unknown_variant_is_a_config_error_listing_the_known_ones(goose_root: Path) -> None:
-    with pytest.raises(ConfigError, match=r"no variant 'nope'.*known: default, jsonl-transcript"):
+    with pytest.raises(ConfigError, match=r"no variant 'nope'.*known in the project's prompts/: "
+                                          r"default, jsonl-transcript"):
         export_template("nope")
 
 

@@ -183,7 +183,7 @@ async def test_lost_calls_count_what_a_killed_try_paid_and_the_kept_try_did_not_
     assert [c["prompt_hash"] for c in coord.lost_calls("c1", None)] == ["p1", "p2", "p3"]
 
 
-async def test_a_shared_prompt_is_sent_once_cluster_wide_and_billed_to_its_first_caller(
+async def test_a_shared_prompt_is_sent_once_cluster_wide_and_paid_by_its_first_caller(
         tmp_path: Path) -> None:
     coord = Coordinator(global_limit=4, model_limits={}, share_calls=True)
     first = await coord.call_begin("c1", 0, None, "off", None, "m", "p1", "s1")
@@ -195,8 +195,9 @@ async def test_a_shared_prompt_is_sent_once_cluster_wide_and_billed_to_its_first
     assert isinstance(call_id, str) and len(call_id) == 26
     kind, message, usage = await asyncio.wait_for(waiting, 1)
     assert (kind, message.concat_text()) == ("shared", "the summary")
+    # The sharer's usage is what the answer cost, flagged as paid by the call it names.
     assert (usage.input_tokens, usage.output_tokens, usage.cost, usage.extra) == (
-        0, 0, 0.0, {"shared": True, "shared_from": call_id})
+        100, 20, 0.01, {"shared": True, "shared_from": call_id})
     # Later in the run: answered from the table, without waiting; another scope calls.
     assert (await coord.call_begin("c3", 0, None, "off", None, "m", "p1", "s1"))[0] == "shared"
     assert (await coord.call_begin("c4", 0, None, "off", None, "m", "p1", "s2"))[0] == "call"

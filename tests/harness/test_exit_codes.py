@@ -38,7 +38,7 @@ def run(tmp_path: Path, body: str) -> tuple[int, str]:
 def test_a_clean_run_exits_zero_with_table_verdict_and_error_summary(tmp_path: Path) -> None:
     code, out = run(tmp_path, 'models = ["extractive"]\n')
     assert code == 0, out
-    assert "n = sessions every template completed" in out
+    assert "over the n sessions every template completed" in out
     assert "Verdict: which template wins, per model x window" in out
     assert "  extractive @ none (2 templates, 2 sessions completed by all):" in out
     assert "Errors and failures:\n  none: every cell produced a summary" in out

@@ -50,7 +50,7 @@ def test_the_table_renders_new_columns_under_grouped_headers_with_escaped_values
                        "probe_recall": [0.625], "mystery": [7.5]})
     out = html_table(df)
     assert '<th colspan="3" class="wb-group wb-c-variant" data-group="variant"></th>' in out
-    assert ">other</th>" in out and ">probe recall</th>" in out
+    assert ">other</th>" in out and ">probe recall (mean over n)</th>" in out
     assert "&lt;b&gt;t&lt;/b&gt;" in out and "<b>t</b>" not in out
     assert '<td class="text wb-c-variant" data-v="8192" title="8192">8k</td>' in out
     assert ('<td class="text wb-c-variant" data-v="replay:openai/gpt-4o-mini@8k" '
@@ -64,8 +64,9 @@ def test_the_table_renders_new_columns_under_grouped_headers_with_escaped_values
 
 
 def test_windows_and_long_identities_are_shortened_for_narrow_columns():
+    # Labelled as the verdict and the terminal table label them (one window label everywhere).
     assert [short_window(v) for v in (8192, 32768, 8000, None, "none")] == [
-        "8k", "32k", "8,000", "none", "none"]
+        "8k", "32k", "8000", "none", "none"]
     assert short_label("cached:openai/gpt-4o-mini@8k") == "openai/gpt-4o-mini"
     assert short_label("openrouter/anthropic/claude-3-5-haiku") == "claude-3-5-haiku"
     assert short_label("openrouter/anthropic/claude-3-5-haiku-latest") == (

@@ -224,3 +224,30 @@ def test_a_summary_that_copies_the_schema_example_has_full_template_echo() -> No
     assert template_echo(None, template) is None
     short = StructuredSummary.parse('{"user_intent": ["fix it"]}')
     assert template_echo(short, template) is None
+
+
+def test_facts_the_files_and_errors_probes_count_are_not_counted_again_and_kinds_weigh_alike(
+        ) -> None:
+    def fact(fid: str, kind: str, text: str) -> dict:
+        return {"id": fid, "kind": kind, "text": text, "message_index": 0, "stale": False,
+                "superseded_by": None}
+
+    facts = [fact("f1", "identifier", "merge_audit_80ba"), fact("f2", "identifier", "seen_x_1"),
+             fact("f3", "identifier", "seen_y_2"),
+             fact("f4", "constraint", "never touch migrations/0047_backfill.sql"),
+             fact("f5", "path", "src/app.py"),  # a touched file: the files probe's item
+             fact("f6", "error", "ValueError: invalid literal for int() with base 10: 'x'")]
+    session = make_session({"planted_facts": facts})
+    summary = ("merge_audit_80ba seen_x_1 seen_y_2 in src/app.py raised ValueError: invalid "
+               "literal for int() with base 10: 'x'")
+    cur, _ = facts_probe(session, summary)
+    # Four facts left to this probe: three identifiers kept, the one constraint dropped.
+    assert (cur.total, cur.recalled) == (4, 3)
+    assert cur.kinds == {"identifier": (3, 3), "constraint": (0, 1)}
+    assert cur.missing == ["never touch migrations/0047_backfill.sql"]
+    # Each kind weighs alike: losing the field that held the constraint costs half, not 1/4.
+    assert cur.recall == 0.5
+    m = compute_metrics(session, summary, None, original_tokens=100, summary_tokens=10)
+    assert (m["facts_total"], m["facts_recalled"], m["facts_recall"]) == (4, 3, 0.5)
+    assert compute_forgotten(session, summary)["facts"] == [
+        "never touch migrations/0047_backfill.sql"]

@@ -65,96 +65,34 @@ def rows(out: Path, table: str) -> list[dict[str, Any]]:
     return sorted(found, key=lambda r: (r["cell_id"], r.get("attempt_no") or 0))
 
 
-# An attempt's usage columns -> the cell's totals of them.
-USAGE_COLUMNS = {"input_tokens": "billed_input_tokens", "output_tokens": "billed_output_tokens",
-                 "cache_read_tokens": "cache_read_tokens",
-                 "cache_write_tokens": "cache_write_tokens", "cost": "cost"}
-# What the billed attempt of a shared call holds and its sharers do not (they hold zeros).
-BILLED_COLUMNS = (*USAGE_COLUMNS, "cache_hit")
+# Who paid for a shared call is whichever cell reached it first: a race with two workers, the
+# event loop's order locally. These columns say who paid; every other column must not depend on it.
+PAYER_COLUMNS = {"attempts": ("shared", "shared_from", "cache_hit"),
+                 "cells": ("calls_made", "calls_shared", "spent_input_tokens",
+                           "spent_output_tokens", "spent_cost")}
+HONEST_COLUMNS = ("billed_tokens", "billed_reported", "billed_estimated", "cost", "calls",
+                  "retained_tokens", "probe_recall")
+"""Per-template columns that say what a template's summaries cost: equal on every executor."""
 
 
-def cell_totals(attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """A cell's billed columns from its attempts, summed as `run_cell` sums them."""
-    used = [a for a in attempts if a["shared"] is not None]  # the attempts with a usage
-    totals: dict[str, Any] = {USAGE_COLUMNS[c]: sum(a[c] or 0 for a in used)
-                              for c in USAGE_COLUMNS if c != "cost"}
-    costs = [a["cost"] for a in sorted(used, key=lambda a: a["attempt_no"])]
-    totals["cost"] = None if None in costs else float(sum(costs))
-    totals["calls_made"] = sum(1 for a in used if not a["shared"])
-    totals["calls_shared"] = sum(1 for a in used if a["shared"])
-    return totals
+def without_payer(out: Path, table: str) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k not in PAYER_COLUMNS[table]}
+            for row in rows(out, table)]
 
 
-def bill_shared_calls_to_the_first_cell(out: Path, order: list[str]) -> int:
-    """Move the billing of every shared call to the earliest cell (in expansion order) of the
-    cells that shared it; return how many calls moved.
-
-    Which cell of a share group sends the call (and is billed) is whichever reaches it first:
-    with two workers that is a race, and locally it is the event loop's order. Everything else
-    is not scheduling-dependent. So both run folders are brought to one rule before they are
-    compared: within a group (the billed attempt and the attempts whose ``shared_from`` names
-    it, checked here to carry the same prompt and zero usage) the billed columns move to the
-    group's first cell, the others become sharers naming it, and the cells' billed totals and
-    calls_made / calls_shared follow (checked first to be the sums of their attempts). Totals
-    are unchanged; the comparison afterwards still sees every group's members, its billed
-    usage and every other column exactly.
-    """
+def check_one_payer_per_shared_call(out: Path) -> None:
+    """Every shared attempt names a paid attempt of the same prompt and carries its usage."""
     db = sqlite3.connect(out / "results.sqlite")
     db.row_factory = sqlite3.Row
     attempts = {r["attempt_id"]: dict(r) for r in db.execute("SELECT * FROM attempts")}
-    cells = {r["cell_id"]: dict(r) for r in db.execute("SELECT * FROM cells")}
-
-    def of(cell_id: str) -> list[dict[str, Any]]:
-        return [a for a in attempts.values() if a["cell_id"] == cell_id]
-
-    groups: dict[str, list[dict[str, Any]]] = {}
     for a in attempts.values():
-        if a["shared"]:
-            groups.setdefault(a["shared_from"], []).append(a)
-    moved, touched = 0, set()
-    kind: dict[str, str] = {}
-    for billed_id, sharers in groups.items():
-        billed = attempts[billed_id]
-        assert billed["shared"] == 0 and billed["shared_from"] is None, billed
-        for a in sharers:
-            assert a["prompt_hash"] == billed["prompt_hash"], (a, billed)
-            assert all(a[c] in (0, 0.0) for c in USAGE_COLUMNS) and a["cache_hit"] is None, a
-        for cell_id in {billed["cell_id"], *(a["cell_id"] for a in sharers)}:
-            totals = cell_totals(of(cell_id))
-            assert {k: cells[cell_id][k] for k in totals} == totals, cell_id
-        first = min([billed, *sharers], key=lambda a: (order.index(a["cell_id"]),
-                                                       a["attempt_no"]))
-        if first is billed:
+        if not a["shared"]:
             continue
-        moved += 1
-        # One model per group, so its billed tokens are all reported or all estimated.
-        billed_cell = cells[billed["cell_id"]]
-        kind[first["cell_id"]] = kind[billed["cell_id"]] = (
-            "reported_tokens" if billed_cell["reported_tokens"] else "estimated_tokens")
-        bill = {c: billed[c] for c in BILLED_COLUMNS}
-        for c in BILLED_COLUMNS:
-            billed[c] = first[c]
-        first.update(bill, shared=0, shared_from=None)
-        for a in [billed, *sharers]:
-            if a is not first:
-                a["shared"], a["shared_from"] = 1, first["attempt_id"]
-        touched |= {billed["cell_id"], first["cell_id"]}
-    columns = (*BILLED_COLUMNS, "shared", "shared_from")
-    with db:
-        for a in attempts.values():
-            db.execute(f"UPDATE attempts SET {', '.join(f'{c} = ?' for c in columns)} "
-                       "WHERE attempt_id = ?", [*(a[c] for c in columns), a["attempt_id"]])
-        for cell_id in touched:
-            totals = cell_totals(of(cell_id))
-            # The reported / estimated split (8A's columns) follows the billed tokens.
-            tokens = totals["billed_input_tokens"] + totals["billed_output_tokens"]
-            other = ("estimated_tokens" if kind[cell_id] == "reported_tokens"
-                     else "reported_tokens")
-            totals[kind[cell_id]], totals[other] = tokens, 0
-            db.execute(f"UPDATE cells SET {', '.join(f'{c} = ?' for c in totals)} "
-                       "WHERE cell_id = ?", [*totals.values(), cell_id])
+        paid = attempts[a["shared_from"]]
+        assert paid["shared"] == 0 and paid["prompt_hash"] == a["prompt_hash"], (a, paid)
+        assert [a[c] for c in ("input_tokens", "output_tokens", "cost")] == [
+            paid[c] for c in ("input_tokens", "output_tokens", "cost")], (a, paid)
     db.close()
-    return moved
 
 
 class KillOnce(ScriptedModel):
@@ -201,22 +139,22 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 
 def same_results_on_both_executors(default: Experiment, tmp_path: Path, cells: int) -> None:
-    from workbench.harness import Results
-
     local = run_experiment(default, tmp_path / "local", progress=False)
     on_ray = run_experiment(default, tmp_path / "ray", progress=False, executor="ray")
     assert on_ray.status == "finished" and len(on_ray.cells) == len(local.cells) == cells
-    # Calls are shared on both executors (same groups, billed once each)...
+    # Calls are shared on both executors (same groups, paid once each)...
     assert on_ray.cells["calls_shared"].sum() == local.cells["calls_shared"].sum() > 0
-    assert on_ray.cells["billed_input_tokens"].sum() == local.cells["billed_input_tokens"].sum()
-    # ...but which cell of a group pays is a race: one rule for both, then compare everything.
-    order = [c.cell_id for c in expand_cells(default)]
+    for column in ("spent_input_tokens", "spent_output_tokens", "billed_input_tokens"):
+        assert on_ray.cells[column].sum() == local.cells[column].sum(), column
+    # ...and what a template's summaries cost does not depend on which cell paid.
+    keys = ["template", "model", "window"]
+    assert on_ray.table()[keys + list(HONEST_COLUMNS)].equals(
+        local.table()[keys + list(HONEST_COLUMNS)])
     for out in (tmp_path / "local", tmp_path / "ray"):
-        bill_shared_calls_to_the_first_cell(out, order)
-    local, on_ray = Results.load(tmp_path / "local"), Results.load(tmp_path / "ray")
-    assert rows(tmp_path / "ray", "cells") == rows(tmp_path / "local", "cells")
-    assert rows(tmp_path / "ray", "attempts") == rows(tmp_path / "local", "attempts")
-    assert on_ray.table().equals(local.table())
+        check_one_payer_per_shared_call(out)
+    assert without_payer(tmp_path / "ray", "cells") == without_payer(tmp_path / "local", "cells")
+    assert without_payer(tmp_path / "ray", "attempts") == without_payer(tmp_path / "local",
+                                                                        "attempts")
     for path in sorted((tmp_path / "local" / "summaries").iterdir()):
         assert (tmp_path / "ray" / "summaries" / path.name).read_text() == path.read_text(), path.name
     assert list(on_ray.runs["executor"]) == ["ray"]
@@ -332,8 +270,9 @@ def test_calls_are_shared_across_workers_and_runs_and_every_call_is_sent_with_sh
 
     def calls(results: Any) -> tuple[int, int, float]:
         cells = results.cells
+        assert set(cells["cost"]) == {0.001}  # what each cell's summary cost, paid or shared
         return (int(cells["calls_made"].sum()), int(cells["calls_shared"].sum()),
-                round(float(cells["cost"].sum()), 6))
+                round(float(cells["spent_cost"].sum()), 6))
 
     shared = SharedCalls()  # one table over two runs, as the tuner's rungs use it
     first = run(["default"], "a", shared)
@@ -382,7 +321,7 @@ def test_the_run_command_takes_the_executor_flag_and_prints_the_usual_table(
     lines = result.output.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["template", "model",
                                                                            "window"])
-    assert "extractive" in lines[header + 1]  # the usual table, its first row
+    assert "extractive" in lines[header + 2]  # the usual table (labels, units), its first row
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     assert db.execute("SELECT executor FROM runs").fetchall() == [("ray",)]
 

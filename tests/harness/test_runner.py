@@ -191,7 +191,8 @@ def test_a_variant_toml_transcript_style_reaches_the_summarizer(tmp_path: Path) 
 
 def test_an_unknown_variant_fails_before_any_cell_runs(tmp_path: Path) -> None:
     write_session(tmp_path, "s1")
-    with pytest.raises(ConfigError, match=r"^templates: no variant 'nope': not a folder under "):
+    with pytest.raises(ConfigError, match=r"^templates: no variant 'nope': looked for a folder "
+                                          r"at .*/nope, .*/prompts/nope"):
         run_experiment(experiment(tmp_path, templates=["nope"]), tmp_path / "run",
                        model_factory=scripted(), progress=False)
     assert not (tmp_path / "run").exists()
@@ -213,3 +214,32 @@ def test_the_run_command_prints_the_table_folder_and_report_hint(tmp_path: Path)
     assert f"report: workbench report {out}" in result.output
     again = CliRunner().invoke(cli, ["run", str(spec), "--out", str(out), "--dry-run"])
     assert "dry run: 1 cells, 0 to run, ~0 tokens, estimated cost $0.0000" in again.output
+
+
+def test_a_variant_name_resolves_beside_the_spec_then_the_working_folder_then_the_project(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.experiment._spec import project_root
+    from workbench.harness.experiment._variants import load_variant
+
+    spec_dir, work = tmp_path / "spec", tmp_path / "work"
+    for folder, text in ((spec_dir / "my-top3", "beside the spec"),
+                         (work / "prompts" / "my-top3", "in the working folder"),
+                         (work / "prompts" / "lean-facts", "a working-folder copy")):
+        folder.mkdir(parents=True)
+        (folder / "compaction_summary.md").write_text(text, encoding="utf-8")
+    (work / "only-here").mkdir()
+    (work / "only-here" / "compaction_summary.md").write_text("cwd", encoding="utf-8")
+    monkeypatch.chdir(work)
+    exp = Experiment.from_dict({"name": "v", "sessions": ["s.json"], "models": ["extractive"],
+                                "base_dir": str(spec_dir)})
+
+    mine = load_variant("my-top3", exp)
+    assert (mine.name, mine.folder) == ("my-top3", spec_dir / "my-top3")  # the label stays
+    assert mine.templates.summary == "beside the spec"
+    assert load_variant("only-here", exp).templates.summary == "cwd"
+    # The working folder comes before the project's prompts/.
+    assert load_variant("lean-facts", exp).templates.summary == "a working-folder copy"
+    assert load_variant("top3-intent", exp).folder == project_root() / "prompts" / "top3-intent"
+    (spec_dir / "my-top3" / "compaction_summary.md").unlink()
+    (spec_dir / "my-top3").rmdir()
+    assert load_variant("my-top3", exp).templates.summary == "in the working folder"

@@ -31,9 +31,15 @@ def test_summary_only_variants_and_roomy_windows_share_one_call_per_session(
     assert model.call_count == 2  # 2 sessions x (2 templates x 2 windows) cells
     cells = results.cells
     assert len(cells) == 8 and set(cells["status"]) == {"ok"}
-    assert cells["cost"].sum() == 1.0  # billed once per call
+    # Paid once per call; every cell's summary cost that call, whoever sent it.
+    assert cells["spent_cost"].sum() == 1.0 and set(cells["cost"]) == {0.5}
+    assert set(cells["billed_input_tokens"]) == {1000}
+    assert cells["spent_input_tokens"].sum() == 2000
     table = results.table()
-    assert int(table["calls_made"].sum()) == 2 and int(table["calls_shared"].sum()) == 6
+    assert int(table["calls_made_total"].sum()) == 2
+    assert int(table["calls_shared_total"].sum()) == 6
+    assert set(table["billed_tokens"]) == {1100.0} and set(table["calls"]) == {1.0}
+    assert table["spent_tokens"].sum() == 2200 and table["cost_total"].sum() == 1.0
     # the summary template was applied after the shared reply: top3 renders 3 of 4 intents
     top3 = cells[cells["template"] == "top3-intent"]["summary_path"].iloc[0]
     default = cells[cells["template"] == "default"]["summary_path"].iloc[0]
@@ -62,3 +68,34 @@ def test_the_dry_run_counts_shared_cells_without_tokens_or_cost(tmp_path: Path) 
     assert (both.to_run, both.shared_cells) == (4, 2)
     assert both.estimated_tokens == alone.estimated_tokens
     assert "dry run: 4 cells, 4 to run (2 sharing a call), ~" in str(both)
+
+
+
+HONEST = ["template", "model", "window", "billed_tokens", "billed_reported", "billed_estimated",
+          "cost", "calls"]
+"""A template's cost columns: what its summaries cost per cell, whoever sent the call."""
+
+
+def test_two_identical_runs_give_identical_per_template_billed_and_cost_whoever_paid(
+        tmp_path: Path) -> None:
+    # Concurrency 1 makes the payer the first template in expansion order: default in one run,
+    # top3-intent in the other. The extractive baseline estimates its tokens; the scripted
+    # model reports them and has a price.
+    for name, factory in (("extractive", None),
+                          ("scripted", lambda c: ScriptedModel([REPLY], usage=USAGE))):
+        runs = [run_experiment(experiment(templates=order, concurrency=1), tmp_path / f"{name}{i}",
+                               model_factory=factory, progress=False)
+                for i, order in enumerate((["default", "top3-intent"],
+                                           ["top3-intent", "default"]))]
+        tables = [r.table().sort_values(HONEST[:3]).reset_index(drop=True) for r in runs]
+        assert tables[0][HONEST].equals(tables[1][HONEST]), name
+        payers = [set(r.cells.loc[r.cells["calls_made"] > 0, "template"]) for r in runs]
+        assert payers == [{"default"}, {"top3-intent"}], name  # the payer really changed
+        billed = tables[0].groupby("template")["billed_tokens"].sum()
+        assert billed["default"] == billed["top3-intent"] > 0, name  # one prompt, one cost
+        # What the run paid: the same in total, all of it on the paying template's rows.
+        spent = [t.groupby("template")["spent_tokens"].sum() for t in tables]
+        assert spent[0]["default"] == spent[1]["top3-intent"] > 0, name
+        assert spent[0]["top3-intent"] == spent[1]["default"] == 0, name
+    scripted = runs[0].table()
+    assert set(scripted["cost"]) == {0.5} and scripted["cost_total"].sum() == 1.0

@@ -21,7 +21,7 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
                            "m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
                            "m012_shared_calls", "m013_template_params", "m014_run_executor",
-                           "m015_qa_calls"]
+                           "m015_qa_calls", "m016_spent_columns"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -43,15 +43,16 @@ def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
                                   "tool_responses_removed", "http_retries", "reported_tokens",
                                   "estimated_tokens", "effective_window", "calls_made",
                                   "calls_shared", "qa_input_tokens", "qa_output_tokens",
-                                  "qa_calls")},
-        **{c: "REAL" for c in ("cost", "latency_ms", "qa_cost")},
+                                  "qa_calls", "spent_input_tokens", "spent_output_tokens")},
+        **{c: "REAL" for c in ("cost", "latency_ms", "qa_cost", "spent_cost")},
         **{c: "TEXT" for c in CELL_COLUMNS if c not in (
             "window", "repeat", "original_tokens", "retained_tokens", "summary_tokens",
             "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
             "cache_write_tokens", "structured", "attempts", "retries", "max_removal_percent",
             "tool_responses_removed", "cost", "latency_ms", "http_retries", "reported_tokens",
             "estimated_tokens", "effective_window", "calls_made", "calls_shared",
-            "qa_input_tokens", "qa_output_tokens", "qa_calls", "qa_cost")}}
+            "qa_input_tokens", "qa_output_tokens", "qa_calls", "qa_cost", "spent_input_tokens",
+            "spent_output_tokens", "spent_cost")}}
     assert [c[0] for c in columns(store.db, "attempts")] == list(ATTEMPT_COLUMNS)
     indexes = {r[1] for r in store.db.execute("SELECT * FROM sqlite_master WHERE type='index'")}
     assert {"cells_status", "cells_run", "attempts_cell", "cells_outcome_kind"} <= indexes
@@ -68,10 +69,15 @@ def test_recording_a_cell_again_replaces_it_and_its_attempts(tmp_path: Path) -> 
     store.record_cell({"cell_id": "c1", "status": "error", "cost": 0.5},
                       [{"attempt_no": 1, "outcome": "error"}, {"attempt_no": 2, "outcome": "error"}])
     store.record_cell({"cell_id": "c1", "status": "ok", "billed_input_tokens": 10,
-                       "billed_output_tokens": 5, "cost": 0.25}, [{"attempt_no": 1, "outcome": "ok"}])
-    assert [(c["cell_id"], c["status"]) for c in store.cells()] == [("c1", "ok")]
+                       "billed_output_tokens": 5, "cost": 0.25, "spent_input_tokens": 10,
+                       "spent_output_tokens": 5, "spent_cost": 0.25},
+                      [{"attempt_no": 1, "outcome": "ok"}])
+    store.record_cell({"cell_id": "c2", "status": "ok", "billed_input_tokens": 10,
+                       "billed_output_tokens": 5, "cost": 0.25, "spent_input_tokens": 0,
+                       "spent_output_tokens": 0, "spent_cost": 0.0})  # shared: not paid again
+    assert [(c["cell_id"], c["status"]) for c in store.cells()] == [("c1", "ok"), ("c2", "ok")]
     assert [(a["cell_id"], a["attempt_no"], a["outcome"]) for a in store.attempts()] == [("c1", 1, "ok")]
-    assert store.cell_statuses() == {"c1": "ok"}
+    assert store.cell_statuses() == {"c1": "ok", "c2": "ok"}
     assert store.spent() == (0.25, 15)
 
 
@@ -105,7 +111,7 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
     assert migrate(db) == ["m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
                            "m012_shared_calls", "m013_template_params", "m014_run_executor",
-                           "m015_qa_calls"]
+                           "m015_qa_calls", "m016_spent_columns"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]
 
 
@@ -133,22 +139,58 @@ def test_an_older_store_gains_the_outcome_columns_and_keeps_its_cells(tmp_path: 
     db.execute("INSERT INTO cells (cell_id, status, error_type) "
                "VALUES ('c1', 'error', 'CompactionContextExceeded')")
     assert migrate(db) == ["m005_cell_outcome_columns", "m010_replays", "m012_shared_calls",
-                           "m013_template_params", "m014_run_executor", "m015_qa_calls"]
+                           "m013_template_params", "m014_run_executor", "m015_qa_calls",
+                           "m016_spent_columns"]
     assert db.execute("SELECT cell_id, status, outcome_kind, http_retries, window_tokenizer "
                       "FROM cells").fetchall() == [("c1", "error", None, None, None)]
 
 
 def test_an_older_store_gains_the_qa_columns_and_keeps_its_cells_and_attempts(
         tmp_path: Path) -> None:
+    from workbench.harness.results._migrations import m015_qa_calls
+
     db = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
     db.execute("CREATE TABLE _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    for m in MIGRATIONS[:-1]:
+    for m in MIGRATIONS[:MIGRATIONS.index(m015_qa_calls)]:
         m(db)
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO cells (cell_id, status, cost) VALUES ('c1', 'ok', 0.5)")
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
-    assert migrate(db) == ["m015_qa_calls"]
+    assert migrate(db) == ["m015_qa_calls", "m016_spent_columns"]
     assert db.execute("SELECT cell_id, cost, qa_input_tokens, qa_output_tokens, qa_cost, qa_calls"
                       " FROM cells").fetchall() == [("c1", 0.5, None, None, None, None)]
     assert db.execute("SELECT attempt_id, purpose, question_id FROM attempts").fetchall() == [
         ("a1", None, None)]
+
+
+def test_an_older_store_is_brought_to_honest_billing_sharers_at_their_calls_usage(
+        tmp_path: Path) -> None:
+    from workbench.harness.results._migrations import MIGRATIONS, m016_spent_columns
+
+    db = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
+    db.execute("CREATE TABLE _workbench_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    for m in MIGRATIONS[:MIGRATIONS.index(m016_spent_columns)]:
+        m(db)
+        db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
+    cells = [  # cell, billed in, billed out, cost, reported, estimated
+        ("payer", 100, 20, 0.5, 120, 0),  # sent the call
+        ("sharer", 0, 0, 0.0, 0, 0),      # answered from it: stored at zero back then
+        ("replayed", 40, 10, 0.2, 50, 0),  # read its answer from a recording
+    ]
+    db.executemany("INSERT INTO cells (cell_id, billed_input_tokens, billed_output_tokens, cost,"
+                   " reported_tokens, estimated_tokens) VALUES (?, ?, ?, ?, ?, ?)", cells)
+    db.executemany("INSERT INTO attempts (attempt_id, cell_id, attempt_no, input_tokens,"
+                   " output_tokens, cost, cache_hit, shared, shared_from)"
+                   " VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?)",
+                   [("A1", "payer", 100, 20, 0.5, None, 0, None),
+                    ("A2", "sharer", 0, 0, 0.0, None, 1, "A1"),
+                    ("A3", "replayed", 40, 10, 0.2, 1, 0, None)])
+    assert migrate(db) == ["m016_spent_columns"]
+    got = db.execute("SELECT cell_id, billed_input_tokens, billed_output_tokens, cost,"
+                     " reported_tokens, estimated_tokens, spent_input_tokens,"
+                     " spent_output_tokens, spent_cost FROM cells ORDER BY rowid").fetchall()
+    assert got == [("payer", 100, 20, 0.5, 120, 0, 100, 20, 0.5),
+                   ("sharer", 100, 20, 0.5, 120, 0, 0, 0, 0.0),
+                   ("replayed", 40, 10, 0.2, 50, 0, 0, 0, 0.0)]
+    assert db.execute("SELECT input_tokens, output_tokens, cost, shared FROM attempts"
+                      " WHERE attempt_id = 'A2'").fetchone() == (100, 20, 0.5, 1)

@@ -50,9 +50,12 @@ def test_one_row_per_group_with_exact_values_and_error_cells_counted_apart() -> 
     assert row["retained_tokens"] == 1500 and row["summary_tokens"] == 400
     assert row["billed_tokens"] == (5400 + 7600) / 2
     assert math.isclose(row["cost"], 0.02)  # a mean per cell, like the tokens
+    # Stored without spent columns (before m015): what a cell was billed is what it paid.
     assert math.isclose(row["cost_total"], 0.06)  # every cell's spending, the error's too
-    assert row["parse_success_pct"] == 50.0  # over the two cells that got a reply
-    assert row["retries_mean"] == 1 and row["retries_max"] == 4
+    assert row["spent_tokens"] == 5400 + 7600 + 9000
+    assert row["parse_success_pct"] == 50.0  # over the two cells of the common sessions
+    # The most ladder steps of a cell in the common sessions (the error cell's 4 is not one).
+    assert row["retries_mean"] == 1 and row["retries_max"] == 2
     assert math.isclose(row["probe_recall"], 0.7) and row["files_recall"] == 0.75
     assert (row["n"], row["mean_over"]) == (2, "common")
 
@@ -69,8 +72,9 @@ def test_the_column_order_is_the_keys_then_the_documented_columns() -> None:
         "template", "model", "window", "effective_window", "window_tokenizer", "cells",
         "replies", "failed", "errors", "failures", "failure_rate", "n", "mean_over",
         "parse_success_pct", "useful_structured_pct", "retained_tokens", "summary_tokens",
-        "billed_tokens", "billed_reported", "billed_estimated", "cost", "cost_total",
-        "retries_mean", "retries_max", "http_retries", "probe_recall", "files_recall"]
+        "billed_tokens", "billed_reported", "billed_estimated", "cost", "retries_mean",
+        "retries_max", "spent_tokens", "cost_total", "http_retries_total", "probe_recall",
+        "files_recall"]
 
 
 def run_cells(rows) -> pd.DataFrame:
@@ -149,7 +153,8 @@ def test_billing_keeps_reported_and_estimated_tokens_apart() -> None:
         800, 750, 50)
 
 
-def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retries() -> None:
+def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retries_as_a_total(
+        ) -> None:
     cells = run_cells([
         ("s1", "a", 32768, "ok", 1, {"effective_window": 16384, "window_tokenizer": "gemma3-270m",
                                      "http_retries": 2}),
@@ -158,7 +163,8 @@ def test_the_row_shows_the_effective_window_and_the_tokenizer_and_sums_http_retr
         ("s1", "b", 8192, "ok", 1, {}),
     ])
     t = comparison_table(cells)
-    assert t[["window", "effective_window", "window_tokenizer", "http_retries"]].values.tolist() == [
+    assert t[["window", "effective_window", "window_tokenizer",
+              "http_retries_total"]].values.tolist() == [
         [32768, 16384, "gemma3-270m", 3], [8192, 8192, None, 0]]
 
 
@@ -203,3 +209,41 @@ def test_changed_cells_lists_only_cells_whose_status_or_parse_outcome_changed() 
 def test_window_label_shows_none_for_a_missing_window_and_passes_labels_through() -> None:
     assert [window_label(v) for v in (None, float("nan"), 8000.0, "none", "8000")] == [
         "none", "none", 8000, "none", "8000"]
+
+
+def test_every_mean_of_a_row_is_over_the_same_n_sessions_and_sums_are_named_as_sums() -> None:
+    cells = run_cells([
+        ("s1", "a", 8000, "ok", 600, {"retries": 1, "http_retries": 1, "calls_made": 1,
+                                      "calls_shared": 0}),
+        ("s1", "b", 8000, "ok", 500, {"retries": 0, "calls_made": 0, "calls_shared": 1}),
+        # b failed s2, so s2 is not a common session: a's unparsed reply there and its four
+        # ladder steps stay out of a's means, and only the sums and counts see them.
+        ("s2", "a", 8000, "ok", 900, {"parse_outcome": "invalid_json", "retries": 4,
+                                      "http_retries": 2, "calls_made": 5, "calls_shared": 0}),
+        ("s2", "b", 8000, "failed", None, {"retries": 4, "calls_made": 5, "calls_shared": 0}),
+    ])
+    t = comparison_table(cells).set_index("template")
+    a = t.loc["a"]
+    assert (a["n"], a["cells"], a["replies"]) == (1, 2, 2)
+    assert (a["parse_success_pct"], a["retained_tokens"], a["retries_max"]) == (100.0, 600, 1)
+    assert a["calls"] == 1.0 and t.loc["b", "calls"] == 1.0  # one call each, sent or shared
+    assert (a["calls_made_total"], a["calls_shared_total"], a["http_retries_total"]) == (6, 0, 3)
+    assert (t.loc["b", "calls_made_total"], t.loc["b", "calls_shared_total"]) == (5, 1)
+    assert {"http_retries", "calls_made", "calls_shared"}.isdisjoint(t.columns)
+
+
+def test_a_model_free_row_shows_n_a_where_no_reply_call_or_ladder_exists() -> None:
+    from workbench.harness.results._table import MODEL_ONLY_COLUMNS, not_applicable
+
+    cells = run_cells([("s1", "a", 8000, "ok", 600, {"calls_made": 1, "calls_shared": 0})])
+    cells = pd.concat([cells, run_cells([("s1", "a", 8000, "ok", 400, {
+        "calls_made": 0, "calls_shared": 0, "parse_outcome": None})]).assign(
+        strategy="mask", model="none")], ignore_index=True)
+    t = comparison_table(cells).set_index("strategy")
+    mask, goose = t.loc["mask"], t.loc["goose"]
+    assert mask["retained_tokens"] == 400 and mask["billed_tokens"] == 0  # these do apply
+    assert all(pd.isna(mask[c]) for c in MODEL_ONLY_COLUMNS if c in t.columns)
+    assert not_applicable(mask) == frozenset(MODEL_ONLY_COLUMNS) and not not_applicable(goose)
+    assert goose["parse_success_pct"] == 100.0
+    html = style_table(comparison_table(cells)).to_html()
+    assert "n/a" in html

@@ -20,7 +20,8 @@ def run(coro):  # type: ignore[no-untyped-def]
     return asyncio.run(coro)
 
 
-def test_identical_prompts_in_flight_are_sent_once_and_the_sharers_are_billed_nothing() -> None:
+def test_identical_prompts_in_flight_are_sent_once_and_the_sharers_carry_the_calls_usage_flagged(
+        ) -> None:
     inner = ScriptedModel(["the summary"], usage=USAGE, latency=0.05)
     shared = SharedCalls()
 
@@ -38,8 +39,9 @@ def test_identical_prompts_in_flight_are_sent_once_and_the_sharers_are_billed_no
     assert len(billed) == 1 and billed[0].cost == 0.01 and billed[0].input_tokens == 100
     call_id = billed[0].extra["call_id"]
     assert len(call_id) == 26
-    assert [(u.input_tokens, u.output_tokens, u.cost, u.extra["shared_from"]) for u in sharers] \
-        == [(0, 0, 0.0, call_id)] * 4
+    # What the answer cost, marked as paid by another call (budgets count it as zero).
+    assert [(u.input_tokens, u.output_tokens, u.cost, u.extra) for u in sharers] \
+        == [(100, 20, 0.01, {"shared": True, "shared_from": call_id})] * 4
 
 
 def test_a_prompt_answered_earlier_in_the_run_is_answered_from_that_reply() -> None:

@@ -12,7 +12,16 @@ from tests.conftest import ROOT
 from workbench.compaction import Usage
 from workbench.messages import Message
 from workbench.sessions import Session, load_session
-from workbench.strategies import get_strategy, plot_replay, replay_session, replay_table
+from workbench.strategies import (
+    CompactionRound,
+    ReplayResult,
+    TurnRow,
+    get_strategy,
+    plot_replay,
+    replay_ranking,
+    replay_session,
+    replay_table,
+)
 from workbench.testing import ScriptedModel
 
 
@@ -134,7 +143,7 @@ def test_a_generated_session_replays_into_a_table_and_a_plot(tmp_path: Path) -> 
     assert list(table["threshold"]) == [0.8, 0.6] * 5
     assert (table["sessions"] == 1).all()
     none = table[table["strategy"] == "none"].iloc[0]
-    assert none["compactions"] == 0 and none["peak_context"] > 8192
+    assert none["compactions"] == 0 and none["peak_context_max"] > 8192 and not none["feasible"]
     compacting = table[table["strategy"].isin(["goose", "truncate"])]
     assert (compacting["overflow_turns"] == 0).all()
     assert (compacting["billed_tokens"] < none["billed_tokens"]).all()
@@ -190,3 +199,38 @@ def test_replaying_never_changes_the_recorded_session() -> None:
                                 model=load_model("extractive"))
         assert result.compactions > 0, name
     assert [m.to_goose() for m in session.messages] == before
+
+
+def _replay(session: str, strategy: str, prompts: list[int],
+            rounds: list[tuple[int, float]]) -> ReplayResult:
+    """A constructed replay at window 100: one turn per prompt size; rounds as (context after
+    compaction, facts kept), each run before the turn of the same number."""
+    result = ReplayResult(session_id=session, strategy=strategy, window=100, threshold=0.8)
+    result.turns = [TurnRow(turn=i, message_index=i, prompt_tokens=p, output_tokens=10)
+                    for i, p in enumerate(prompts)]
+    result.rounds = [CompactionRound(round=i + 1, turn=i, message_index=i, tokens_before=90,
+                                     tokens_after=after, applied=True, facts_recall=facts)
+                     for i, (after, facts) in enumerate(rounds)]
+    return result
+
+
+def test_an_overflowing_replay_is_infeasible_unranked_and_keeps_facts_only_where_it_fit() -> None:
+    fits = _replay("s1", "goose", [80, 60, 70], [(60, 0.5), (70, 0.25)])
+    over = _replay("s1", "mask", [80, 150, 120], [(150, 1.0), (60, 0.75), (120, 1.0)])
+    cheap_but_over = _replay("s1", "none", [90, 95, 130], [])
+    assert (fits.feasible, over.feasible, cheap_but_over.feasible) == (True, False, False)
+    row = over.summary()
+    # Only the round whose context fit the window (60 <= 100) counts: not the 1.0s.
+    assert (row["facts_recall_mean"], row["facts_recall_last"]) == (0.75, 0.75)
+    assert (row["overflow_turns"], row["rounds_over_window"]) == (2, 2)
+    table = replay_table([fits, over, cheap_but_over,
+                          _replay("s2", "goose", [40, 101], [(101, 1.0)])])
+    goose = table[table["strategy"] == "goose"].iloc[0]
+    assert goose["sessions"] == 2 and goose["peak_context_max"] == 101  # the largest, not a mean
+    assert not goose["feasible"]  # one of its sessions overflowed
+    assert goose["facts_recall_mean"] == 0.375  # s1's mean; s2 has no round that fit
+    assert list(table["feasible"]) == [False, False, False]
+    alone = replay_table([fits, over, cheap_but_over])
+    assert replay_ranking(alone) == [
+        "100 x0.8: fewest billed tokens, feasible only: goose (240); infeasible (prompts over "
+        "the window): mask (2 overflow turns per session), none (1 overflow turns per session)"]

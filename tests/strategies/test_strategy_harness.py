@@ -208,3 +208,68 @@ def test_goose_on_the_automatic_path_keeps_the_recorded_prompt_as_goose_archives
         m.to_goose() for m in direct.conversation][:archived]
     assert via.summary_text == direct.summary.message.concat_text()
     assert via.retained_tokens == direct.retained_context_tokens
+
+
+def test_the_reference_row_is_counted_and_probed_as_goose_at_the_recorded_boundary(
+        tmp_path: Path) -> None:
+    from workbench.context_mgmt import compacted_conversation
+    from workbench.tokens import context_tokens, default_estimator
+
+    # A constructed recording whose agent summarized after three messages.
+    recorded = "Summary: fix the parser in src/app.py; ValueError: bad token"
+    messages = [Message.user("please fix the parser in src/app.py"),
+                Message.assistant("looking").with_tool_request("t1", "shell",
+                                                               {"command": "cat src/app.py"}),
+                Message.user().with_tool_response("t1", "ValueError: bad token"),
+                Message.user(recorded), Message.user("now add a test for it"),
+                Message.assistant("done")]
+    session = Session("s1", "goose-json", str(tmp_path / "s1.json"), messages, meta={
+        "reference_summaries": [{"index": 3, "source": "compact_summary", "text": recorded}]})
+    session.write_goose_json(tmp_path / "s1.json")
+    exp = Experiment.from_dict({"name": "ref", "sessions": ["s1.json"], "models": ["extractive"],
+                                "strategies": ["reference", {"name": "goose", "at": "recorded"}],
+                                "base_dir": str(tmp_path)})
+    results = run_experiment(exp, tmp_path / "run", progress=False)
+    cells = results.cells.set_index("strategy")
+    ref, goose = cells.loc["reference"], cells.loc["goose@recorded"]
+    # Retained: the recorded summary in Goose's compacted context (continuation note, kept
+    # prompt), not the summary alone.
+    estimator = default_estimator()
+    summary = Message.user(recorded)
+    alone = context_tokens([summary], estimator)
+    as_goose = context_tokens(compacted_conversation(messages[:3], summary), estimator)
+    assert ref["retained_tokens"] == as_goose > alone
+    # Both faced the same prefix and the same probe items.
+    assert ref["original_tokens"] == goose["original_tokens"]
+    for probe in ("files_total", "errors_total", "requests_total"):
+        assert ref[probe] == goose[probe] == 1, probe
+    assert ref["files_recall"] == ref["errors_recall"] == 1.0
+    # A model-free row has no reply to parse: n/a, not 0 %.
+    from workbench.harness.results._table import not_applicable
+
+    row = results.table().set_index("strategy").loc["reference"]
+    assert pd.isna(row["parse_success_pct"]) and "parse_success_pct" in not_applicable(row)
+
+
+def test_the_run_command_says_which_rows_the_reference_row_compares_with(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from workbench.cli import cli
+
+    recorded = "Summary: fix the parser"
+    messages = [Message.user("please fix the parser in src/app.py"), Message.assistant("ok"),
+                Message.user(recorded), Message.user("now add a test"), Message.assistant("done")]
+    Session("s1", "goose-json", str(tmp_path / "s1.json"), messages, meta={
+        "reference_summaries": [{"index": 2, "source": "compact_summary", "text": recorded}]},
+    ).write_goose_json(tmp_path / "s1.json")
+    spec = tmp_path / "e.toml"
+    spec.write_text('name = "r"\nsessions = ["s1.json"]\nmodels = ["extractive"]\n'
+                    'strategies = ["goose", "reference"]\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(spec), "--out", str(tmp_path / "run"),
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert ("reference: the recorded agent's own summary at its recorded boundary, counted and "
+            "probed as goose@recorded is;\ncompare it with the @recorded rows") in result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("reference"))
+    assert row.split()[:3] == ["reference", "default", "none"] and "n/a" in row.split()

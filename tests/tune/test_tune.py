@@ -75,6 +75,11 @@ def test_the_winner_folder_states_its_parameters_and_evidence(tmp_path: Path) ->
     assert (tmp_path / "run" / "tune" / "front.png").stat().st_size > 0
     with pytest.raises(Exception, match="exists; pass another --winner-name or --overwrite"):
         write_winner(result, tmp_path / "prompts", "lean-top3")
+    result.winner = result.baseline  # a search that found nothing better writes nothing
+    with pytest.raises(Exception, match="the tune's winner is its baseline top3-intent: "
+                                        "nothing new to write"):
+        write_winner(result, tmp_path / "prompts", "again")
+    assert not (tmp_path / "prompts" / "again").exists()
 
 
 def test_successive_halving_over_prompt_groups_keeps_the_best_and_grows_the_sessions(
@@ -93,6 +98,15 @@ def test_successive_halving_over_prompt_groups_keeps_the_best_and_grows_the_sess
 
     assert [(r["sessions"], r["groups"], r["kept"]) for r in result.rungs] == [
         (1, 16, 8), (2, 8, 4), (4, 4, 2), (6, 2, 2)]
+    # What each rung dropped is named: one point per prompt group here, never a survivor.
+    assert [len(r["dropped"]) for r in result.rungs] == [8, 4, 2, 0]
+    dropped = [label for r in result.rungs for label in r["dropped"]]
+    assert len(set(dropped)) == 14 and not set(dropped) & set(result.scores["template"]) - {
+        result.baseline}
+    said = [line for line in result.lines() if line.startswith("rung ")]
+    assert said[0].startswith("rung 1 (1 sessions, 16 prompt groups): successive halving "
+                              "dropped 8 points: ")
+    assert len(said) == 3 and all(label in " ".join(said) for label in dropped)
     # Later rungs pay only their new sessions; the baseline (lean-facts at its defaults, out
     # after the first rung) keeps running beside the survivors so the winner can be paired with it.
     survivors = 16 * 1 + 8 * 1 + 4 * 2 + 2 * 2

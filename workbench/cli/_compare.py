@@ -26,7 +26,8 @@ DELTA_FORMATS = {
     "compression_ratio": "{:+.3f}", "replies": "{:+,.0f}", "failed": "{:+,.0f}",
     "errors": "{:+,.0f}", "n": "{:+,.0f}", "useful_structured_pct": "{:+.1f}",
     "billed_reported": "{:+,.0f}", "billed_estimated": "{:+,.0f}", "cost_total": "{:+.4f}",
-    "http_retries": "{:+,.0f}", "effective_window": "{:+,.0f}",
+    "http_retries_total": "{:+,.0f}", "effective_window": "{:+,.0f}", "calls": "{:+.2f}",
+    "spent_tokens": "{:+,.0f}", "calls_made_total": "{:+,.0f}", "calls_shared_total": "{:+,.0f}",
 }
 EXIT_REGRESSED = 1
 """Exit code when a ``--fail-on`` check fails."""

@@ -9,71 +9,87 @@ network, retries exhausted); click's 1 and 2 stay for bad input and usage errors
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from workbench.harness import Results
 
 EXIT_INFRASTRUCTURE = 3
 """Exit code of `workbench run` when any cell hit an infrastructure error."""
 
-TABLE_COLUMNS = ("n", "cells", "failed", "errors", "parse_success_pct", "useful_structured_pct",
-                 "retained_tokens", "summary_tokens", "billed_reported", "billed_estimated",
-                 "cost", "retries_mean", "retries_max", "http_retries", "calls_made", "calls_shared",
-                 "probe_recall",
-                 "template_echo", "qa_accuracy", "qa_loss", "judge_score", "next_action_match")
-"""Columns `workbench run` prints after template, model and window (see the glossary)."""
-
 TABLE_HEADER = (
-    "Per template x model x window. n = sessions every template completed in that model x "
-    "window;\ntoken, cost, retries_mean and recall columns are means per cell over those n "
-    "sessions\n(tokens and cost aggregated the same way). billed_reported = counted by the "
-    "model or provider,\nbilled_estimated = estimated by the workbench (o200k). failed = "
-    "compaction outcome (context exhausted),\nerrors = infrastructure. parse_success_pct and "
-    "useful_structured_pct are over cells that got a reply.\nwindow: the simulated cap, "
-    "'32k->16k' when the model's real context is smaller; [tokenizer] the cap\ncounted with. "
-    "qa_accuracy = exact questions answered right from the compacted context, qa_loss = the\n"
-    "share lost against the full history ([qa] answerer 'lookup': whether the answer is "
-    "findable).\nDefinitions: README, 'Metrics glossary'.")
+    "Per template x model x window. cells, failed (compaction outcome: context exhausted) and "
+    "err (infrastructure)\ncount every cell; every other column is a mean per cell over the n "
+    "sessions every template completed in\nthat model x window. billed and cost: what a cell's "
+    "summary cost, its shared or recorded calls included;\nwhat the run paid is in the spent "
+    "columns (--wide). n/a: cannot apply. Definitions: README, 'Metrics glossary'.")
+"""Printed above the table."""
+SPENT_LINE = ("spent by this run: {tokens:,} tokens, {cost}; model calls made {made:,}, shared "
+              "{shared:,} (sums of the table's spent columns)")
+REFERENCE_NOTE = ("reference: the recorded agent's own summary at its recorded boundary, counted "
+                  "and probed as goose@recorded is;\ncompare it with the @recorded rows, not "
+                  "with rows compacted at the end of the session.")
+EFFECTIVE_NOTE = "ran at a smaller window than the cap (the model's own context): {rows}"
 
 
-def _window_text(window: object, effective: object, tokenizer: object) -> str:
+def _effective_note(table: pd.DataFrame) -> str | None:
+    """Which rows ran at a smaller effective window than their cap, or None."""
     from workbench.harness.experiment._windows import format_window
 
-    if isinstance(window, str):
-        text = window
-    else:
-        text = format_window(int(window))  # type: ignore[call-overload]
-        if isinstance(effective, (int, float)) and int(effective) < int(window):  # type: ignore[call-overload]
-            text += f"->{format_window(int(effective))}"
-    if isinstance(tokenizer, str) and tokenizer:
-        text += f" [{tokenizer}]"
-    return text
+    smaller: dict[str, None] = {}
+    for row in table.to_dict("records"):
+        window, effective = row.get("window"), row.get("effective_window")
+        if (isinstance(window, int) and isinstance(effective, (int, float))
+                and int(effective) < window):
+            smaller.setdefault(f"{row['model']} at {format_window(window)} ran at "
+                               f"{format_window(int(effective))}", None)
+    return EFFECTIVE_NOTE.format(rows="; ".join(smaller)) if smaller else None
 
 
-def print_table(results: Results) -> None:
-    """Print the comparison table of `results` as `workbench run` shows it."""
+def spent_line(table: pd.DataFrame) -> str:
+    """The run's spend, summed from the table's sum columns (the same numbers, added up)."""
     import pandas as pd
 
-    from workbench.harness.results._table import column_formats, format_cell
+    def total(col: str) -> float:
+        if col not in table.columns:
+            return 0.0
+        return float(pd.to_numeric(table[col], errors="coerce").fillna(0).sum())
+
+    costs = pd.to_numeric(table["cost_total"], errors="coerce")
+    cost = "unknown cost" if costs.isna().any() else f"${costs.sum():,.4f}"
+    return SPENT_LINE.format(tokens=int(total("spent_tokens")), cost=cost,
+                             made=int(total("calls_made_total")),
+                             shared=int(total("calls_shared_total")))
+
+
+def print_table(results: Results, *, wide: bool = False) -> None:
+    """Print the comparison table of `results` as `workbench run` shows it.
+
+    Args:
+        results: The run.
+        wide: Every column; by default the table fits 120 columns.
+    """
+    from workbench.harness.report._text_table import text_table
 
     table = results.table()
     if table.empty:
         click.echo("no cells finished")
         return
-    keys = [c for c in ("strategy", "template", "model", "window") if c in table.columns]
-    shown = table[keys + [c for c in TABLE_COLUMNS if c in table.columns]].copy()
-    shown["window"] = [_window_text(w, e, t) for w, e, t in
-                       zip(table["window"], table["effective_window"],
-                           table["window_tokenizer"], strict=True)]
-    for col, fmt in column_formats(list(shown.columns)).items():
-        shown[col] = [format_cell(v, fmt) for v in shown[col]]
     click.echo(TABLE_HEADER + "\n")
-    with pd.option_context("display.width", 300, "display.max_columns", 40):
-        click.echo(shown.to_string(index=False))
+    click.echo(text_table(table, wide=wide))
+    if "strategy" in table.columns and (table["strategy"] == "reference").any():
+        click.echo(REFERENCE_NOTE)
+    note = _effective_note(table)
+    if note:
+        click.echo(textwrap.fill(note, width=120, subsequent_indent="  ",
+                                 break_on_hyphens=False))
+    click.echo(spent_line(table))
 
 
 @click.command("run")
@@ -93,9 +109,11 @@ def print_table(results: Results) -> None:
 @click.option("--address", default=None, metavar="auto|ray://HOST:PORT",
               help="Ray cluster to use: 'auto' joins this machine's cluster, ray://host:port a "
                    "remote one; omitted starts a private local Ray instance.")
+@click.option("--wide", is_flag=True,
+              help="Print every column of the table (by default it fits 120 columns).")
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
             concurrency: int | None, no_progress: bool, new: bool, executor: str | None,
-            address: str | None) -> None:
+            address: str | None, wide: bool) -> None:
     """Run the experiment SPEC (TOML); without SPEC, the shipped default experiment.
 
     Re-running the same command resumes: finished cells are skipped. A run folder holding a
@@ -113,18 +131,18 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
                             executor=executor, address=address)
     if isinstance(result, DryRunEstimate):
         return  # the runner printed the estimate
-    infrastructure = _print_results(result)
+    infrastructure = _print_results(result, wide=wide)
     if infrastructure:
         click.echo(f"exit {EXIT_INFRASTRUCTURE}: {infrastructure} cell(s) hit infrastructure "
                    "errors; fix the cause and rerun with --retry-errors", err=True)
         sys.exit(EXIT_INFRASTRUCTURE)
 
 
-def _print_results(results: Results) -> int:
+def _print_results(results: Results, wide: bool = False) -> int:
     """Print table, verdict, error summary and folder; return the infrastructure error count."""
     from workbench.harness.results._outcomes import FAILED
 
-    print_table(results)
+    print_table(results, wide=wide)
     _print_replays(results)
     found = results.verdict()
     click.echo("\n" + found.to_text())
@@ -137,12 +155,26 @@ def _print_results(results: Results) -> int:
     return errors
 
 
-REPLAY_SHOWN = ("strategy", "window", "threshold", "sessions", "compactions", "billed_tokens",
-                "cache_breaks", "peak_context", "overflow_turns", "facts_recall_mean")
+REPLAY_SHOWN = {"strategy": "strategy", "window": "window", "threshold": "threshold",
+                "sessions": "sessions", "compactions": "compactions",
+                "billed_tokens": "billed tok", "cache_breaks": "cache breaks",
+                "peak_context_max": "peak (max)", "overflow_turns": "overflow",
+                "feasible": "feasible", "facts_recall_mean": "facts kept"}
+"""Replay columns `workbench run` prints, with their short headers."""
+REPLAY_HEADER = "\n".join((
+    "whole-session replay: means per session, except peak (max), the largest prompt of any "
+    "session;",
+    "overflow = turns whose prompt exceeded the window; feasible = every prompt fit it (an "
+    "infeasible row's",
+    "billed tokens are not a cost to compare); facts kept = planted facts still in the context,",
+    "over the compactions whose context fit the window:"))
 
 
 def _print_replays(results: Results) -> None:
     import pandas as pd
+
+    from workbench.harness.experiment._windows import format_window
+    from workbench.strategies import replay_ranking
 
     if results.replays.empty:
         return
@@ -152,11 +184,13 @@ def _print_replays(results: Results) -> None:
         if col == "facts_recall_mean":
             shown[col] = ["—" if pd.isna(v) else f"{v:.1%}" for v in shown[col]]
         elif col == "window":
-            from workbench.harness.experiment._windows import format_window
-
             shown[col] = [format_window(int(v)) for v in shown[col]]
+        elif col == "feasible":
+            shown[col] = ["yes" if v else "no" for v in shown[col]]
         elif col not in ("strategy", "threshold"):
             shown[col] = ["—" if pd.isna(v) else f"{v:,.0f}" for v in shown[col]]
-    click.echo("\nwhole-session replay (means per session):")
-    with pd.option_context("display.width", 250, "display.max_columns", 40):
-        click.echo(shown.to_string(index=False))
+    click.echo("\n" + REPLAY_HEADER)
+    click.echo(shown.rename(columns=REPLAY_SHOWN).to_string(index=False))
+    for line in replay_ranking(table):
+        click.echo(textwrap.fill(line, width=120, initial_indent="  ", subsequent_indent="    ",
+                                 break_on_hyphens=False))

@@ -1,7 +1,8 @@
 """``workbench tune SPEC``: search a parametrised variant for the best template.
 
 Prints the front (the scored points, Pareto front marked), the winner with the rule that chose
-it and its interval against the baseline, and writes the winner as ``prompts/<name>/``.
+it and its interval against the baseline, and writes the winner as ``prompts/<name>/`` (not when
+the winner is the baseline: there is nothing new to write).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import click
 FRONT_COLUMNS = ("template", "cells", "retained_tokens", "recall", "parse_success_pct",
                  "calls_made", "calls_shared", "front")
 MAX_ROWS = 30
+NOTHING_WRITTEN = ("no winner folder written: the winner is the baseline {baseline} itself "
+                   "(use it as it is)")
 
 
 @click.command("tune")
@@ -51,9 +54,13 @@ def command(spec: Path, out: Path | None, prompts_dir: Path | None, winner_name:
     for line in result.lines():
         click.echo(line)
     click.echo(f"front: {result.run_dir / 'tune' / 'front.png'}")
-    if not no_write:
-        tune_table = result.experiment.tune if result.experiment is not None else None
-        name = winner_name or (tune_table.winner_name if tune_table is not None else None)
-        folder = write_winner(result, prompts_dir or project_root() / "prompts", name,
-                              overwrite=overwrite)
-        click.echo(f"winner written to {folder}")
+    if no_write:
+        return
+    if result.winner_is_baseline:
+        click.echo(NOTHING_WRITTEN.format(baseline=result.baseline))
+        return
+    tune_table = result.experiment.tune if result.experiment is not None else None
+    name = winner_name or (tune_table.winner_name if tune_table is not None else None)
+    folder = write_winner(result, prompts_dir or project_root() / "prompts", name,
+                          overwrite=overwrite)
+    click.echo(f"winner written to {folder}")

@@ -12,6 +12,7 @@ from workbench.context_mgmt._compact_messages import (
     TOOL_LOOP_CONTINUATION_TEXT,
     CompactionResult,
     compact_messages,
+    compacted_conversation,
     summarizer_input,
 )
 from workbench.context_mgmt._threshold_config import (
@@ -39,6 +40,7 @@ __all__ = [
     "CompactionResult",
     "check_if_compaction_needed",
     "compact_messages",
+    "compacted_conversation",
     "compute_tool_call_cutoff",
     "maybe_summarize_tool_pairs",
     "summarize_tool_pair",

@@ -23,6 +23,7 @@ __all__ = [
     "TOOL_LOOP_CONTINUATION_TEXT",
     "CompactionResult",
     "compact_messages",
+    "compacted_conversation",
     "summarizer_input",
 ]
 
@@ -157,15 +158,36 @@ async def compact_messages(
     if templates is None:
         templates = Templates.goose_overrides()
 
+    summary = await summarize(model, estimator, templates, summarizer_input(conversation),
+                              **summarize_options)
+    new = compacted_conversation(conversation, summary.message, manual_compact=manual_compact)
+    retained = context_tokens(new, estimator)
+    return CompactionResult(conversation=new, usage=summary.usage,
+                            retained_context_tokens=retained, summary=summary)
+
+
+def compacted_conversation(conversation: Sequence[Message], summary: Message, *,
+                           manual_compact: bool = False) -> list[Message]:
+    """The conversation Goose builds around a summary (the second half of `compact_messages`).
+
+    Any summary fits: the harness also puts a recorded agent's own summary here, so its
+    retained tokens are counted exactly as Goose's would be at the same boundary.
+
+    Args:
+        conversation: The messages the summary replaces.
+        summary: The summary message (shown to the agent only).
+        manual_compact: A user-requested ``/compact``: no prompt is preserved and the manual
+            continuation text is used.
+
+    Returns:
+        The archived originals, the summary, the continuation note and, on the automatic path,
+        the latest text-only user prompt with its newest turn-context event.
+    """
     found = None if manual_compact else _find_preserved(conversation)
     is_most_recent = found is not None and all(
         m.is_turn_context for m in conversation[found[0] + 1:])
-
-    summary = await summarize(model, estimator, templates, summarizer_input(conversation),
-                              **summarize_options)
-
     new: list[Message] = [_archived(m) for m in conversation]
-    new.append(_with_metadata(summary.message, MessageMetadata.agent_only()))
+    new.append(_with_metadata(summary, MessageMetadata.agent_only()))
     if manual_compact:
         text = MANUAL_COMPACT_CONTINUATION_TEXT
     elif is_most_recent:
@@ -185,7 +207,4 @@ async def compact_messages(
             # Reloads order by (created, id): a created no older than anything else keeps it last.
             latest = max(m.created for m in new)
             new.append(carried.copy_with(id=None, created=max(carried.created, latest)))
-
-    retained = context_tokens(new, estimator)
-    return CompactionResult(conversation=new, usage=summary.usage,
-                            retained_context_tokens=retained, summary=summary)
+    return new

@@ -59,17 +59,28 @@ class ProbeResult:
         recalled: Items the summary kept.
         missing: The items the summary forgot, as short strings.
         extra: Probe-specific numbers (weaker matches, overlap scores).
+        kinds: Per kind of content, ``(recalled, total)``, when the probe's items come in kinds
+            that different summary fields carry (planted constraints, values, identifiers...).
+            Then `recall` weighs every kind alike, so a summary that drops the one field
+            holding a kind loses that kind's share however few items it has.
     """
 
     total: int
     recalled: int
     missing: list[str] = field(default_factory=list)
     extra: dict[str, float | int | None] = field(default_factory=dict)
+    kinds: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def recall(self) -> float | None:
-        """`recalled / total`, or None when the session had no items."""
-        return self.recalled / self.total if self.total else None
+        """The mean over `kinds` of each kind's recalled / total (without kinds, `recalled /
+        total`), or None when the session had no items."""
+        if not self.total:
+            return None
+        if self.kinds:
+            shares = [done / count for done, count in self.kinds.values() if count]
+            return sum(shares) / len(shares)
+        return self.recalled / self.total
 
     def as_metrics(self, prefix: str) -> dict[str, float | int | None]:
         """``{prefix}_total``, ``{prefix}_recalled``, ``{prefix}_recall`` plus the extras."""

@@ -7,6 +7,15 @@ text, else its last word holding a digit, else the fact is matched by its full t
 
 - A current fact (``stale`` false) is *recalled* when the summary holds its text or its value
   (case-insensitive; a value must not be part of a longer word).
+- No item is counted twice across probes: a current fact that *is* one of the files probe's
+  paths (its text is a touched path or a trailing part of one) or one of the errors probe's
+  error lines (its text is an error line, or an ``error`` fact contained in one or containing
+  one) is left to that probe (`counted_elsewhere`).
+- The remaining facts are weighed by ``kind`` (constraint, value, identifier, decision, task...):
+  ``facts_recall`` is the mean over kinds of each kind's share recalled, because different
+  summary fields carry different kinds, and a summary that drops the field holding a kind must
+  lose that kind's share however few facts of it were planted. ``facts_total`` and
+  ``facts_recalled`` count facts.
 - A stale fact (``stale`` true: a later fact replaced it) is *mentioned* when its value or text
   appears. Mentioning it is a failure only when the replacing fact (``superseded_by``) is not also
   mentioned: a summary that says "port 5433 (was 5432)" is fine. Facts whose replacement is unknown
@@ -23,6 +32,8 @@ import re
 from typing import Any
 
 from workbench.metrics._common import ProbeResult, normalize_ws
+from workbench.metrics._errors import session_errors
+from workbench.metrics._files import path_suffixes, touched_files
 from workbench.metrics._registry import MetricInput, metric
 from workbench.sessions import Session
 
@@ -74,26 +85,67 @@ def fact_mentioned(fact: dict[str, Any], summary_text: str) -> bool:
     return _mentioned(fact, normalize_ws(summary_text).lower())
 
 
+def counted_elsewhere(fact: dict[str, Any], files: set[str], errors: set[str]) -> bool:
+    """True when `fact` is an item the files or errors probe already counts.
+
+    Args:
+        fact: A planted fact.
+        files: The files probe's paths and their trailing parts of two or more components,
+            lowercased.
+        errors: The errors probe's error lines, lowercased.
+
+    Returns:
+        True for a fact whose text is one of `files` or one of `errors`, and for an ``error``
+        fact contained in an error line or containing one.
+    """
+    text = normalize_ws(str(fact.get("text") or "")).lower()
+    if text in files or text in errors:
+        return True
+    if fact.get("kind") == "error" and text:
+        return any(text in line or line in text for line in errors)
+    return False
+
+
+def _other_probes_items(session: Session) -> tuple[set[str], set[str]]:
+    files = {s.lower() for path in touched_files(session.messages) for s in path_suffixes(path)}
+    return files, {e.lower() for e in session_errors(session.messages)}
+
+
+def probed_facts(session: Session) -> list[dict[str, Any]]:
+    """The current planted facts the facts probe counts: not stale, not counted elsewhere."""
+    facts = [f for f in session.meta.get("planted_facts") or [] if not f.get("stale")]
+    if not facts:
+        return []
+    files, errors = _other_probes_items(session)
+    return [f for f in facts if not counted_elsewhere(f, files, errors)]
+
+
 def facts_probe(session: Session, summary_text: str) -> tuple[ProbeResult, ProbeResult] | None:
-    """Recall of current facts and the stale-value check.
+    """Recall of current facts (weighed by kind) and the stale-value check.
 
     Args:
         session: A session whose ``meta`` may hold ``planted_facts``.
         summary_text: The summary text.
 
     Returns:
-        None without planted facts; else ``(current, stale)``: ``current.recalled`` counts recalled
-        current facts, ``stale.recalled`` counts stale facts *avoided* (not failures);
+        None without planted facts; else ``(current, stale)``: ``current`` counts the facts
+        `probed_facts` keeps (``kinds``: recalled and planted per kind; its ``recall`` weighs
+        kinds alike), ``stale.recalled`` counts stale facts *avoided* (not failures);
         ``stale.extra`` holds ``stale_mentioned`` and ``stale_failures``.
     """
     facts = session.meta.get("planted_facts")
     if not facts:
         return None
     by_id = {f.get("id"): f for f in facts}
-    current = [f for f in facts if not f.get("stale")]
+    current = probed_facts(session)
     stale = [f for f in facts if f.get("stale")]
     lowered = normalize_ws(summary_text).lower()  # once, not per fact
-    missing = [str(f.get("text")) for f in current if not _mentioned(f, lowered)]
+    kept = [_mentioned(f, lowered) for f in current]
+    missing = [str(f.get("text")) for f, ok in zip(current, kept, strict=True) if not ok]
+    kinds: dict[str, tuple[int, int]] = {}
+    for f, ok in zip(current, kept, strict=True):
+        done, count = kinds.get(str(f.get("kind") or "fact"), (0, 0))
+        kinds[str(f.get("kind") or "fact")] = (done + int(ok), count + 1)
     mentioned, failures = 0, []
     for f in stale:
         if not _mentioned(f, lowered):
@@ -102,7 +154,8 @@ def facts_probe(session: Session, summary_text: str) -> tuple[ProbeResult, Probe
         newer = by_id.get(f.get("superseded_by"))
         if newer is None or not _mentioned(newer, lowered):
             failures.append(str(f.get("text")))
-    cur = ProbeResult(total=len(current), recalled=len(current) - len(missing), missing=missing)
+    cur = ProbeResult(total=len(current), recalled=len(current) - len(missing), missing=missing,
+                      kinds=kinds)
     old = ProbeResult(total=len(stale), recalled=len(stale) - len(failures), missing=failures,
                       extra={"stale_mentioned": mentioned, "stale_failures": len(failures)})
     return cur, old

@@ -17,6 +17,7 @@ separately as ``files_basename_recalled`` (those files are still listed as missi
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from typing import Any
@@ -68,6 +69,13 @@ def _looks_like_path(token: str) -> bool:
 
 def command_paths(command: str) -> list[str]:
     """Path-like tokens of a shell command, normalised, in order of appearance."""
+    return list(_command_paths(command))
+
+
+# Every cell of a session (and every round of a replay) reads the same commands: the answer
+# depends on the text alone, so each distinct command is split once.
+@functools.lru_cache(maxsize=8192)
+def _command_paths(command: str) -> tuple[str, ...]:
     try:
         tokens = shlex.split(command, comments=False, posix=True)
     except ValueError:
@@ -82,7 +90,7 @@ def command_paths(command: str) -> list[str]:
         is_dir = tok.rstrip(",;:)").endswith("/")
         if p not in _IGNORED and (_looks_like_path(p) or (is_dir and _looks_like_path(p + "/"))):
             out.append(p)
-    return out
+    return tuple(out)
 
 
 def _argument_paths(arguments: dict[str, Any]) -> list[str]:
@@ -120,7 +128,7 @@ def touched_files(messages: list[Message]) -> list[str]:
     return list(seen)
 
 
-def _suffixes(path: str) -> list[str]:
+def path_suffixes(path: str) -> list[str]:
     """The path itself and its trailing parts with at least two components."""
     parts = [p for p in path.split("/") if p]
     out = [path]
@@ -148,7 +156,7 @@ def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     files = touched_files(messages)
     recalled, basename_only, missing = 0, 0, []
     for path in files:
-        if any(_mentions(summary_text, s) for s in _suffixes(path)):
+        if any(_mentions(summary_text, s) for s in path_suffixes(path)):
             recalled += 1
             continue
         base = path.rsplit("/", 1)[-1]

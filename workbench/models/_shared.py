@@ -10,11 +10,13 @@ independent samples):
 - **memo**: a prompt already answered earlier in the run is answered from that reply.
 
 The first caller's reply keeps its billed usage and gains ``usage.extra["call_id"]``; every
-sharer gets a copy of the reply with zero usage, ``extra["shared"] = True`` and
-``extra["shared_from"]`` naming the billed call, so billing is attributed once. Failed calls are
-never shared: waiters of a failed call send their own. A simulated window (`WindowCap`) is checked
-before the lookup, so a prompt too long for one window is refused there while the same prompt
-is shared at a window it fits.
+sharer gets a copy of the reply and of that usage (what the answer cost), flagged
+``extra["shared"] = True``, with ``extra["shared_from"]`` naming the billed call: a cell's
+billed figures say what its summary cost whichever cell sent the call, and the flag says
+who paid (the budget and the cells' ``spent_*`` columns count a shared answer as zero).
+Failed calls are never shared: waiters of a failed call send their own. A simulated window
+(`WindowCap`) is checked before the lookup, so a prompt too long for one window is refused
+there while the same prompt is shared at a window it fits.
 
 `SharedModel` is a plain `CompactionModel`: it composes with any other wrapper (budget
 reservation, caches) in either order. The Ray executor's coordinator keeps one `SharedCalls`
@@ -73,11 +75,21 @@ def billed_answer(message: Message, usage: Usage,
     return SharedAnswer(message.model_copy(deep=True), usage, call_id), usage
 
 
+SHARER_DROPS = ("call_id", "cache_hit")
+"""Usage extras of the billed call a sharer's copy does not inherit: its id, and whether it
+was answered from a recording (the sharer was answered from the table)."""
+
+
 def shared_reply(answer: SharedAnswer) -> tuple[Message, Usage]:
-    """What a sharer of `answer` gets: a copy of the reply, zero usage, flagged as shared."""
-    usage = Usage(model=answer.usage.model, input_tokens=0, output_tokens=0, total_tokens=0,
-                  cache_read_input_tokens=0, cache_write_input_tokens=0, cost=0.0,
-                  extra={"shared": True, "shared_from": answer.call_id})
+    """What a sharer of `answer` gets: a copy of the reply and of its usage, flagged as shared.
+
+    The usage is what the answer cost (the billed call's tokens and cost), so a cell's billed
+    figures do not depend on which cell happened to send the call; ``extra["shared"]`` says
+    this cell did not pay for it (budgets and ``spent_*`` count it as zero) and
+    ``extra["shared_from"]`` names the call that did.
+    """
+    extra = {k: v for k, v in (answer.usage.extra or {}).items() if k not in SHARER_DROPS}
+    usage = answer.usage.copy(extra={**extra, "shared": True, "shared_from": answer.call_id})
     return answer.message.model_copy(deep=True), usage
 
 

@@ -43,7 +43,12 @@ from workbench.strategies._replay import (
     replay_session,
     replay_session_async,
 )
-from workbench.strategies._replay_table import plot_replay, replay_frame, replay_table
+from workbench.strategies._replay_table import (
+    plot_replay,
+    replay_frame,
+    replay_ranking,
+    replay_table,
+)
 from workbench.strategies._truncate import TruncateSettings, Truncation, truncate_history
 
 __all__ = [
@@ -72,6 +77,7 @@ __all__ = [
     "reference_summary",
     "render_context",
     "replay_frame",
+    "replay_ranking",
     "replay_session",
     "replay_session_async",
     "replay_table",

@@ -5,7 +5,10 @@ sub-agent's answer, in ``meta["reference_summaries"]`` with the message index of
 boundary); Goose recordings carry theirs the same way. The strategy cuts the history at that
 boundary, puts the recorded summary in place of the prefix, and asks the harness to score it
 against the prefix only (`StrategyResult.detail["scored_messages"]`), i.e. with the same probes
-at the same boundary a template would face.
+at the same boundary a template would face. Its retained tokens are counted as Goose counts its
+own summary there (`compacted_conversation`: summary, continuation note and, on the automatic
+path, the kept prompt), so the row compares with ``goose@recorded`` cells (``at = "recorded"``),
+not with cells compacted at the end of the session.
 """
 
 from __future__ import annotations
@@ -73,9 +76,15 @@ class RecordedSummary(Strategy):
         after = [m for m in messages[boundary:]
                  if m.is_agent_visible and m.concat_text() != found["text"]]
         context = [summary, *after]
+        from workbench.context_mgmt import compacted_conversation
+
+        # Retained as Goose counts its own summary at this boundary (summary, continuation
+        # note, the kept prompt on the automatic path): comparable with a goose@recorded cell.
+        as_goose = compacted_conversation(messages[:boundary], summary,
+                                          manual_compact=request.manual_compact)
         return StrategyResult(
             context=context, summary_text=str(found["text"]),
-            retained_tokens=context_tokens([summary], request.estimator),
+            retained_tokens=context_tokens(as_goose, request.estimator),
             compacted=True,
             detail={"boundary": boundary, "source": found.get("source"),
                     "scored_messages": messages[:boundary]})

@@ -16,7 +16,11 @@ What is measured, per turn (`TurnRow`) and in total (`ReplayResult`):
 - compactions (rounds that changed the context; a round that changed nothing is kept as
   ``applied = False``: its calls were billed all the same), peak context, turns over the window;
 - after each compaction round, fact survival: the harness probes (files, errors, user requests,
-  planted facts) scored on the compacted context against the session prefix seen so far.
+  planted facts) scored on the compacted context against the session prefix seen so far;
+  the totals count only rounds whose compacted context fits the window (a context the agent
+  could not have been sent keeps nothing);
+- feasibility: a replay with a turn whose prompt exceeds the window (``overflow_turns``) could
+  not have run that way, so its billed tokens are not a cost to compare.
 
 Token counting is incremental: a message is counted once when it enters the context (Goose's
 per-message figure, ``count_chat_tokens("", [m])``) and a compaction recounts only the messages
@@ -170,12 +174,29 @@ class ReplayResult:
         """Turns whose prompt exceeded the window."""
         return sum(1 for t in self.turns if t.prompt_tokens > self.window)
 
+    @property
+    def feasible(self) -> bool:
+        """Every prompt fit the window: the session could really have run this way (its billed
+        tokens mean something only then)."""
+        return self.overflow_turns == 0
+
+    def fitting_rounds(self) -> list[CompactionRound]:
+        """The applied rounds whose compacted context fits the window: the only contexts the
+        agent could have been sent, so the only ones fact survival is measured on."""
+        return [r for r in self.rounds if r.applied and r.tokens_after <= self.window]
+
     def summary(self) -> dict[str, Any]:
-        """One flat row: the identity columns and every total."""
+        """One flat row: the identity columns and every total.
+
+        Fact and probe survival (``facts_recall_mean``, ``facts_recall_last``,
+        ``probe_recall_mean``) count only rounds whose compacted context fits the window
+        (`fitting_rounds`); ``rounds_over_window`` counts the applied rounds that did not.
+        """
         applied = [r for r in self.rounds if r.applied]
-        last = applied[-1] if applied else None
-        recalls = [r.probe_recall for r in applied if r.probe_recall is not None]
-        facts = [r.facts_recall for r in applied if r.facts_recall is not None]
+        fitting = self.fitting_rounds()
+        last = fitting[-1] if fitting else None
+        recalls = [r.probe_recall for r in fitting if r.probe_recall is not None]
+        facts = [r.facts_recall for r in fitting if r.facts_recall is not None]
         return {
             "session_id": self.session_id, "strategy": self.strategy, "model": self.model,
             "window": self.window, "threshold": self.threshold, "turns": len(self.turns),
@@ -185,6 +206,7 @@ class ReplayResult:
             "billed_tokens": self.billed_input_tokens + self.billed_output_tokens,
             "cached_tokens": self.cached_tokens, "cache_breaks": self.cache_breaks,
             "peak_context": self.peak_context, "overflow_turns": self.overflow_turns,
+            "feasible": self.feasible, "rounds_over_window": len(applied) - len(fitting),
             "probe_recall_mean": sum(recalls) / len(recalls) if recalls else None,
             "facts_recall_mean": sum(facts) / len(facts) if facts else None,
             "facts_recall_last": last.facts_recall if last is not None else None,

@@ -1,9 +1,14 @@
-"""`ReplayResult` objects as a table (strategy x window x threshold) and as a plot of context
-size over the session with the compaction points marked.
+"""`ReplayResult` objects as a table (strategy x window x threshold), the ranking of the feasible
+rows on billed tokens, and a plot of context size over the session with the compaction points
+marked.
 
 Table rules: ``sessions`` counts the replays of the group; every other column is the mean over
-them (for one session, that session's figure), except ``peak_context`` (the largest) and
-``errors`` (the sum). ``billed_tokens`` = billed input + billed output.
+them (for one session, that session's figure), except ``peak_context_max`` (the largest peak
+of any of them), ``errors_total`` (the sum) and ``feasible`` (true only when every replay of
+the group kept every prompt within the window). Fact and probe survival are the means of each
+replay's survival over its rounds that fit the window (`ReplayResult.summary`). A row that is
+not feasible is listed with its overflow turns and never ranked on billed tokens
+(`replay_ranking`): its prompts could not have been sent.
 """
 
 from __future__ import annotations
@@ -13,14 +18,23 @@ from typing import Any
 
 from workbench.strategies._replay import ReplayResult
 
-__all__ = ["REPLAY_COLUMNS", "plot_replay", "replay_frame", "replay_table"]
+__all__ = ["REPLAY_COLUMNS", "plot_replay", "replay_frame", "replay_ranking", "replay_table"]
 
 REPLAY_KEYS = ("strategy", "window", "threshold")
+FRAME_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
+                 "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
+                 "peak_context", "overflow_turns", "rounds_over_window", "feasible",
+                 "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors")
+"""One replay's totals (`ReplayResult.summary`), in display order."""
 REPLAY_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
                   "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
-                  "peak_context", "overflow_turns", "facts_recall_mean", "facts_recall_last",
-                  "probe_recall_mean", "errors")
+                  "peak_context_max", "overflow_turns", "rounds_over_window", "feasible",
+                  "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors_total")
 """The table's value columns, in display order."""
+_AGGREGATE = {"peak_context_max": ("peak_context", "max"), "errors_total": ("errors", "sum"),
+              "feasible": ("feasible", "all")}
+"""Table columns that are not a mean of the replay column of the same name."""
+RANKED_ON = "billed_tokens"
 
 
 def replay_frame(results: Iterable[ReplayResult]) -> Any:
@@ -28,7 +42,7 @@ def replay_frame(results: Iterable[ReplayResult]) -> Any:
     import pandas as pd
 
     rows = [r.summary() for r in results]
-    columns = ["session_id", *REPLAY_KEYS, "model", *REPLAY_COLUMNS]
+    columns = ["session_id", *REPLAY_KEYS, "model", *FRAME_COLUMNS]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -52,6 +66,8 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     if "billed_tokens" not in frame.columns and not frame.empty:
         frame = frame.assign(billed_tokens=pd.to_numeric(frame["billed_input_tokens"])
                              + pd.to_numeric(frame["billed_output_tokens"]))
+    if "feasible" not in frame.columns and "overflow_turns" in frame.columns:
+        frame = frame.assign(feasible=pd.to_numeric(frame["overflow_turns"]).eq(0))
     if frame.empty:
         return pd.DataFrame(columns=columns)
     rows = []
@@ -59,18 +75,50 @@ def replay_table(results: Iterable[ReplayResult] | Any,
         key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
         for col in REPLAY_COLUMNS:
-            if col not in g.columns:
+            source, how = _AGGREGATE.get(col, (col, "mean"))
+            if source not in g.columns:
                 row[col] = None
-                continue
-            values = pd.to_numeric(g[col], errors="coerce")
-            if col == "peak_context":
-                row[col] = values.max()
-            elif col == "errors":
-                row[col] = values.sum()
+            elif how == "all":
+                row[col] = bool(g[source].astype(bool).all())
             else:
-                row[col] = values.mean()
+                values = pd.to_numeric(g[source], errors="coerce")
+                row[col] = getattr(values, how)()
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def replay_ranking(table: Any) -> list[str]:
+    """Per window x threshold, the feasible strategies from fewest billed tokens up, and the
+    infeasible ones with their overflow turns (never ranked: their prompts did not fit).
+
+    Args:
+        table: A `replay_table`.
+
+    Returns:
+        One line per window x threshold.
+    """
+    lines: list[str] = []
+    if table.empty:
+        return lines
+    for (window, threshold), g in table.groupby(["window", "threshold"], sort=False):
+        fits = g[g["feasible"].astype(bool)].sort_values(RANKED_ON, kind="stable")
+        over = g[~g["feasible"].astype(bool)]
+        ranked = ", ".join(f"{r.strategy} ({getattr(r, RANKED_ON):,.0f})"
+                           for r in fits.itertuples())
+        line = (f"{_window(window)} x{threshold:g}: fewest billed tokens, feasible only: "
+                f"{ranked or 'none feasible'}")
+        if not over.empty:
+            line += "; infeasible (prompts over the window): " + ", ".join(
+                f"{r.strategy} ({r.overflow_turns:,.0f} overflow turns per session)"
+                for r in over.itertuples())
+        lines.append(line)
+    return lines
+
+
+def _window(window: Any) -> str:
+    from workbench.models._identity import format_window
+
+    return format_window(int(window))
 
 
 def plot_replay(results: Sequence[ReplayResult], *, title: str | None = None) -> Any:

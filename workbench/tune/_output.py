@@ -119,8 +119,12 @@ def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, 
         The folder written.
 
     Raises:
-        ConfigError: the folder exists and `overwrite` is false, or the name is not a plain name.
+        ConfigError: the winner is the baseline (there is nothing new to write), the folder
+            exists and `overwrite` is false, or the name is not a plain name.
     """
+    if result.winner == result.baseline:
+        raise ConfigError(f"the tune's winner is its baseline {result.baseline}: nothing new "
+                          "to write; use that variant as it is")
     name = name or f"{result.variant}-tuned"
     if not name or "/" in name or "\\" in name or name.startswith(".") or "{" in name:
         raise ConfigError(f"winner name {name!r}: use a plain folder name such as lean-tuned")

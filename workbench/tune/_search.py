@@ -54,13 +54,19 @@ class TuneResult:
         baseline: The label it was compared with.
         comparison: The paired comparison (winner vs baseline) on the objective's metric, or
             None when the winner is the baseline.
-        rungs: One dict per rung: ``sessions``, ``groups``, ``points``, ``kept``, ``status``.
+        rungs: One dict per rung: ``sessions``, ``groups``, ``points``, ``kept``, ``status``
+            and ``dropped`` (the points successive halving left behind after it).
         status: ``finished`` or ``budget_reached``.
-        calls_made: Model calls sent during the tune.
-        calls_shared: Calls answered from an identical earlier or in-flight call.
+        calls_made: Model calls the tune's cells sent (every rung, every point: the sum of the
+            stored cells' ``calls_made``).
+        calls_shared: Calls its cells answered from an identical earlier or in-flight call.
         variant: The searched variant.
         proposals: Prompts written by the proposer (with provenance), if any.
         winner_folder: Where the winner was written, if it was.
+        experiment: The experiment the tune ran.
+        calls_by: `calls_made` split: ``table`` (by the points of `scores`, the sum of its
+            ``calls_made`` column), ``dropped`` (by points successive halving dropped) and
+            ``other`` (cells of a rung the budget stopped before it was scored).
     """
 
     run_dir: Path
@@ -78,6 +84,7 @@ class TuneResult:
     proposals: list[dict[str, Any]] = field(default_factory=list)
     winner_folder: Path | None = None
     experiment: Any = None
+    calls_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def front(self) -> pd.DataFrame:
@@ -104,15 +111,35 @@ class TuneResult:
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         }
 
+    @property
+    def winner_is_baseline(self) -> bool:
+        """The search found nothing better than the baseline (nothing new to write)."""
+        return self.winner == self.baseline
+
     def lines(self) -> list[str]:
-        """What ``workbench tune`` prints after the front table."""
-        out = [f"winner: {self.winner}", f"rule: {self.objective.describe()}"]
+        """What ``workbench tune`` prints after the front table: the points successive
+        halving dropped at each rung, the winner, its rule and interval, and the calls (the
+        table's ``calls_made`` column plus the dropped points' calls make the total)."""
+        out = []
+        for number, rung in enumerate(self.rungs, 1):
+            if rung.get("dropped"):
+                names = [f"{label} (still run as the baseline)" if label == self.baseline
+                         else label for label in rung["dropped"]]
+                out.append(f"rung {number} ({rung['sessions']} sessions, {rung['groups']} "
+                           f"prompt groups): successive halving dropped "
+                           f"{len(names)} points: {', '.join(names)}")
+        out += [f"winner: {self.winner}", f"rule: {self.objective.describe()}"]
         if self.comparison is None:
             out.append(f"vs baseline {self.baseline}: the winner is the baseline")
         else:
             out.append(f"vs baseline {self.baseline}: {self.comparison}")
-        out.append(f"model calls made: {self.calls_made}, shared: {self.calls_shared}; "
-                   f"status {self.status}")
+        parts = [f"{self.calls_by.get('table', self.calls_made)} by the points above"]
+        if self.calls_by.get("dropped"):
+            parts.append(f"{self.calls_by['dropped']} by the points successive halving dropped")
+        if self.calls_by.get("other"):
+            parts.append(f"{self.calls_by['other']} in the rung the budget stopped")
+        out.append(f"model calls made: {self.calls_made} ({', '.join(parts)}), shared: "
+                   f"{self.calls_shared}; status {self.status}")
         return out
 
 
@@ -225,7 +252,7 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         scores = variant_scores(results.cells, objective.metric, [*labels, baseline],
                                 sessions[:n])
         rung: dict[str, Any] = {"sessions": n, "groups": len(alive), "points": len(labels),
-                                "status": status, "kept": 0}
+                                "status": status, "kept": 0, "dropped": []}
         rungs.append(rung)
         if status == "budget_reached":
             if last_scores is None:  # not one rung finished: rank the points that completed it
@@ -236,8 +263,10 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         if n >= len(sessions):  # every surviving group has seen every session
             rung["kept"] = len(alive)
             break
-        alive = _ranked_groups(alive, scores, objective)[:max(1, math.ceil(len(alive) / tune.eta))]
+        ranked = _ranked_groups(alive, scores, objective)
+        alive = ranked[:max(1, math.ceil(len(alive) / tune.eta))]
         rung["kept"] = len(alive)
+        rung["dropped"] = [label for g in ranked[len(alive):] for label in g.labels]
         n = len(sessions) if len(alive) == 1 else min(n * tune.eta, len(sessions))
 
     final = last_scores.copy()
@@ -249,18 +278,36 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     winner = objective.winner(final)
     comparison = None
     if winner != baseline:
-        from workbench.harness import Results, paired_comparison
+        from workbench.harness import paired_comparison
 
-        cells = Results.load(folder).cells
+        cells = _stored_cells(folder)
         cells = cells[cells["session_id"].isin(sessions[:scored_n])]
         comparison = paired_comparison(cells, baseline, winner, on="template",
                                        metric=objective.metric, seed=experiment.seed)
+    stored = _stored_cells(folder)
+    dropped = {label for rung in rungs for label in rung["dropped"]} - set(final["template"])
+    made = _total(stored, "calls_made")
+    by_table = int(final["calls_made"].sum())
+    by_dropped = _total(stored[stored["template"].isin(dropped)], "calls_made")
+    calls = {"table": by_table, "dropped": by_dropped, "other": made - by_table - by_dropped}
     result = TuneResult(folder, objective, final.reset_index(drop=True), winner,
                         params.get(winner, {}), baseline, comparison, rungs, status,
-                        shared.calls_made, shared.calls_shared, tune.variant, proposals,
-                        experiment=experiment)
+                        made, _total(stored, "calls_shared"), tune.variant, proposals,
+                        experiment=experiment, calls_by=calls)
     _save(result)
     return result
+
+
+def _stored_cells(folder: Path) -> pd.DataFrame:
+    """The cells every rung of the tune wrote into `folder`."""
+    from workbench.harness import Results
+
+    return Results.load(folder).cells
+
+
+def _total(cells: pd.DataFrame, column: str) -> int:
+    return int(pd.to_numeric(cells[column], errors="coerce").fillna(0).sum()) \
+        if column in cells else 0
 
 
 def _save(result: TuneResult) -> None:

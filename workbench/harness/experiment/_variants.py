@@ -1,8 +1,9 @@
 """Template variants: a folder of templates plus optional summarize options (``variant.toml``).
 
-A variant folder (``prompts/<name>/`` in the project, or any path) may hold ``compaction.md``
-and ``compaction_summary.md`` (a missing file falls back to the built-in one), a ``README.md``
-describing it, and ``variant.toml`` with options passed to ``summarize``, e.g.
+A variant folder (``<name>/`` or ``prompts/<name>/`` beside the spec or in the working folder,
+else ``prompts/<name>/`` in the project, or any path; see `variant_places`) may hold
+``compaction.md`` and ``compaction_summary.md`` (a missing file falls back to the built-in
+one), a ``README.md`` describing it, and ``variant.toml`` with options passed to ``summarize``, e.g.
 ``transcript_style = "jsonl"``, and ``[params.<name>]`` tables declaring template parameters
 (see ``_params``). The name ``default`` is the built-in templates; ``name{k=v,...}`` is a point
 of a parametrised variant.
@@ -77,25 +78,44 @@ def register_variant_folder(name: str, folder: Path) -> None:
     _EXTRA_FOLDERS[name] = Path(folder)
 
 
+PROMPTS_DIR = "prompts"
+
+
+def variant_places(name: str, experiment: Experiment | None = None) -> list[Path]:
+    """Where variant `name` is looked for, in order: beside the spec (``<spec folder>/<name>``,
+    then ``<spec folder>/prompts/<name>``), in the working folder (likewise), then in the
+    project's ``prompts/``. An absolute path is only itself."""
+    path = Path(name).expanduser()
+    if path.is_absolute():
+        return [path]
+    roots = [Path(experiment.base_dir).resolve()] if experiment and experiment.base_dir else []
+    roots.append(Path.cwd())
+    places = [p for root in roots for p in (root / path, root / PROMPTS_DIR / path)]
+    places.append(project_root() / PROMPTS_DIR / path)
+    return list(dict.fromkeys(places))
+
+
 def variant_folder(name: str, experiment: Experiment | None = None) -> Path | None:
-    """The folder of variant `name`, or None for the built-in ``default`` without a folder.
+    """The folder of variant `name` (the first of `variant_places` that exists), or None for
+    the built-in ``default`` without a folder. Tables keep `name` as written.
 
     Raises:
-        ConfigError: no such folder; the message lists the project's variants.
+        ConfigError: no such folder; the message lists where it looked and the project's
+            variants.
     """
     if name in _EXTRA_FOLDERS:
         return _EXTRA_FOLDERS[name]
-    prompts = project_root() / "prompts"
-    if (prompts / name).is_dir():
-        return prompts / name
-    candidate = experiment.resolve_path(name) if experiment else Path(name)
-    if candidate.is_dir():
-        return candidate
+    places = variant_places(name, experiment)
+    found = next((p for p in places if p.is_dir()), None)
+    if found is not None:
+        return found
     if name == BUILTIN:
         return None
+    prompts = project_root() / PROMPTS_DIR
     known = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
-    raise ConfigError(f"templates: no variant {name!r}: not a folder under {prompts} nor a path "
-                      f"(known: {', '.join(known) or 'none'}; 'default' is the built-in)")
+    raise ConfigError(f"templates: no variant {name!r}: looked for a folder at "
+                      f"{', '.join(str(p) for p in places)} (known in the project's "
+                      f"prompts/: {', '.join(known) or 'none'}; 'default' is the built-in)")
 
 
 def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:

@@ -17,12 +17,18 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.harness.results._table import PERCENT_COLUMNS, column_formats
+from workbench.harness.experiment._windows import format_window
+from workbench.harness.results._table import (
+    NOT_APPLICABLE,
+    PERCENT_COLUMNS,
+    column_formats,
+    not_applicable,
+)
 
 DEFAULT_GROUP = "other"
 
 GROUP_ORDER = ("variant", "cells", "tokens", "cost", "reliability", "recall", "qa", "quality",
-               DEFAULT_GROUP)
+               "spent", DEFAULT_GROUP)
 """Header groups, left to right (a group with no column is not drawn)."""
 
 COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
@@ -34,29 +40,31 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
     "window": ("variant", "window", "tok"),
     "repeat": ("variant", "repeat", ""),
     "cells": ("cells", "cells", "n"),
-    "n": ("cells", "n", "sessions"),
     "failed": ("cells", "failed", "n"),
-    "failure_rate": ("cells", "failed", "%"),
+    "errors": ("cells", "errors", "n"),
+    "n": ("cells", "n", "sessions"),
+    "failure_rate": ("other", "failure rate", "%"),
     "replies": ("other", "replies", "n"),
     "failures": ("other", "failed + errors", "n"),
     "mean_over": ("other", "means over", ""),
     "effective_window": ("other", "effective window", "tok"),
     "window_tokenizer": ("other", "window counted in", ""),
-    "errors": ("reliability", "errors", "n"),
     "retained_tokens": ("tokens", "retained", "tok"),
     "summary_tokens": ("tokens", "summary", "tok"),
     "billed_tokens": ("cost", "billed", "tok"),
     "billed_reported": ("cost", "reported", "tok"),
     "billed_estimated": ("cost", "estimated", "tok"),
     "cost": ("cost", "cost", "$"),
-    "cost_total": ("cost", "total", "$"),
-    "calls_made": ("cost", "calls", "made"),
-    "calls_shared": ("cost", "calls", "shared"),
+    "calls": ("cost", "calls", "n"),
+    "spent_tokens": ("spent", "tokens", "tok"),
+    "cost_total": ("spent", "cost", "$"),
+    "calls_made_total": ("spent", "calls made", "n"),
+    "calls_shared_total": ("spent", "calls shared", "n"),
+    "http_retries_total": ("spent", "http retries", "n"),
     "parse_success_pct": ("reliability", "parsed", "%"),
     "useful_structured_pct": ("reliability", "useful", "%"),
     "retries_mean": ("reliability", "retries", "mean"),
     "retries_max": ("reliability", "retries", "max"),
-    "http_retries": ("reliability", "http retries", "n"),
     "probe_recall": ("recall", "all", "%"),
     "files_recall": ("recall", "files", "%"),
     "errors_recall": ("recall", "errors", "%"),
@@ -80,14 +88,17 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
 }
 """Known columns: header group, short label, unit. Unknown columns fall back on name patterns."""
 
-HIDE_FIRST = (DEFAULT_GROUP, "quality", "cost", "reliability", "qa")
+HIDE_FIRST = (DEFAULT_GROUP, "spent", "quality", "cost", "reliability", "qa")
 """Header groups the page hides, in this order, while the table is wider than the page (a
 checkbox per group shows them again)."""
 
-GROUP_TITLES = {"variant": "", "cells": "cells", "tokens": "tokens kept (mean)",
-                "cost": "billed", "reliability": "reliability", "recall": "probe recall",
-                "qa": "questions answered (QA)",
-                "quality": "summary quality", DEFAULT_GROUP: "other"}
+GROUP_TITLES = {"variant": "", "cells": "cells (all)",
+                "tokens": "tokens kept (mean over n)", "cost": "billed per cell (mean over n)",
+                "reliability": "replies (mean over n)", "recall": "probe recall (mean over n)",
+                "qa": "questions answered (QA, mean over n)",
+                "quality": "summary quality (mean over n)",
+                "spent": "spent by the run (sums over all cells)", DEFAULT_GROUP: "other"}
+"""Each group's title says which population its columns are computed over."""
 
 _PATTERNS: tuple[tuple[str, str, str], ...] = (
     # regex on the column name, group, unit
@@ -140,15 +151,15 @@ def column_spec(name: str) -> ColumnSpec:
 
 
 def short_window(value: Any) -> str:
-    """A window for a narrow column: 8192 -> ``8k`` (k = 1024), 8000 -> ``8,000``, None -> ``none``."""
+    """A window as every table, verdict and plot labels it (`format_window`): 8192 -> ``8k``
+    (k = 1024), 8000 -> ``8000``, None -> ``none``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "none"
     if isinstance(value, str):
         if not value.isdigit():
             return value
         value = int(value)
-    n = int(value)
-    return f"{n // 1024}k" if n and n % 1024 == 0 else f"{n:,}"
+    return format_window(int(value))
 
 
 def short_label(text: str, limit: int = MAX_LABEL) -> str:
@@ -230,9 +241,10 @@ def html_table(df: pd.DataFrame, *, table_id: str = "wb-table",
     for i, record in enumerate(df.to_dict("records")):
         tds = ['<td class="wb-open"><button type="button" class="wb-toggle" '
                'aria-label="show cells">▸</button></td>']
+        absent = not_applicable(record)
         for spec in specs:
             value = record[spec.name]
-            text = format_value(value, spec)
+            text = NOT_APPLICABLE if spec.name in absent else format_value(value, spec)
             numeric = _is_number(value) and spec.name != "window"
             sort_key = value if numeric and not math.isnan(float(value)) else (
                 value if spec.name == "window" and _is_number(value) else text)

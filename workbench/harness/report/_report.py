@@ -21,24 +21,35 @@ import pandas as pd
 from workbench._redact import redact
 from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
-from workbench.harness.report._html_table import plain_table
+from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.results._paired import PairedResult, paired_comparison
 from workbench.harness.results._plots import PLOTS
 from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._table import (
+    NOT_APPLICABLE,
     column_formats,
     comparison_table,
     format_cell,
+    not_applicable,
     window_label,
 )
 from workbench.harness.results._verdict import run_verdict
 
-TABLE_NOTE = ("Means (tokens, cost, retries, recalls) are per cell over the n sessions every "
-              "template completed in that model x window (mean_over); parse_success_pct and "
-              "useful_structured_pct are over the cells that got a reply; failed = compaction "
-              "outcomes, errors = infrastructure; billed_reported / billed_estimated split what "
-              "the model reported from the workbench's o200k estimates. See the README's "
-              "metrics glossary.")
+TABLE_NOTE = ("Outcome counts (cells, replies, failed = compaction outcomes, errors = "
+              "infrastructure) are over every cell of a row. Every other value is a mean per "
+              "cell over the n sessions every template completed in that model x window "
+              "(mean_over), except the sums over every cell: spent_tokens, cost_total, "
+              "calls_made_total, calls_shared_total, http_retries_total. billed_* and cost say "
+              "what a cell's summary cost (a call shared with another cell or read from a "
+              "recording counts at that call's usage); spent_tokens and cost_total say what the "
+              "run paid. n/a: the metric cannot apply (a model-free strategy has no reply). See "
+              "the README's metrics glossary.")
+
+REPLAY_NOTE = ("Means per session, except peak_context_max (the largest prompt of any session) "
+               "and errors_total (a sum). feasible: every prompt fit the window; an infeasible "
+               "row's billed tokens are not a cost to compare, and it is never ranked on them. "
+               "Fact and probe survival count only the compactions whose context fit the "
+               "window (rounds_over_window counts the others).")
 
 REPORT_DIR = "report"
 MAX_FORGOTTEN_CELLS = 100
@@ -59,12 +70,15 @@ def _load(results_or_run_dir: Any) -> Any:
 # ---- markdown ---------------------------------------------------------------------------------
 
 
-def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None) -> str:
+def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
+                   comparison: bool = False) -> str:
     """A GitHub-flavoured Markdown table of `df` (no index), numbers right-aligned.
 
     Args:
         df: The frame to show.
         formats: ``{column: format string}`` applied to numeric values.
+        comparison: `df` is a comparison table: windows read as the verdict writes them
+            (``8k``) and metrics that cannot apply to a row (`not_applicable`) show ``n/a``.
 
     Returns:
         The table text, ending with a newline.
@@ -72,14 +86,21 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None) -> s
     formats = formats or {}
     cols = list(df.columns)
 
-    def cell(v: Any, col: str) -> str:
-        return format_cell(v, formats.get(col)).replace("|", "\\|").replace("\n", " ")
+    def cell(v: Any, col: str, absent: frozenset[str]) -> str:
+        if col in absent:
+            text = NOT_APPLICABLE
+        elif comparison and col in ("window", "effective_window"):
+            text = short_window(v)  # the verdict's label: 8k, 32k
+        else:
+            text = format_cell(v, formats.get(col))
+        return text.replace("|", "\\|").replace("\n", " ")
 
     numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in cols]
     lines = ["| " + " | ".join(str(c) for c in cols) + " |",
              "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v, c) for v, c in zip(row, cols, strict=True)) + " |")
+    for record in df.to_dict("records"):
+        absent = not_applicable(record) if comparison else frozenset()
+        lines.append("| " + " | ".join(cell(record[c], c, absent) for c in cols) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -235,7 +256,7 @@ def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.Da
     if run_line:
         parts.append(run_line + "\n")
     parts += ["## Comparison table\n", TABLE_NOTE + "\n",
-              markdown_table(table, column_formats(table.columns))]
+              markdown_table(table, column_formats(table.columns), comparison=True)]
     if verdict_text:
         parts += ["## Verdict\n", "```text\n" + verdict_text + "\n```\n"]
     if not comparisons.empty:
@@ -327,23 +348,29 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     if not hasattr(results, "replays") or results.replays.empty:
         return
     from workbench.harness.report._replays import replay_report
+    from workbench.strategies import replay_ranking
     from workbench.strategies._replay_table import REPLAY_KEYS
 
     table, pngs = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
     table.to_csv(paths["replay_csv"], index=False)
+    ranking = replay_ranking(table)
+    table = table.assign(feasible=["yes" if v else "no" for v in table["feasible"]],
+                         window=[short_window(w) for w in table["window"]])
     formats = {c: "{:,.0f}" for c in table.columns if c not in REPLAY_KEYS
                and not c.startswith(("facts_", "probe_"))}
     formats.update({c: "{:.1%}" for c in table.columns if c.startswith(("facts_", "probe_"))})
     heading = "Whole-session replay"
-    md = [f"\n## {heading}\n", markdown_table(table, formats)]
+    md = [f"\n## {heading}\n", REPLAY_NOTE + "\n", markdown_table(table, formats),
+          *(f"- {line}" for line in ranking), ""]
     md += [f"![{name}]({name})\n" for name in pngs]
     with paths["markdown"].open("a", encoding="utf-8") as fh:
         fh.write(redact("\n".join(md)))
     images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
                      f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
-    section = (f'<section id="replay"><h2>{heading}</h2>'
-               f'<div class="wb-wide">{plain_table(table, formats)}</div>'
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in ranking)
+    section = (f'<section id="replay"><h2>{heading}</h2><p>{html.escape(REPLAY_NOTE)}</p>'
+               f'<div class="wb-wide">{plain_table(table, formats)}</div><ul>{items}</ul>'
                f'<div class="wb-plots">{images}</div></section>')
     text = paths["html"].read_text(encoding="utf-8")
     paths["html"].write_text(redact(text.replace('<section id="details">',

@@ -193,9 +193,62 @@ def m015_qa_calls(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN question_id TEXT")
 
 
+_USAGE = ("input_tokens", "output_tokens", "cost")
+
+
+def m016_spent_columns(db: sqlite3.Connection) -> None:
+    """What a cell paid in its run (``spent_input_tokens``, ``spent_output_tokens``,
+    ``spent_cost``) apart from what its summary cost (the ``billed_*`` columns and ``cost``).
+
+    From here on a shared answer carries the usage of the call that produced it (as a recorded
+    answer always did). Rows written before are brought to that rule: each shared attempt takes
+    its billed attempt's usage, its cell's billed columns (and the reported / estimated split,
+    in the billed cell's proportion) grow by it; a cell's spent columns are its billed columns
+    before that, minus its answers read from a recording.
+    """
+    for column, kind in (("spent_input_tokens", "INTEGER"), ("spent_output_tokens", "INTEGER"),
+                         ("spent_cost", "REAL")):
+        db.execute(f"ALTER TABLE cells ADD COLUMN {column} {kind}")
+    recorded = {r[0]: r[1:] for r in db.execute(
+        "SELECT cell_id, SUM(COALESCE(input_tokens, 0)), SUM(COALESCE(output_tokens, 0)),"
+        " SUM(COALESCE(cost, 0)) FROM attempts WHERE cache_hit = 1 GROUP BY cell_id")}
+    cells = db.execute("SELECT cell_id, billed_input_tokens, billed_output_tokens, cost,"
+                       " reported_tokens, estimated_tokens FROM cells").fetchall()
+    for cell_id, tokens_in, tokens_out, cost, *_ in cells:
+        hit_in, hit_out, hit_cost = recorded.get(cell_id, (0, 0, 0.0))
+        db.execute("UPDATE cells SET spent_input_tokens = ?, spent_output_tokens = ?,"
+                   " spent_cost = ? WHERE cell_id = ?",
+                   ((tokens_in or 0) - hit_in, (tokens_out or 0) - hit_out,
+                    None if cost is None else cost - hit_cost, cell_id))
+    split = {c[0]: (c[4] or 0, c[5] or 0) for c in cells}
+    sources = {r[0]: r[1:] for r in db.execute(
+        f"SELECT attempt_id, cell_id, {', '.join(_USAGE)} FROM attempts")}
+    shared = db.execute("SELECT attempt_id, cell_id, shared_from FROM attempts"
+                        " WHERE shared = 1 AND COALESCE(input_tokens, 0) = 0"
+                        " AND COALESCE(output_tokens, 0) = 0").fetchall()
+    for attempt_id, cell_id, source_id in shared:
+        source = sources.get(source_id)
+        if source is None:
+            continue  # the billed attempt's cell was run again since: nothing to copy
+        source_cell, tokens_in, tokens_out, cost = source
+        db.execute("UPDATE attempts SET input_tokens = ?, output_tokens = ?, cost = ?"
+                   " WHERE attempt_id = ?", (tokens_in, tokens_out, cost, attempt_id))
+        tokens = (tokens_in or 0) + (tokens_out or 0)
+        reported, estimated = split.get(source_cell, (0, 0))
+        as_reported = round(tokens * reported / (reported + estimated)) if reported else 0
+        db.execute("UPDATE cells SET billed_input_tokens = COALESCE(billed_input_tokens, 0) + ?,"
+                   " billed_output_tokens = COALESCE(billed_output_tokens, 0) + ?,"
+                   " cost = CASE WHEN ? IS NULL THEN NULL ELSE cost + ? END,"
+                   " reported_tokens = COALESCE(reported_tokens, 0) + ?,"
+                   " estimated_tokens = COALESCE(estimated_tokens, 0) + ? WHERE cell_id = ?",
+                   (tokens_in or 0, tokens_out or 0, cost, cost, as_reported,
+                    tokens - as_reported, cell_id))
+
+
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
                                m005_cell_outcome_columns, m010_replays, m012_shared_calls,
-                               m013_template_params, m014_run_executor, m015_qa_calls]
+                               m013_template_params, m014_run_executor, m015_qa_calls,
+                               m016_spent_columns]
 
 
 @contextmanager

@@ -96,36 +96,35 @@ class Results:
               variant: str = "template", survivors: bool = False) -> Any:
         """The comparison table: one row per group of `by` (see ``comparison_table``).
 
-        Metrics glossary (the README's "Metrics glossary" says the same):
+        Metrics glossary (the README's "Metrics glossary" says the same). A row holds three
+        populations, each named:
 
-        - ``window``: the simulated cap; ``effective_window``: the smaller of the cap and the
-          model's real context (what the row really ran at); ``window_tokenizer``: what the cap
-          counted prompts with (the model's own tokenizer, e.g. ``gemma3-270m``, or ``o200k``).
-        - ``cells``: every cell of the group. ``replies``: cells that received a summary reply.
-          ``failed``: compaction outcomes (context exhausted after the whole removal ladder).
-          ``errors``: infrastructure errors (replay cache miss, auth, network, retries
-          exhausted). ``failures`` = failed + errors. ``failure_rate`` = failed / (replies +
+        - Over every cell of the row: ``cells``; ``replies`` (cells that received a summary
+          reply); ``failed`` (compaction outcomes: context exhausted after the whole removal
+          ladder); ``errors`` (infrastructure: replay cache miss, auth, network, retries
+          exhausted); ``failures`` = failed + errors; ``failure_rate`` = failed / (replies +
           failed).
         - ``n``: sessions (session, strategy, repeat) that every compared `variant` completed in
           this row's model x window; ``mean_over``: ``common`` (means over those n sessions) or
-          ``survivors`` (``survivors=True``: each row over its own completed cells).
-        - ``parse_success_pct``: 100 x replies that parsed as the structured JSON / replies.
-          ``useful_structured_pct``: 100 x replies that parsed, are not a template echo
-          (``template_echo`` < 0.5) and fill at least one field / replies.
-        - ``retained_tokens``: Goose's ``retained_context_tokens`` after compaction (the summary,
-          the continuation and, on the automatic path, the kept user message); ``summary_tokens``:
-          the rendered summary (o200k). Means over the common sessions.
-        - ``billed_tokens``: billed input + output tokens per cell (``[qa]`` calls included)
-          = ``billed_reported`` (counts the model or provider reported; the local model's own
-          tokenizer) + ``billed_estimated`` (the workbench's o200k estimate: the extractive
-          baseline, or a provider that reported nothing). ``cost``: mean per cell, aggregated exactly like the tokens (NaN when a cell
-          that called a model has no known price); ``cost_total``: spent on every cell.
-        - ``retries_mean``: removal-ladder steps after the first call, mean over the common
-          sessions; ``retries_max``: the most of any cell; ``http_retries``: total gateway retries
-          (429, 5xx, timeouts) over every cell, apart from the ladder.
-        - Probe columns (``probe_recall``, ``files_recall``, ``errors_recall``,
-          ``requests_recall``, ``facts_recall``, ``stale_avoided``), ``fill_rate``,
-          ``template_echo``, ``compression_ratio``: means over the common sessions.
+          ``survivors`` (``survivors=True``: each row over its own completed cells). Over them:
+          ``parse_success_pct`` (100 x the share whose reply parsed as the structured JSON),
+          ``useful_structured_pct`` (parsed, not a template echo, at least one field filled),
+          ``retained_tokens`` (Goose's ``retained_context_tokens``), ``summary_tokens``,
+          ``billed_tokens`` = ``billed_reported`` (counted by the model or provider) +
+          ``billed_estimated`` (the workbench's o200k estimate), ``cost`` (NaN when a cell that
+          called a model has no known price), ``calls`` (model calls per cell), ``retries_mean``
+          / ``retries_max`` (removal-ladder steps after the first call: mean, most of a cell)
+          and the probe columns. Billed tokens, cost and calls are what the cell's summary
+          cost: a call it shared with another cell's identical prompt, or read from a
+          recording, counts at that call's usage, so they do not depend on scheduling.
+        - Sums over every cell of the row, what the run spent (which cell of a group of
+          identical prompts pays depends on scheduling): ``spent_tokens``, ``cost_total``,
+          ``calls_made_total``, ``calls_shared_total``, ``http_retries_total`` (gateway
+          retries: 429, 5xx, timeouts).
+        - ``window``: the simulated cap; ``effective_window``: the smaller of the cap and the
+          model's real context; ``window_tokenizer``: what the cap counted prompts with.
+        - Metrics that cannot apply (a model-free strategy's parse, calls, retries, echo) are
+          NaN, named by ``not_applicable`` and shown as ``n/a``.
         - Functional probes (a ``[qa]`` table): ``qa_accuracy`` (share of the exactly graded
           questions answered right from the compacted context), ``qa_recall``,
           ``qa_artifact``, ``qa_continuation``, ``qa_decision`` (per kind, open questions by
@@ -172,11 +171,11 @@ class Results:
         return self._replays
 
     def replay_table(self, **kwargs: Any) -> Any:
-        """The replay comparison: strategy x window x threshold (see ``replay_table``)."""
+        """The replay comparison: strategy x window x threshold (see ``replay_table``), computed
+        from the stored turns and rounds (so a run stored earlier is read by today's rules)."""
         from workbench.strategies import replay_table
 
-        ok = self.replays[self.replays["status"] == "ok"] if not self.replays.empty else self.replays
-        return replay_table(ok, **kwargs)
+        return replay_table(self.replay_results(), **kwargs)
 
     def replay_results(self, session_id: str | None = None) -> list[Any]:
         """The stored replays as `ReplayResult` objects (turns and rounds included)."""

@@ -32,7 +32,8 @@ CELL_COLUMNS: tuple[str, ...] = (
     "outcome_kind", "error_class", "http_retries", "reported_tokens", "estimated_tokens",
     "effective_window", "window_tokenizer",
     "calls_made", "calls_shared", "template_params",
-    "qa_input_tokens", "qa_output_tokens", "qa_cost", "qa_calls")
+    "qa_input_tokens", "qa_output_tokens", "qa_cost", "qa_calls", "spent_input_tokens",
+    "spent_output_tokens", "spent_cost")
 
 ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
@@ -201,14 +202,15 @@ class ResultsStore:
         return [dict(r) for r in self.db.execute("SELECT * FROM attempts ORDER BY attempt_id")]
 
     def billed(self) -> tuple[float, int, int]:
-        """(cost, billed input tokens, billed output tokens) summed over every stored cell."""
+        """(cost, input tokens, output tokens) this run folder paid for: the ``spent_*``
+        columns summed over every stored cell (recorded and shared answers cost nothing)."""
         row = self.db.execute(
-            "SELECT COALESCE(SUM(cost), 0), COALESCE(SUM(billed_input_tokens), 0),"
-            " COALESCE(SUM(billed_output_tokens), 0) FROM cells").fetchone()
+            "SELECT COALESCE(SUM(spent_cost), 0), COALESCE(SUM(spent_input_tokens), 0),"
+            " COALESCE(SUM(spent_output_tokens), 0) FROM cells").fetchone()
         return float(row[0]), int(row[1]), int(row[2])
 
     def spent(self) -> tuple[float, int]:
-        """(cost, billed input + output tokens) summed over every stored cell."""
+        """(cost, input + output tokens) this run folder paid for (see `billed`)."""
         cost, tokens_in, tokens_out = self.billed()
         return cost, tokens_in + tokens_out
 

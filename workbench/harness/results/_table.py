@@ -1,30 +1,39 @@
 """The comparison table: one row per (template, model, window) group of cells.
 
-Every column is defined in the README's "Metrics glossary" and in `Results.table`; in short:
+Every column is defined in the README's "Metrics glossary" and in `Results.table`. A row holds
+three populations, each named:
 
-- Outcomes: ``cells`` counts every cell; ``replies`` the cells that received a summary reply;
-  ``failed`` the compaction outcomes (context exhausted after the whole removal ladder);
-  ``errors`` the infrastructure errors (cache miss, auth, network, retries exhausted);
+- **Outcomes, over every cell of the row**: ``cells``; ``replies`` (cells that received a
+  summary reply); ``failed`` (compaction outcomes: context exhausted after the whole removal
+  ladder); ``errors`` (infrastructure: cache miss, auth, network, retries exhausted);
   ``failures`` = failed + errors (the older column); ``failure_rate`` = failed / (replies +
   failed).
-- ``parse_success_pct`` = 100 x structured replies / ``replies``; ``useful_structured_pct`` =
-  100 x replies that parsed, are not a template echo and fill at least one field / ``replies``.
-- Like with like: within one model x window, the *common sessions* are those (session,
-  strategy, repeat) that every compared variant (``variant``, default the template) completed.
-  Means (tokens, cost, ladder retries, recalls) are over the group's cells in those sessions;
-  ``n`` says how many. ``survivors=True`` averages each group over its own completed cells
-  instead and ``mean_over`` says so on every row.
-- Billing: ``billed_tokens`` (input + output per cell) = ``billed_reported`` (counts the provider
-  reported) + ``billed_estimated`` (counts the workbench estimated with o200k); ``cost`` is a
-  mean per cell, aggregated exactly like the tokens; NaN when a cell that called a model has an
-  unknown cost. ``cost_total`` is the money spent on every cell of the group, failed ones too.
-- ``retries_max`` is the largest ladder retry count of any cell; ``http_retries`` the total of
-  gateway retries (429, 5xx, timeouts) over every cell.
+- **Means over the n common sessions**: within one model x window, the *common sessions* are
+  those (session, strategy, repeat) that every compared variant (``variant``, default the
+  template) completed; ``n`` says how many. Over them: ``parse_success_pct`` and
+  ``useful_structured_pct`` (100 x the share of those cells whose reply parsed / was a useful
+  structured summary), tokens, ``billed_*``, ``cost``, ``calls``, ``retries_mean``,
+  ``retries_max`` (the most of those cells) and the probe columns. ``survivors=True`` averages
+  each group over its own completed cells instead and ``mean_over`` says so on every row.
+- **Sums over every cell of the row** (what the run spent; they depend on which cell of a
+  group of identical prompts sent the call): ``spent_tokens`` (input + output tokens this run
+  paid for), ``cost_total`` (money it paid), ``calls_made_total`` / ``calls_shared_total``
+  (calls the row's cells sent / took from another cell's identical prompt) and
+  ``http_retries_total`` (gateway retries: 429, 5xx, timeouts).
+
+Billing: ``billed_tokens`` (input + output per cell) = ``billed_reported`` (counts the provider
+reported) + ``billed_estimated`` (counts the workbench estimated with o200k) and ``cost`` say
+what the cell's summary cost: the calls it used, whether it sent them, shared another cell's
+identical call or read the answer from a recording, so they are the same on every run and
+executor. ``cost`` is NaN when a cell that called a model has an unknown price.
+
+Where a metric cannot apply the table holds NaN and `not_applicable` names the columns (rows
+of model-free strategies, model ``none``, have no reply to parse, no ladder and no model call);
+displays show ``n/a`` there and ``—`` for a missing value.
+
 - ``effective_window`` is the smaller of the cap and the model's real context (the window a row
   really ran at); ``window_tokenizer`` what the cap counted prompts with.
 - A window of None (no cap) shows as ``"none"``.
-- ``calls_made`` / ``calls_shared`` (when the store has them) sum the model calls the group's
-  cells sent and the calls they took from another cell's identical prompt (billed once, there).
 - With the default grouping, ``strategy`` comes first when the cells hold more than one strategy.
 - Functional probes (``[qa]``, when the cells have them): ``qa_accuracy`` (exactly graded
   questions answered right), ``qa_recall`` / ``qa_artifact`` / ``qa_continuation`` /
@@ -72,16 +81,44 @@ ECHO_THRESHOLD = 0.5
 """A structured reply whose long strings are at least this share copied from the template is
 a template echo (see `workbench.metrics.template_echo`)."""
 
-TABLE_COLUMNS = ("effective_window", "window_tokenizer", "cells", "replies", "failed",
-                 "errors", "failures", "failure_rate", "n", "mean_over", "parse_success_pct",
-                 "useful_structured_pct", "retained_tokens", "summary_tokens", "billed_tokens",
-                 "billed_reported", "billed_estimated", "cost", "cost_total", "retries_mean",
-                 "retries_max", "http_retries")
+OUTCOME_COLUMNS = ("cells", "replies", "failed", "errors", "failures", "failure_rate")
+"""Counted over every cell of a row."""
+MEAN_COLUMNS = ("parse_success_pct", "useful_structured_pct", "retained_tokens",
+                "summary_tokens", "billed_tokens", "billed_reported", "billed_estimated", "cost",
+                "calls", "retries_mean", "retries_max")
+"""Aggregated over the row's cells in its n common sessions (``retries_max``: their largest)."""
+SUM_COLUMNS = ("spent_tokens", "cost_total", "calls_made_total", "calls_shared_total",
+               "http_retries_total")
+"""Summed over every cell of a row: what the run spent (scheduling decides which cell of a
+group of identical prompts pays)."""
+
+TABLE_COLUMNS = ("effective_window", "window_tokenizer", *OUTCOME_COLUMNS, "n", "mean_over",
+                 *MEAN_COLUMNS, *SUM_COLUMNS)
 """The table's columns after the grouping columns, in order (recall columns follow)."""
 
+CALL_COLUMNS = ("calls", "calls_made_total", "calls_shared_total")
+"""Present only when the cells have call counts (shared calls, migration m012)."""
 
-CALL_COLUMNS = ("calls_made", "calls_shared")
-"""Call counts summed per group when the cells have them (shared calls, migration m012)."""
+MODEL_FREE = "none"
+"""The model label of cells whose strategy calls no model (`Cell.model` for them)."""
+MODEL_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "calls", "retries_mean",
+                      "retries_max", "template_echo", "fill_rate")
+"""Columns that cannot apply to a model-free row: no reply to parse, no call, no ladder."""
+NOT_APPLICABLE = "n/a"
+"""How displays show a metric that cannot apply (a missing value shows as "—")."""
+
+
+def not_applicable(row: Any) -> frozenset[str]:
+    """The columns of one table row that cannot apply to it (shown as `NOT_APPLICABLE`).
+
+    Args:
+        row: A row of a `comparison_table` (a mapping or a pandas Series).
+
+    Returns:
+        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``), else nothing.
+    """
+    model = row.get("model") if hasattr(row, "get") else None
+    return frozenset(MODEL_ONLY_COLUMNS) if model == MODEL_FREE else frozenset()
 
 
 def _several(df: pd.DataFrame, col: str) -> bool:
@@ -99,8 +136,10 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
         ``outcome_kind`` (filled in for cells stored before it existed), ``failed`` (1 for a
         compaction failure, 0 for an ok cell, NaN for an infrastructure error),
         ``parse_success`` and ``useful_structured`` (1/0 for cells with a reply, NaN
-        otherwise: their means are the table's percentages divided by 100), and
-        ``billed_reported`` / ``billed_estimated``.
+        otherwise: their means are the table's percentages divided by 100),
+        ``billed_reported`` / ``billed_estimated`` and ``spent_tokens`` (input + output tokens
+        the cell paid for; a store from before migration m015 has only what it was billed,
+        which then meant the same).
     """
     df = cells.copy()
     if "billed_tokens" not in df.columns:
@@ -129,6 +168,12 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     if "qa_input_tokens" in df.columns and "qa_billed_tokens" not in df.columns:
         df["qa_billed_tokens"] = (_numeric(df, "qa_input_tokens")
                                   + _numeric(df, "qa_output_tokens"))
+    if "spent_input_tokens" in df.columns:
+        df["spent_tokens"] = (_numeric(df, "spent_input_tokens").fillna(0)
+                              + _numeric(df, "spent_output_tokens").fillna(0))
+    else:  # a store from before m015 (read without migrating): billed meant paid then
+        df["spent_tokens"] = df["billed_tokens"]
+        df["spent_cost"] = _numeric(df, "cost")
     return df
 
 
@@ -184,8 +229,8 @@ def mark_common(df: pd.DataFrame, by: Sequence[str], variant: str = "template") 
     return ok & unit.isin(set(complete.index))
 
 
-def _cost_known(g: pd.DataFrame) -> bool:
-    cost = _numeric(g, "cost")
+def _cost_known(g: pd.DataFrame, column: str = "cost") -> bool:
+    cost = _numeric(g, column)
     attempts = _numeric(g, "attempts")
     called = attempts.isna() | (attempts > 0)
     return not cost[called].isna().any()
@@ -201,11 +246,12 @@ def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, Any
     replies = int(kinds.eq(OK).sum())
     failed = int(kinds.eq(FAILED).sum())
     errors = int(kinds.eq(ERROR).sum())
-    structured = int(g["parse_outcome"].eq("structured").sum()) if "parse_outcome" in g else 0
-    useful = int(np.nansum(g["useful_structured"].to_numpy(dtype=float)))
     sel = use.to_numpy(dtype=bool)
+    common = g[sel]
     cost = _numeric(g, "cost")
+    spent_cost = _numeric(g, "spent_cost")
     effective = _numeric(g, "effective_window").dropna()
+    model_free = "model" in g and bool(g["model"].eq(MODEL_FREE).all())
     row: dict[str, Any] = {
         "effective_window": int(effective.min()) if len(effective) else None,
         "window_tokenizer": _one_value(g["window_tokenizer"]) if "window_tokenizer" in g else None,
@@ -217,28 +263,34 @@ def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, Any
         "failure_rate": failed / (replies + failed) if replies + failed else np.nan,
         "n": int(sel.sum()),
         "mean_over": mean_over,
-        "parse_success_pct": 100.0 * structured / replies if replies else np.nan,
-        "useful_structured_pct": 100.0 * useful / replies if replies else np.nan,
-        "retained_tokens": _numeric(g, "retained_tokens")[sel].mean(),
-        "summary_tokens": _numeric(g, "summary_tokens")[sel].mean(),
-        "billed_tokens": _numeric(g, "billed_tokens")[sel].mean(),
-        "billed_reported": _numeric(g, "billed_reported")[sel].mean(),
-        "billed_estimated": _numeric(g, "billed_estimated")[sel].mean(),
-        "cost": cost[sel].mean() if _cost_known(g[sel]) else np.nan,
-        "cost_total": float(cost.fillna(0).sum()) if _cost_known(g) else np.nan,
-        "retries_mean": _numeric(g, "retries")[sel].mean(),
-        "retries_max": _numeric(g, "retries").max(),
-        "http_retries": int(_numeric(g, "http_retries").fillna(0).sum()),
+        "parse_success_pct": 100.0 * _numeric(common, "parse_success").mean(),
+        "useful_structured_pct": 100.0 * _numeric(common, "useful_structured").mean(),
+        "retained_tokens": _numeric(common, "retained_tokens").mean(),
+        "summary_tokens": _numeric(common, "summary_tokens").mean(),
+        "billed_tokens": _numeric(common, "billed_tokens").mean(),
+        "billed_reported": _numeric(common, "billed_reported").mean(),
+        "billed_estimated": _numeric(common, "billed_estimated").mean(),
+        "cost": cost[sel].mean() if _cost_known(common) else np.nan,
+        "retries_mean": _numeric(common, "retries").mean(),
+        "retries_max": _numeric(common, "retries").max(),
+        "spent_tokens": int(_numeric(g, "spent_tokens").fillna(0).sum()),
+        "cost_total": (float(spent_cost.fillna(0).sum())
+                       if _cost_known(g, "spent_cost") else np.nan),
+        "http_retries_total": int(_numeric(g, "http_retries").fillna(0).sum()),
     }
-    for col in CALL_COLUMNS:
-        if col in g.columns:
-            row[col] = int(_numeric(g, col).fillna(0).sum())
+    if "calls_made" in g.columns:
+        made, shared = _numeric(g, "calls_made").fillna(0), _numeric(g, "calls_shared").fillna(0)
+        row["calls"] = (made + shared)[sel].mean()
+        row["calls_made_total"] = int(made.sum())
+        row["calls_shared_total"] = int(shared.sum())
     for col in RECALL_COLUMNS + QA_COLUMNS:
         if col in g.columns:
-            row[col] = _numeric(g, col)[sel].mean()
+            row[col] = _numeric(common, col).mean()
+    if model_free:
+        row.update(dict.fromkeys([c for c in MODEL_ONLY_COLUMNS if c in row], np.nan))
     if "qa_billed_tokens" in g.columns:
-        row["qa_billed_tokens"] = _numeric(g, "qa_billed_tokens")[sel].mean()
-        qa_cost = _numeric(g, "qa_cost")[sel]
+        row["qa_billed_tokens"] = _numeric(common, "qa_billed_tokens").mean()
+        qa_cost = _numeric(common, "qa_cost")
         row["qa_cost"] = qa_cost.mean() if not qa_cost.isna().any() else np.nan
     return row
 
@@ -265,8 +317,8 @@ def comparison_table(cells: pd.DataFrame,
     if tuple(by) == DEFAULT_BY and _several(cells, "strategy"):
         by = ["strategy", *by]  # strategies are a dimension like any other once there are two
     df = prepare_cells(cells)
-    columns = by + list(TABLE_COLUMNS)
-    columns += [c for c in CALL_COLUMNS if c in df.columns]
+    has_calls = "calls_made" in df.columns
+    columns = by + [c for c in TABLE_COLUMNS if has_calls or c not in CALL_COLUMNS]
     if "qa_billed_tokens" in df.columns:
         columns += list(QA_BILLING_COLUMNS)
     columns += [c for c in RECALL_COLUMNS if c in df.columns]
@@ -316,9 +368,11 @@ def column_formats(columns: Sequence[str]) -> dict[str, str]:
             fmt[col] = "{:.2f}"
         elif col in ("retries_mean", "compression_ratio"):
             fmt[col] = "{:.3f}"
+        elif col == "calls":
+            fmt[col] = "{:.2f}"
         elif col in ("cells", "failures", "retries_max", "replies", "failed", "errors", "n",
-                     *CALL_COLUMNS,
-                     "http_retries"):
+                     "spent_tokens", "calls_made_total", "calls_shared_total",
+                     "http_retries_total"):
             fmt[col] = "{:,.0f}"
     return fmt
 
@@ -341,7 +395,13 @@ def style_table(table: pd.DataFrame) -> Any:
     Returns:
         ``pandas.io.formats.style.Styler``.
     """
-    return table.style.format(column_formats(table.columns), na_rep="—").hide(axis="index")
+    shown = table.astype(object).copy()
+    for i, row in table.iterrows():
+        for col in not_applicable(row) & set(table.columns):
+            shown.at[i, col] = NOT_APPLICABLE
+    formats = {col: (lambda v, f=fmt: v if v == NOT_APPLICABLE else format_cell(v, f))
+               for col, fmt in column_formats(table.columns).items()}
+    return shown.style.format(formats, na_rep="—").hide(axis="index")
 
 
 def table_delta(table_a: pd.DataFrame, table_b: pd.DataFrame,

@@ -78,9 +78,10 @@ class RunBudget:
         return None
 
     def charge(self, row: dict[str, Any]) -> None:
-        """Add a finished cell's billed spend (for cells whose calls ran elsewhere, unwrapped)."""
-        self._add(int(row.get("billed_input_tokens") or 0),
-                  int(row.get("billed_output_tokens") or 0), float(row.get("cost") or 0.0))
+        """Add what a finished cell paid (its ``spent_*`` columns; for cells whose calls ran
+        elsewhere, unwrapped)."""
+        self._add(int(row.get("spent_input_tokens") or 0),
+                  int(row.get("spent_output_tokens") or 0), float(row.get("spent_cost") or 0.0))
 
     def _add(self, tokens_in: int, tokens_out: int, cost: float) -> None:
         self.input_tokens += tokens_in

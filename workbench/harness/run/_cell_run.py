@@ -20,6 +20,7 @@ from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._outcomes import error_class, outcome_kind, root_error
 from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import utc_now
+from workbench.harness.run._budget import NOT_BILLED_FLAGS
 from workbench.messages import Message
 from workbench.models._cache import prompt_hash
 from workbench.models._cap import window_facts
@@ -103,20 +104,35 @@ def _metrics_module() -> Any:
     return metrics
 
 
-def _sum_usage(usages: list[Any], unknown_calls: int = 0) -> dict[str, Any]:
-    def total(name: str) -> int:
-        return sum(getattr(u, name) or 0 for u in usages)
+def paid_in_run(usage: Any) -> bool:
+    """True when this run paid for the call: not answered from a recording, not shared."""
+    extra = getattr(usage, "extra", None) or {}
+    return not any(extra.get(flag) for flag in NOT_BILLED_FLAGS)
 
-    costs = [u.cost for u in usages]
-    return {
-        "billed_input_tokens": total("input_tokens"),
-        "billed_output_tokens": total("output_tokens"),
-        "cache_read_tokens": total("cache_read_input_tokens"),
-        "cache_write_tokens": total("cache_write_input_tokens"),
+
+def _sum_usage(usages: list[Any], unknown_calls: int = 0) -> dict[str, Any]:
+    """The cell's billed columns (what its calls cost, whoever paid: a shared or recorded
+    answer counts at the usage of the call that produced it) and its ``spent_*`` columns
+    (what this run paid for them)."""
+    def total(name: str, of: list[Any]) -> int:
+        return sum(getattr(u, name) or 0 for u in of)
+
+    def cost(of: list[Any]) -> float | None:
         # No billed attempt (every prompt was refused before a call) costs 0, not "unknown".
         # `unknown_calls` are attempts that reached a model and failed without usage.
-        "cost": (None if unknown_calls or any(c is None for c in costs)
-                 else float(sum(costs))),
+        costs = [u.cost for u in of]
+        return None if unknown_calls or any(c is None for c in costs) else float(sum(costs))
+
+    paid = [u for u in usages if paid_in_run(u)]
+    return {
+        "billed_input_tokens": total("input_tokens", usages),
+        "billed_output_tokens": total("output_tokens", usages),
+        "cache_read_tokens": total("cache_read_input_tokens", usages),
+        "cache_write_tokens": total("cache_write_input_tokens", usages),
+        "cost": cost(usages),
+        "spent_input_tokens": total("input_tokens", paid),
+        "spent_output_tokens": total("output_tokens", paid),
+        "spent_cost": cost(paid),
     }
 
 

@@ -275,7 +275,8 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
 
 
 def _billed(row: dict[str, Any]) -> bool:
-    return bool(row.get("cost") or row.get("billed_input_tokens") or row.get("billed_output_tokens"))
+    return bool(row.get("spent_cost") or row.get("spent_input_tokens")
+                or row.get("spent_output_tokens"))
 
 
 def _executor(experiment: Experiment, kind: str | None, address: str | None) -> Executor:
