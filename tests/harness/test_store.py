@@ -20,7 +20,8 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
                            "m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
-                           "m012_shared_calls", "m013_template_params", "m014_run_executor"]
+                           "m012_shared_calls", "m013_template_params", "m014_run_executor",
+                           "m015_attempt_node"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -101,7 +102,8 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
     assert migrate(db) == ["m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
-                           "m012_shared_calls", "m013_template_params", "m014_run_executor"]
+                           "m012_shared_calls", "m013_template_params", "m014_run_executor",
+                           "m015_attempt_node"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]
 
 
@@ -129,6 +131,7 @@ def test_an_older_store_gains_the_outcome_columns_and_keeps_its_cells(tmp_path: 
     db.execute("INSERT INTO cells (cell_id, status, error_type) "
                "VALUES ('c1', 'error', 'CompactionContextExceeded')")
     assert migrate(db) == ["m005_cell_outcome_columns", "m010_replays", "m012_shared_calls",
-                           "m013_template_params", "m014_run_executor"]
+                           "m013_template_params", "m014_run_executor",
+                           "m015_attempt_node"]
     assert db.execute("SELECT cell_id, status, outcome_kind, http_retries, window_tokenizer "
                       "FROM cells").fetchall() == [("c1", "error", None, None, None)]
