@@ -2,6 +2,10 @@
 
 Design, in one paragraph per guarantee:
 
+- **Connecting.** No address starts a new private instance, whatever ``RAY_ADDRESS`` or an
+  earlier ``ray start`` on the machine says; ``"auto"`` joins this machine's cluster;
+  ``ray://`` goes through Ray Client, whose head may fail to start the connection's server
+  (`CLIENT_FAILED_MESSAGE` says why), so such a start is tried again, a few times.
 - **One writer.** A task runs `run_cell` on a worker into a scratch folder and returns the
   cell's rows and files; the driver writes the files under the run folder and hands the rows to
   the runner's callback, which writes ``results.sqlite``. The driver is the only process that
