@@ -1,6 +1,6 @@
 """Executors benchmark: cells per second, local asyncio vs Ray, on the same 200 ms scripted model.
 
-Run: ``python bench/bench_executors.py [--cells 40 160] [--concurrency 8] [--cpus 2]``.
+Run: ``python bench/bench_executors.py [--cells 40 160] [--concurrency 8] [--cpus 2] [--nodes 2]``.
 Offline; needs the ``ray`` extra for the Ray rows. Every run compacts the shipped
 ``gen-005k-s1`` dataset (or a generated stand-in) with a `ScriptedModel` that sleeps 200 ms per
 call, so the ideal rate is ``concurrency / 0.2`` cells/s.
@@ -11,6 +11,11 @@ Rows:
   the workbench while cells wait), ``cpus_per_cell = 1``.
 - ``ray cpus_per_cell=C``: warm workers (after an untimed warm-up run); ``C = 1`` runs one cell per CPU, smaller values pack
   several I/O-bound cells per CPU.
+- ``ray N nodes, cpus_per_cell=C``: the same, on a multi-node cluster started on this machine
+  (``ray.cluster_utils.Cluster``: a head and N - 1 worker nodes sharing the same ``--cpus``, on
+  private ports and temp dir), so cells and their model calls cross between node processes as
+  on a real cluster; ``--nodes 0`` skips these rows. On one machine the nodes share its cores,
+  so these rows measure what spreading over nodes costs, not what more machines would add.
 
 A second table (``--cpu-cells N``, 0 to skip) runs CPU-bound cells instead: the largest shipped
 dataset with a zero-latency model, so each cell is token counting, the removal ladder and
@@ -25,10 +30,13 @@ cells on one box, the local executor's single loop is hard to beat.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,10 +107,65 @@ def cpu_bound(tmp: Path, cells: int, ray_ready: bool) -> None:
         print(f"{label:<26} {done:>6} {wall:>8.2f} {done / wall:>8.1f}")
 
 
+@contextlib.contextmanager
+def local_cluster(nodes: int, cpus: int) -> Iterator[str]:
+    """A head and ``nodes - 1`` worker nodes sharing `cpus` CPUs, on this machine; yields the
+    address. Private temp dir (``RAY_TMPDIR``, short: Ray's socket paths must fit 107 bytes),
+    so no other Ray on the machine finds it; stopped on the way out."""
+    from ray.cluster_utils import Cluster
+
+    temp = tempfile.mkdtemp(prefix="wbray-", dir="/tmp")
+    before = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = temp
+    cluster = Cluster()
+    try:
+        share = [max(1, cpus // nodes + (1 if i < cpus % nodes else 0)) for i in range(nodes)]
+        for i, n in enumerate(share):
+            extra = {"include_dashboard": False} if i == 0 else {}
+            cluster.add_node(wait=False, num_cpus=n, **extra)
+        cluster.wait_for_nodes(timeout=180)
+        yield cluster.address
+    finally:
+        cluster.shutdown()
+        if before is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = before
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def ray_rows(session: Path, tmp: Path, args: argparse.Namespace, label: str) -> None:
+    """Warm-up, then the timed Ray rows for each packing, on the Ray this process is attached to."""
+    for cpus in (1.0, 0.25):
+        # Warm-up: let Ray start every worker process this packing needs.
+        timed(spec(session, 2 * args.concurrency, args.concurrency, cpus),
+              tmp / f"{label}-warm-{cpus}", "ray")
+        for n in args.cells:
+            exp = spec(session, n, args.concurrency, cpus)
+            wall, done = timed(exp, tmp / f"{label}-{cpus}-{n}", "ray")
+            row(f"{label} cpus_per_cell={cpus:g}", done, wall, args.concurrency)
+
+
+def two_node_rows(session: Path, tmp: Path, args: argparse.Namespace) -> None:
+    import ray
+
+    started = time.perf_counter()
+    with local_cluster(args.nodes, args.cpus) as address:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        cpus = ray.cluster_resources().get("CPU", 0.0)
+        print(f"cluster start + ray.init ({args.nodes} nodes, {cpus:g} CPUs in all): "
+              f"{time.perf_counter() - started:.1f} s")
+        try:
+            nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+            ray_rows(session, tmp, args, f"ray {nodes} nodes,")
+        finally:
+            ray.shutdown()
+
+
 def row(label: str, cells: int, wall: float, concurrency: int) -> None:
     ideal = concurrency / LATENCY
     rate = cells / wall
-    print(f"{label:<26} {cells:>6} {wall:>8.2f} {rate:>8.1f} {rate / ideal:>9.0%}")
+    print(f"{label:<34} {cells:>6} {wall:>8.2f} {rate:>8.1f} {rate / ideal:>9.0%}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -112,6 +175,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray instance")
     parser.add_argument("--cpu-cells", type=int, default=16,
                         help="cells of the CPU-bound table (0 skips it)")
+    parser.add_argument("--nodes", type=int, default=2,
+                        help="nodes of the multi-node cluster rows (0 skips them)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -119,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"session {session.name}, model latency {LATENCY * 1000:.0f} ms, concurrency "
               f"{args.concurrency} (ideal {args.concurrency / LATENCY:.0f} cells/s); "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        print(f"{'executor':<26} {'cells':>6} {'wall s':>8} {'cells/s':>8} {'of ideal':>9}")
+        print(f"{'executor':<34} {'cells':>6} {'wall s':>8} {'cells/s':>8} {'of ideal':>9}")
         for n in args.cells:
             wall, done = timed(spec(session, n, args.concurrency), tmp / f"local-{n}", "local")
             row("local", done, wall, args.concurrency)
@@ -131,25 +196,26 @@ def main(argv: list[str] | None = None) -> None:
                 cpu_bound(tmp, args.cpu_cells, ray_ready=False)
             return
         started = time.perf_counter()
-        ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=args.cpus, include_dashboard=False,
+                 log_to_driver=False)
         print(f"ray.init (local instance, {args.cpus} CPUs): "
               f"{time.perf_counter() - started:.1f} s")
         try:
             first = args.cells[0]
             wall, done = timed(spec(session, first, args.concurrency), tmp / "ray-cold", "ray")
             row("ray cold, cpus_per_cell=1", done, wall, args.concurrency)
-            for cpus in (1.0, 0.25):
-                # Warm-up: let Ray start every worker process this packing needs.
-                timed(spec(session, 2 * args.concurrency, args.concurrency, cpus),
-                      tmp / f"ray-warm-{cpus}", "ray")
-                for n in args.cells:
-                    exp = spec(session, n, args.concurrency, cpus)
-                    wall, done = timed(exp, tmp / f"ray-{cpus}-{n}", "ray")
-                    row(f"ray cpus_per_cell={cpus:g}", done, wall, args.concurrency)
-            if args.cpu_cells:
-                cpu_bound(tmp, args.cpu_cells, ray_ready=True)
+            ray_rows(session, tmp, args, "ray")
         finally:
             ray.shutdown()
+        if args.nodes > 1:
+            two_node_rows(session, tmp, args)
+        if args.cpu_cells:
+            ray.init(address="local", num_cpus=args.cpus, include_dashboard=False,
+                     log_to_driver=False)
+            try:
+                cpu_bound(tmp, args.cpu_cells, ray_ready=True)
+            finally:
+                ray.shutdown()
 
 
 if __name__ == "__main__":

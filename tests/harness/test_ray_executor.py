@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness.ray_compare import assert_same_results
 from workbench.compaction import Usage
 from workbench.harness import Experiment, expand_cells, run_experiment
 from workbench.harness.experiment._cells import read_manifest
@@ -27,15 +28,13 @@ ray = pytest.importorskip("ray", reason="needs the ray extra: pip install \"comp
 REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["fix app.py"], '
          '"current_work": "editing app.py"}\n```')
 USAGE = Usage(model="scripted", input_tokens=100, output_tokens=50, cost=0.001)
-# Timing, ids, and tracebacks (they name the code path: CachedModel here, the coordinator there).
-VOLATILE = {"run_id", "started_at", "finished_at", "latency_ms", "attempt_id", "task_attempt",
-            "traceback"}
 
 
 @pytest.fixture(scope="module")
 def ray_instance() -> Any:
     """One small local Ray instance for the module: two CPUs, no dashboard."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # "local": a new instance even when RAY_ADDRESS or an earlier `ray start` names a cluster.
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     # Workers cannot import this test module by name: ship its model classes by value.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield ray
@@ -51,48 +50,6 @@ def write_sessions(folder: Path, count: int) -> None:
                     Message.assistant("fixed it")]
         Session(sid, "goose-json", str(folder / f"{sid}.json"), messages).write_goose_json(
             folder / f"{sid}.json")
-
-
-def rows(out: Path, table: str) -> list[dict[str, Any]]:
-    db = sqlite3.connect(out / "results.sqlite")
-    db.row_factory = sqlite3.Row
-    # shared_from names an attempt by its random id: compare the (cell, attempt) it names.
-    names = {r[0]: (r[1], r[2]) for r in db.execute(
-        "SELECT attempt_id, cell_id, attempt_no FROM attempts")}
-    found = [{k: names[v] if k == "shared_from" and v is not None else v
-              for k, v in dict(r).items() if k not in VOLATILE}
-             for r in db.execute(f"SELECT * FROM {table}")]
-    return sorted(found, key=lambda r: (r["cell_id"], r.get("attempt_no") or 0))
-
-
-# Who paid for a shared call is whichever cell reached it first: a race with two workers, the
-# event loop's order locally. These columns say who paid; every other column must not depend on it.
-PAYER_COLUMNS = {"attempts": ("shared", "shared_from", "cache_hit"),
-                 "cells": ("calls_made", "calls_shared", "spent_input_tokens",
-                           "spent_output_tokens", "spent_cost")}
-HONEST_COLUMNS = ("billed_tokens", "billed_reported", "billed_estimated", "cost", "calls",
-                  "retained_tokens", "probe_recall")
-"""Per-template columns that say what a template's summaries cost: equal on every executor."""
-
-
-def without_payer(out: Path, table: str) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k not in PAYER_COLUMNS[table]}
-            for row in rows(out, table)]
-
-
-def check_one_payer_per_shared_call(out: Path) -> None:
-    """Every shared attempt names a paid attempt of the same prompt and carries its usage."""
-    db = sqlite3.connect(out / "results.sqlite")
-    db.row_factory = sqlite3.Row
-    attempts = {r["attempt_id"]: dict(r) for r in db.execute("SELECT * FROM attempts")}
-    for a in attempts.values():
-        if not a["shared"]:
-            continue
-        paid = attempts[a["shared_from"]]
-        assert paid["shared"] == 0 and paid["prompt_hash"] == a["prompt_hash"], (a, paid)
-        assert [a[c] for c in ("input_tokens", "output_tokens", "cost")] == [
-            paid[c] for c in ("input_tokens", "output_tokens", "cost")], (a, paid)
-    db.close()
 
 
 class KillOnce(ScriptedModel):
@@ -141,23 +98,8 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
 def same_results_on_both_executors(default: Experiment, tmp_path: Path, cells: int) -> None:
     local = run_experiment(default, tmp_path / "local", progress=False)
     on_ray = run_experiment(default, tmp_path / "ray", progress=False, executor="ray")
-    assert on_ray.status == "finished" and len(on_ray.cells) == len(local.cells) == cells
-    # Calls are shared on both executors (same groups, paid once each)...
-    assert on_ray.cells["calls_shared"].sum() == local.cells["calls_shared"].sum() > 0
-    for column in ("spent_input_tokens", "spent_output_tokens", "billed_input_tokens"):
-        assert on_ray.cells[column].sum() == local.cells[column].sum(), column
-    # ...and what a template's summaries cost does not depend on which cell paid.
-    keys = ["template", "model", "window"]
-    assert on_ray.table()[keys + list(HONEST_COLUMNS)].equals(
-        local.table()[keys + list(HONEST_COLUMNS)])
-    for out in (tmp_path / "local", tmp_path / "ray"):
-        check_one_payer_per_shared_call(out)
-    assert without_payer(tmp_path / "ray", "cells") == without_payer(tmp_path / "local", "cells")
-    assert without_payer(tmp_path / "ray", "attempts") == without_payer(tmp_path / "local",
-                                                                        "attempts")
-    for path in sorted((tmp_path / "local" / "summaries").iterdir()):
-        assert (tmp_path / "ray" / "summaries" / path.name).read_text() == path.read_text(), path.name
-    assert list(on_ray.runs["executor"]) == ["ray"]
+    assert len(on_ray.cells) == len(local.cells) == cells
+    assert_same_results(tmp_path / "local", tmp_path / "ray")
     assert '"nodes": 1' in on_ray.runs["cluster"].iloc[0]
 
 

@@ -153,6 +153,44 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+RESPONSE_COLUMNS: tuple[str, ...] = (
+    "key", "model", "prompt_hash", "text", "message_json", "usage_json", "cost", "latency_ms",
+    "model_version", "created_at", "refusal")
+"""The columns `response_row` and `refusal_row` fill (``hits`` starts at 0)."""
+
+
+def response_row(key: str, *, model: str, prompt_sha256: str, message: Message, usage: Usage,
+                 latency_ms: float | None = None) -> dict[str, Any]:
+    """The ``responses`` row recording one reply, redacted as it will be stored."""
+    usage_data = usage.to_dict()
+    usage_data["extra"] = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
+    version = usage_data["extra"].get("model_version") or usage.model or None
+    clean = redactor()
+    return {"key": key, "model": clean.text(model), "prompt_hash": prompt_sha256,
+            "text": clean.text(message.concat_text()),
+            "message_json": canonical_json(clean.obj(message.to_goose())),
+            "usage_json": canonical_json(clean.obj(usage_data)), "cost": usage.cost,
+            "latency_ms": latency_ms, "model_version": clean.text(version) if version else None,
+            "created_at": _now(), "refusal": None}
+
+
+def refusal_row(key: str, *, model: str, prompt_sha256: str, error: str) -> dict[str, Any]:
+    """The ``responses`` row recording that the real model refused a prompt as too long."""
+    clean = redactor()
+    return {"key": key, "model": clean.text(model), "prompt_hash": prompt_sha256, "text": "",
+            "message_json": "null", "usage_json": "null", "created_at": _now(),
+            "refusal": clean.text(error)}
+
+
+def decode_response(message_json: str, usage_json: str,
+                    refusal: str | None) -> tuple[Message, Usage] | Refusal:
+    """A stored row's answer: the reply and its recorded usage (fresh objects), or the
+    `Refusal`."""
+    if refusal is not None:
+        return Refusal(refusal)
+    return Message.from_goose(json.loads(message_json)), Usage.from_dict(json.loads(usage_json))
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; return the names applied now."""
     conn.execute(
@@ -294,43 +332,43 @@ class ResponseCache:
                 return None
             if count_hit:
                 self._conn.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
-        if row[2] is not None:
-            return Refusal(row[2])
-        message = Message.from_goose(json.loads(row[0]))
-        usage = Usage.from_dict(json.loads(row[1]))
-        return message, usage
+        return decode_response(*row)
 
     def put(self, key: str, *, model: str, prompt_sha256: str, message: Message, usage: Usage,
             latency_ms: float | None = None) -> bool:
         """Store one response; an existing row for `key` is kept. Returns True when inserted."""
-        usage_data = usage.to_dict()
-        usage_data["extra"] = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
-        version = usage_data["extra"].get("model_version") or usage.model or None
-        clean = redactor()
-        row = (
-            key, clean.text(model), prompt_sha256, clean.text(message.concat_text()),
-            canonical_json(clean.obj(message.to_goose())), canonical_json(clean.obj(usage_data)),
-            usage.cost, latency_ms, clean.text(version) if version else None, _now(),
-        )
-        with self._lock:
-            cur = self._conn.execute(
-                "INSERT OR IGNORE INTO responses (key, model, prompt_hash, text, message_json, "
-                "usage_json, cost, latency_ms, model_version, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-        return cur.rowcount == 1
+        return self.put_row(response_row(key, model=model, prompt_sha256=prompt_sha256,
+                                         message=message, usage=usage, latency_ms=latency_ms))
 
     def put_refusal(self, key: str, *, model: str, prompt_sha256: str, error: str) -> bool:
         """Record that the real model refused this prompt as too long. Returns True when inserted."""
-        clean = redactor()
+        return self.put_row(refusal_row(key, model=model, prompt_sha256=prompt_sha256,
+                                        error=error))
+
+    def put_row(self, row: dict[str, Any]) -> bool:
+        """Store a row built by `response_row` or `refusal_row` (one made elsewhere, such as
+        by a Ray run's coordinator); an existing row for its key is kept. Returns True when
+        inserted."""
+        names = [c for c in RESPONSE_COLUMNS if c in row]
         with self._lock:
             cur = self._conn.execute(
-                "INSERT OR IGNORE INTO responses (key, model, prompt_hash, text, message_json, "
-                "usage_json, created_at, refusal) VALUES (?, ?, ?, '', 'null', 'null', ?, ?)",
-                (key, clean.text(model), prompt_sha256, _now(), clean.text(error)),
-            )
+                f"INSERT OR IGNORE INTO responses ({', '.join(names)}) "
+                f"VALUES ({', '.join('?' for _ in names)})", [row[c] for c in names])
         return cur.rowcount == 1
+
+    def all_responses(self) -> dict[str, tuple[str, str, str | None]]:
+        """Every recording by key, as (message_json, usage_json, refusal): what a Ray run ships
+        to its coordinator in place of the file (`decode_response` reads one)."""
+        with self._lock:
+            return {k: (m, u, r) for k, m, u, r in self._conn.execute(
+                "SELECT key, message_json, usage_json, refusal FROM responses")}
+
+    def add_hits(self, hits: dict[str, int]) -> None:
+        """Add lookups made elsewhere (a Ray run's coordinator) to the rows' ``hits``."""
+        with self._lock:
+            for key, count in hits.items():
+                self._conn.execute("UPDATE responses SET hits = hits + ? WHERE key = ?",
+                                   (count, key))
 
     # -- prompt sizes in a model's own tokenizer --
 

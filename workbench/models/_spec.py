@@ -221,9 +221,19 @@ _caches: dict[Path, Any] = {}
 _caches_lock = threading.Lock()
 
 
-def _shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
-    # Every model of a run shares one connection per cache file. A replay of a recording that
-    # may not be written opens it read-only; recording into one is a clear ConfigError.
+def shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
+    """The process-wide `ResponseCache` connection to the file `path` (the user's default
+    recording when None), the one every cached model `load_model` builds here uses.
+
+    A recording that may not be written is opened read-only for a replay.
+
+    Args:
+        path: The recording file.
+        mode: The cache mode it is opened for: ``"rw"`` or ``"replay"``.
+
+    Raises:
+        ConfigError: the file may not be written and `mode` is not ``"replay"``.
+    """
     from workbench._paths import cache_path as default_path
     from workbench.models._cache import ResponseCache, is_read_only
 
@@ -305,7 +315,7 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
     if mode not in ("rw", "replay", "off"):
         raise ConfigError(f"unknown cache mode {mode!r}; use rw, replay or off")
     model = _build_base(parsed, params)
-    store = _shared_cache(cache_path, mode) if mode != "off" else None
+    store = shared_cache(cache_path, mode) if mode != "off" else None
     if parsed.window is not None:
         from workbench.models._cap import WindowCap
         from workbench.models._counts import RecordedCounts

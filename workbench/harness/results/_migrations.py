@@ -245,10 +245,16 @@ def m016_spent_columns(db: sqlite3.Connection) -> None:
                     tokens - as_reported, cell_id))
 
 
+def m017_attempt_node(db: sqlite3.Connection) -> None:
+    """Which Ray node made each attempt (the try's node; NULL for the local executor), so a run
+    on a cluster says where every call, and every call a killed node lost, was made."""
+    db.execute("ALTER TABLE attempts ADD COLUMN node_id TEXT")
+
+
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
                                m005_cell_outcome_columns, m010_replays, m012_shared_calls,
                                m013_template_params, m014_run_executor, m015_qa_calls,
-                               m016_spent_columns]
+                               m016_spent_columns, m017_attempt_node]
 
 
 @contextmanager

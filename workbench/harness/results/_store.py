@@ -39,7 +39,8 @@ ATTEMPT_COLUMNS: tuple[str, ...] = (
     "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
     "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
     "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
-    "prompt_hash", "shared", "shared_from", "task_attempt", "purpose", "question_id")
+    "prompt_hash", "shared", "shared_from", "task_attempt", "purpose", "question_id",
+    "node_id")
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()

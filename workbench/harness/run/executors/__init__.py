@@ -2,7 +2,8 @@
 
 Smallest first: `CellJob` and `Executor` (the seam the runner calls, ``_base``), `LocalExecutor`
 (the default: asyncio in this process), the Ray executor (``_ray``: cells as Ray tasks, limits
-and the response cache behind one coordinator actor; needs the ``ray`` extra), and
+and the response cache behind one coordinator actor on the head node, the recording read and
+written by the driver alone: ``_ray_recording``; needs the ``ray`` extra), and
 `make_executor` (``_registry``: pick one by name).
 """
 

@@ -2,12 +2,17 @@
 
 Design, in one paragraph per guarantee:
 
+- **Connecting.** No address starts a new private instance, whatever ``RAY_ADDRESS`` or an
+  earlier ``ray start`` on the machine says; ``"auto"`` joins this machine's cluster;
+  ``ray://`` goes through Ray Client, whose head may fail to start the connection's server
+  (`CLIENT_FAILED_MESSAGE` says why), so such a start is tried again, a few times.
 - **One writer.** A task runs `run_cell` on a worker into a scratch folder and returns the
   cell's rows and files; the driver writes the files under the run folder and hands the rows to
-  the runner's callback, which writes ``results.sqlite``. Workers never open the response
-  cache: their models' lookups and recordings go to the coordinator actor
-  (``_ray_coordinator``), which is pinned to the driver's node and is the cache's only
-  writer, so the file stays the one the driver names, on the driver's disk.
+  the runner's callback, which writes ``results.sqlite``. The driver is the only process that
+  opens a recording, too: it ships each one to the coordinator actor (``_ray_coordinator``,
+  placed on the head node), which answers the workers' lookups, and writes back what the run
+  recorded (``_ray_recording``). So a run needs nothing on the cluster's disks, and works the
+  same under Ray Client, where the driver is not a node.
 - **Cluster-wide limits.** The coordinator holds the global and per-model cell slots,
   deduplicates identical cached prompts in flight and pauses a rate-limited model everywhere;
   workers take a slot before a cell starts.
@@ -20,12 +25,13 @@ Design, in one paragraph per guarantee:
   factory are put in Ray's object store once; tasks get object references (which each worker
   resolves once per run, ``_ray_worker._fetch``), so the driver holds one copy whatever the
   number of workers, and no worker reads a session file.
-- **Killed workers.** A task is retried by Ray (``max_retries``); the retry inherits its cell's
-  slot, and the store keeps one row per cell (``record_cell`` replaces by cell id). What a
-  killed try spent is recorded honestly: `_apply_lost` adds its paid calls that the kept try did
-  not reuse as ``outcome = 'lost'`` attempt rows (and into the cell's billed totals), and a
-  call cut off mid-flight as a lost row with unknown usage (NULL cost, not folded into the
-  cell's cost, which stays the sum of what is known). A call is never counted twice.
+- **Killed workers and nodes.** A task is retried by Ray (``max_retries``), on another node
+  when its node died; the retry inherits its cell's slot, and the store keeps one row per cell
+  (``record_cell`` replaces by cell id). What a killed try spent is recorded honestly:
+  `_apply_lost` adds its paid calls that the kept try did not reuse as ``outcome = 'lost'``
+  attempt rows (and into the cell's billed totals), and a call cut off mid-flight as a lost row
+  with unknown usage (NULL cost, not folded into the cell's cost, which stays the sum of what
+  is known). A call is never counted twice. Every attempt row names the node its try ran on.
 - **Budget.** As locally, a cell starts only if the budget was not reached when it got its
   slot: the driver records a finished cell, tells the coordinator to stop if the budget is now
   reached, and only then gives the cell's slot back. It also checks the budget before each
@@ -35,14 +41,18 @@ Design, in one paragraph per guarantee:
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 import traceback
-from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
 from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.results._store import utc_now
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
+from workbench.harness.run.executors._ray_recording import open_recordings, snapshot, write_back
+
+log = logging.getLogger("workbench.harness")
 
 LOST_UNKNOWN = ("worker died during this call; the provider may have billed it, "
                 "the usage is unknown")
@@ -50,15 +60,30 @@ LOST_PAID = "paid by a try whose worker died; the kept try did not reuse its ans
 DEFAULT_MAX_RETRIES = 3
 FACTORY_MESSAGE = ("model_factory cannot be sent to Ray workers (define it at module level, "
                    "or use the local executor)")
+HEAD_RESOURCE = "node:__internal_head__"
+"""The resource Ray gives the head node only: where the coordinator is placed."""
+CLIENT_TRIES = 3
+"""Connections tried when a Ray Client head fails to start this connection's server."""
+CLIENT_RETRY_PAUSE = 2.0
+"""Seconds before the next try (doubling each time)."""
+CLIENT_RETRY_MESSAGE = ("Ray Client at %s could not start a server for this connection "
+                        "(try %d of %d), trying again: %s")
+CLIENT_FAILED_MESSAGE = (
+    "cannot connect to Ray Client at {address}: the head could not start a server for this "
+    "connection, {tries} times ({reason}). Its session logs (ray_client_server*.err) say why; "
+    "a head whose grpcio is 1.80 or later crashes this way (grpc/grpc#43055): install the "
+    "workbench's [ray] extra on the head, or start it with GRPC_ENABLE_FORK_SUPPORT=false")
 
 
 class RayExecutor:
     """Runs cells as Ray tasks (see the module docstring).
 
     Args:
-        address: None starts a private local Ray instance; ``"auto"`` joins this machine's
-            cluster; ``"ray://host:port"`` connects to a remote one. Ignored when Ray is
-            already initialized in this process (that instance is used as it is).
+        address: None starts a private local Ray instance (whatever ``RAY_ADDRESS`` says or
+            ``ray start`` left on this machine); ``"auto"`` joins this machine's cluster (the
+            one ``RAY_ADDRESS`` names, or the last ``ray start``); ``"ray://host:port"``
+            connects to a cluster's Ray Client port. Ignored when Ray is already initialized
+            in this process (that instance is used as it is).
         cpus_per_cell: CPUs Ray reserves per cell task (below 1 packs more I/O-bound cells
             per core).
         max_retries: How often Ray re-runs a cell whose worker died.
@@ -75,6 +100,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self.init_options = dict(init_options or {})
         self._owns_ray = False
+        self._head: str | None = None
         self.stats: dict[str, int] = {}
 
     def start(self) -> dict[str, Any]:
@@ -83,15 +109,16 @@ class RayExecutor:
 
         if not ray.is_initialized():
             options = {"include_dashboard": False, "log_to_driver": False, **self.init_options}
-            try:
-                ray.init(address=self.address, **options)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                where = self.address or "a new local instance"
-                raise ConfigError(f"cannot start Ray on {where}: {exc}") from exc
+            # "local" always starts a new instance: None would join a cluster RAY_ADDRESS or
+            # an earlier `ray start` on this machine points at.
+            _connect(ray, self.address or "local", options)
             self._owns_ray = True
         nodes = [n for n in ray.nodes() if n.get("Alive")]
+        heads = [n["NodeID"] for n in nodes if HEAD_RESOURCE in n.get("Resources", {})]
+        self._head = heads[0] if heads else None
         return {"address": self.address or "local", "ray_version": ray.__version__,
-                "nodes": len(nodes), "cpus": ray.cluster_resources().get("CPU", 0.0)}
+                "nodes": len(nodes), "cpus": ray.cluster_resources().get("CPU", 0.0),
+                "coordinator_node": self._head}
 
     def close(self) -> None:
         """Shut Ray down if `start` started or joined it."""
@@ -110,6 +137,10 @@ class RayExecutor:
         from workbench.harness.run.executors._ray_worker import run_cell_task
 
         experiment = job.experiment
+        plans = _cache_plans(experiment) if job.model_factory is None else {}
+        qa_plans = _qa_cache_plans(experiment) if job.qa_model_factory is None else {}
+        # Before anything is sent: a read-only recording that is to be recorded into is refused.
+        caches = open_recordings([*plans.values(), *qa_plans.values()])
         try:
             factory_ref = ray.put(job.model_factory)
         except Exception as exc:
@@ -119,18 +150,25 @@ class RayExecutor:
         variants = {name: ray.put(v) for name, v in job.variants.items()}
         experiment_ref = ray.put(experiment)
         share = job.shared is not None and job.shared.enabled
+        # Each recording travels once: its answers to the coordinator, its prompt sizes to
+        # the workers (whose window caps count prompts before asking it).
+        shipped = {path: snapshot(cache) for path, cache in caches.items()}
+        # On the head: a worker node may be lost (or scaled away) mid-run, the head cannot be
+        # without ending the cluster; and as the coordinator opens no file, where the driver
+        # runs does not matter (under Ray Client it is not a node). A Ray that does not mark
+        # its head lets Ray place it.
+        where = (NodeAffinitySchedulingStrategy(self._head, soft=False)
+                 if self._head is not None else "DEFAULT")
         coordinator: Any = ray.remote(num_cpus=0)(Coordinator).options(
-            scheduling_strategy=_driver_node(ray, NodeAffinitySchedulingStrategy)).remote(
+            scheduling_strategy=where).remote(
             job.concurrency, {i: m.concurrency for i, m in enumerate(experiment.models)
                               if m.concurrency}, share_calls=share,
-            answers=job.shared.answers() if share else None)
+            answers=job.shared.answers() if share else None,
+            recordings=ray.put({path: rows for path, (rows, _) in shipped.items()}))
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
                                                  max_retries=self.max_retries)
-        plans = _cache_plans(experiment) if job.model_factory is None else {}
-        qa_plans = _qa_cache_plans(experiment) if job.qa_model_factory is None else {}
         qa_refs = [ray.put(job.qa_bank), ray.put(job.qa_model_factory)]
-        # Workers never open the recording: its prompt sizes travel once, as a snapshot.
-        counts = {path: ray.put(_recorded_counts(path)) for _, path in plans.values() if path}
+        counts = {path: ray.put(sizes) for path, (_, sizes) in shipped.items()}
         no_counts = ray.put(dict[str, int]())
         report = ExecutorReport()
         queue = list(job.cells)
@@ -157,7 +195,8 @@ class RayExecutor:
                 done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
                     cell, _ = pending.pop(future)
-                    outcome = await self._finish(job, coordinator, cell, future)
+                    recording = caches.get(plans.get(cell.model_index, ("off", None))[1] or "")
+                    outcome = await self._finish(job, coordinator, cell, future, recording)
                     if outcome is None:
                         report.skipped += 1
                         report.stopped = report.stopped or job.budget_reached()
@@ -167,7 +206,7 @@ class RayExecutor:
                         if reason is not None:
                             report.stopped = report.stopped or reason
                             await coordinator.stop.remote(reason)
-                    await coordinator.end_cell.remote(cell.cell_id)
+                    _write_back(caches, await coordinator.end_cell.remote(cell.cell_id))
             self.stats = await coordinator.stats.remote()
             if job.shared is not None:
                 job.shared.absorb(*await coordinator.shared_state.remote())
@@ -175,14 +214,16 @@ class RayExecutor:
             for future, (_, ref) in pending.items():  # interrupted: stop what is still out
                 future.cancel()
                 ray.cancel(ref)
-            try:
-                await coordinator.close.remote()
+            try:  # what the cells still out had recorded is paid for: keep it
+                _write_back(caches, await coordinator.drain.remote())
+            except Exception as exc:  # noqa: BLE001 - the coordinator's node may be gone
+                log.warning("could not take back the recordings of the last calls: %s", exc)
             finally:
                 ray.kill(coordinator)
         return report
 
     async def _finish(self, job: CellJob, coordinator: Any, cell: Any,
-                      future: asyncio.Future[Any]) -> Any:
+                      future: asyncio.Future[Any], recording: Any) -> Any:
         try:
             result = future.result()
         except Exception as exc:  # every try of the cell died: the cell is an error row
@@ -197,21 +238,42 @@ class RayExecutor:
                 continue  # a session's saved questions are written once, never replaced
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+        if result["counts"] and recording is not None:  # prompt sizes the worker counted
+            write_back(recording, counts=result["counts"])
         outcome = result["outcome"]
         lost = (await coordinator.lost_calls.remote(cell.cell_id, result["try"])
                 if result["try"] else [])
-        _apply_lost(outcome, lost, result["try"])
+        _apply_lost(outcome, lost, result["try"], result["node"])
         return outcome
 
 
-def _driver_node(ray: Any, strategy: Any) -> Any:
-    """Pin the coordinator to the driver's node, so the cache file it opens is the driver's;
-    a Ray Client driver has no node of its own, and the head node's file is used instead."""
-    try:
-        node = ray.get_runtime_context().get_node_id()
-    except Exception:  # noqa: BLE001 - client mode: let Ray place the actor (the head)
-        return "DEFAULT"
-    return strategy(node, soft=False) if node else "DEFAULT"
+def _connect(ray: Any, address: str, options: dict[str, Any]) -> None:
+    """``ray.init`` with errors as `ConfigError`; a Ray Client connection whose server the
+    head failed to start (its proxy forks one per connection, which can crash: see
+    `CLIENT_FAILED_MESSAGE`) is tried again, a few times."""
+    where = "a new local instance" if address == "local" else address
+    for attempt in range(1, CLIENT_TRIES + 1):
+        try:
+            ray.init(address=address, **options)
+            return
+        except ConnectionAbortedError as exc:  # Ray Client: the head refused this start
+            if not address.startswith("ray://"):
+                raise ConfigError(f"cannot start Ray on {where}: {exc}") from exc
+            text = str(exc).strip()
+            reason = text.splitlines()[-1] if text else type(exc).__name__
+            if attempt == CLIENT_TRIES:
+                raise ConfigError(CLIENT_FAILED_MESSAGE.format(
+                    address=address, tries=attempt, reason=reason)) from exc
+            log.warning(CLIENT_RETRY_MESSAGE, address, attempt, CLIENT_TRIES, reason)
+            time.sleep(CLIENT_RETRY_PAUSE * 2 ** (attempt - 1))
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ConfigError(f"cannot start Ray on {where}: {exc}") from exc
+
+
+def _write_back(caches: dict[str, Any], batches: dict[str, Any]) -> None:
+    for path, batch in batches.items():
+        if path in caches:
+            write_back(caches[path], batch)
 
 
 async def _result(ref: Any) -> Any:
@@ -244,19 +306,6 @@ def _qa_cache_plans(experiment: Any) -> dict[str, tuple[str, str | None]]:
     return plans
 
 
-def _recorded_counts(path: str) -> dict[str, int]:
-    """The prompt sizes a recording holds (none when the file does not exist yet)."""
-    from workbench.models._cache import ResponseCache
-
-    if not Path(path).is_file():
-        return {}
-    cache = ResponseCache(path)
-    try:
-        return cache.all_tokens()
-    finally:
-        cache.close()
-
-
 def _crashed_outcome(cell: Any, run_id: str, exc: BaseException) -> Any:
     from workbench.harness.results._outcomes import error_class, outcome_kind
     from workbench.harness.run._cell_run import CellOutcome, cell_identity
@@ -273,10 +322,13 @@ def _crashed_outcome(cell: Any, run_id: str, exc: BaseException) -> Any:
     return CellOutcome(row, [])
 
 
-def _apply_lost(outcome: Any, lost: list[dict[str, Any]], kept_try: int | None) -> None:
-    """Tag the kept try's attempts with its try number and add the lost calls (see module)."""
+def _apply_lost(outcome: Any, lost: list[dict[str, Any]], kept_try: int | None,
+                node_id: str | None = None) -> None:
+    """Tag the kept try's attempts with its try number and node, and add the lost calls (see
+    the module docstring)."""
     for attempt in outcome.attempts:
         attempt["task_attempt"] = kept_try
+        attempt["node_id"] = node_id
     row = outcome.row
     for call in lost:
         usage = call["usage"]
@@ -288,7 +340,7 @@ def _apply_lost(outcome: Any, lost: list[dict[str, Any]], kept_try: int | None) 
             "cache_write_tokens": usage.cache_write_input_tokens if usage else None,
             "cost": usage.cost if usage else None, "cache_hit": 0 if usage else None,
             "error": LOST_PAID if usage else LOST_UNKNOWN, "prompt_hash": call["prompt_hash"],
-            "task_attempt": call["try_no"],
+            "task_attempt": call["try_no"], "node_id": call.get("node_id"),
         })
         if call.get("call_id"):  # other cells shared this paid call: their shared_from names it
             outcome.attempts[-1]["attempt_id"] = call["call_id"]

@@ -1,6 +1,9 @@
-"""The Ray executor's coordinator: one actor for the whole cluster, pinned to the driver's node.
+"""The Ray executor's coordinator: one actor for the whole cluster, placed on the head node.
 
-It is the only place where limits, in-flight deduplication and the response cache meet:
+It is the only place where limits, in-flight deduplication and the response cache meet. It
+opens no file: it lives on the head (the one node a cluster cannot lose and go on), while the
+run folder and the recordings stay on the driver's machine, which under Ray Client is not a
+node at all.
 
 - **Cell slots.** `Coordinator.begin_cell` takes the per-model slot, then the global one (the
   local executor's order), before a cell starts on any worker; the driver gives them back with
@@ -9,9 +12,11 @@ It is the only place where limits, in-flight deduplication and the response cach
   when it got its slot. A slot belongs to a *cell id*, not to a worker: when a worker dies
   holding one, the cell's retry inherits it, so a crash never leaks a slot and two tries
   never hold two.
-- **Response cache.** Workers never open the cache file. A cached call asks `call_begin`, which
-  answers from the recording (a hit, or a recorded refusal), says "miss" in replay mode, or
-  grants the call; the worker reports the answer with `call_end` and the coordinator records it.
+- **Response cache.** The driver ships each recording in (``_ray_recording``); a cached call
+  asks `call_begin`, which answers from it (a hit, or a recorded refusal), says "miss" in
+  replay mode, or grants the call; the worker reports the answer with `call_end`, the
+  coordinator keeps it for later lookups, and `end_cell` hands what was recorded back to the
+  driver, which writes its file.
 - **Shared calls.** The run's `SharedCalls` table lives here, one for the whole cluster, and
   works as the local runner's: a prompt sent to the same model in the same repeat is sent once
   (the others wait for it, or reuse it later in the run); the first caller keeps the billed
@@ -26,8 +31,9 @@ It is the only place where limits, in-flight deduplication and the response cach
   workers pay for one prompt.
 - **Provider rate limits.** A call that ends rate-limited (the model's own retries spent)
   pauses every new call to that model, on every worker, for the provider's retry-after.
-- **The ledger.** Every granted call is noted with the cell's try number, so when a retried cell
-  finishes, `lost_calls` tells the driver what the killed tries spent (see `lost_calls`).
+- **The ledger.** Every granted call is noted with the cell's try number (and the node each try
+  ran on), so when a retried cell finishes, `lost_calls` tells the driver what the killed tries
+  spent (see `lost_calls`).
 
 The class is plain Python (async methods); the executor turns it into an async Ray actor.
 """
@@ -41,7 +47,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.compaction._model import Usage
-from workbench.models._cache import Refusal, ResponseCache
+from workbench.harness.run.executors._ray_recording import Batch, Recording, Row
+from workbench.models._cache import Refusal
 from workbench.models._shared import SharedAnswer, SharedCalls
 
 STARTED, PAID, HIT, REFUSED, FAILED, SHARED = ("started", "paid", "hit", "refused", "failed",
@@ -74,11 +81,14 @@ class Coordinator:
         model_limits: Model index -> at most this many of its cells in flight.
         share_calls: Share identical calls across cells (the runner's ``share_calls``).
         answers: Calls an earlier run of the driver's `SharedCalls` answered (reused here).
+        recordings: Recording file -> its answers, as the driver read them
+            (`_ray_recording.snapshot`); a file not given starts empty.
     """
 
     def __init__(self, global_limit: int, model_limits: dict[int, int],
                  share_calls: bool = False,
-                 answers: dict[str, SharedAnswer] | None = None) -> None:
+                 answers: dict[str, SharedAnswer] | None = None,
+                 recordings: dict[str, dict[str, Row]] | None = None) -> None:
         self._global_limit = global_limit
         self._model_limits = dict(model_limits)
         self._sems: dict[Any, asyncio.Semaphore] = {}
@@ -87,7 +97,8 @@ class Coordinator:
         self._ledger: dict[str, list[_Call]] = {}
         self._calls: dict[int, _Call] = {}
         self._inflight: dict[str, tuple[int, asyncio.Future[bool]]] = {}
-        self._caches: dict[str, ResponseCache] = {}
+        self._recordings = {path: Recording(rows) for path, rows in (recordings or {}).items()}
+        self._nodes: dict[tuple[str, int], str | None] = {}  # (cell id, try) -> its node
         self._ids = itertools.count(1)
         self._stopped: str | None = None
         self._paused_until: dict[str, float] = {}
@@ -107,11 +118,13 @@ class Coordinator:
             self._sems[key] = asyncio.Semaphore(limit)
         return self._sems[key]
 
-    async def begin_cell(self, cell_id: str, model_index: int) -> int:
+    async def begin_cell(self, cell_id: str, model_index: int, node_id: str | None = None) -> int:
         """Wait for the cell's slots (unless an earlier try left them held); return its try
-        number (0 for the first), or -1 when the budget stopped new cells meanwhile."""
+        number (0 for the first), or -1 when the budget stopped new cells meanwhile.
+        `node_id` names the node this try runs on (for the ledger)."""
         try_no = self._tries.get(cell_id, -1) + 1
         self._tries[cell_id] = try_no
+        self._nodes[(cell_id, try_no)] = node_id
         self._abandon_earlier(cell_id, try_no)
         if cell_id in self._slots:  # a retry: the cell had started before any stop
             return try_no
@@ -134,14 +147,23 @@ class Coordinator:
         """No new cell starts from now on (the budget is reached)."""
         self._stopped = self._stopped or reason
 
-    def end_cell(self, cell_id: str) -> None:
+    def end_cell(self, cell_id: str) -> dict[str, Batch]:
         """Give the cell's slots back (idempotent); the driver has recorded the cell, so its
-        ledger is dropped too."""
+        ledger is dropped too. Returns what the run recorded meanwhile (see `drain`)."""
         if cell_id in self._slots:
             self._release(self._slots.pop(cell_id))
         self._ledger.pop(cell_id, None)
+        for try_no in range(self._tries.get(cell_id, -1) + 1):
+            self._nodes.pop((cell_id, try_no), None)
         self._ended.add(cell_id)
         self._abandon_shares(lambda c, t: c == cell_id)
+        return self.drain()
+
+    def drain(self) -> dict[str, Batch]:
+        """Recording file -> the answers recorded and lookups counted since the last drain, for
+        the driver to write to its file."""
+        batches = {path: rec.drain() for path, rec in self._recordings.items()}
+        return {path: batch for path, batch in batches.items() if batch is not None}
 
     def _release(self, model_index: int) -> None:
         self._sem("global", self._global_limit).release()
@@ -171,14 +193,8 @@ class Coordinator:
 
     # -- calls ------------------------------------------------------------------------------
 
-    def _cache(self, path: str) -> ResponseCache:
-        if path not in self._caches:
-            self._caches[path] = ResponseCache(path)
-        return self._caches[path]
-
-    def put_tokens(self, path: str, key: str, tokenizer: str, tokens: int) -> None:
-        """Record a prompt size a worker counted in a model's own tokenizer."""
-        self._cache(path).put_tokens(key, tokenizer, tokens)
+    def _recording(self, path: str) -> Recording:
+        return self._recordings.setdefault(path, Recording())
 
     def _note(self, cell_id: str, try_no: int, key: str | None, state: str,
               usage: Usage | None = None, model: str | None = None,
@@ -213,7 +229,7 @@ class Coordinator:
             try_no: Its try number (from `begin_cell`).
             key: The response-cache key, or None for an uncached model.
             mode: ``"rw"``, ``"replay"`` or ``"off"``.
-            cache_path: The response-cache file (for ``rw``/``replay``).
+            cache_path: The recording file, on the driver's machine (for ``rw``/``replay``).
             model: The model id (for recordings and the ledger).
             prompt_sha256: The prompt's hash (likewise).
             share: The call's `share_key` when calls are shared, else None.
@@ -258,7 +274,7 @@ class Coordinator:
         cached = key is not None and mode != "off" and cache_path is not None
         while True:
             if cached and key is not None and cache_path is not None:
-                found = self._cache(cache_path).get(key, count_hit=mode == "rw")
+                found = self._recording(cache_path).get(key, count_hit=mode == "rw")
                 if found is not None:
                     self.counts["deduplicated" if waited else "hits"] += 1
                     if isinstance(found, Refusal):
@@ -298,7 +314,7 @@ class Coordinator:
                 `RATE_LIMIT_PAUSE`) or ``"error"``.
             payload: See `outcome`.
             mode: The cache mode of the call.
-            cache_path: The response-cache file.
+            cache_path: The recording file.
 
         Returns:
             When the call was a shared one that ended "ok": the id its sharers' ``shared_from``
@@ -309,7 +325,7 @@ class Coordinator:
         if settled is not None:
             call.share_id = settled[1].extra["call_id"]
         model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
-        cache = (self._cache(cache_path) if mode == "rw" and cache_path is not None
+        cache = (self._recording(cache_path) if mode == "rw" and cache_path is not None
                  and key is not None else None)
         if outcome == "ok":
             message, usage, latency_ms = payload
@@ -353,7 +369,8 @@ class Coordinator:
 
         Returns:
             One dict per lost call: try_no, seq, model, prompt_hash, usage (a `Usage` or None),
-            call_id (the id cells that shared the call name in ``shared_from``, or None).
+            call_id (the id cells that shared the call name in ``shared_from``, or None),
+            node_id (the node the try ran on, when it said).
         """
         calls = self._ledger.get(cell_id, [])
         kept = final_try if final_try is not None else self._tries.get(cell_id, -1) + 1
@@ -366,7 +383,8 @@ class Coordinator:
                 lost.append({"try_no": c.try_no, "seq": c.seq, "model": c.model,
                              "prompt_hash": c.prompt_hash,
                              "usage": c.usage if c.state == PAID else None,
-                             "call_id": c.share_id})
+                             "call_id": c.share_id,
+                             "node_id": self._nodes.get((cell_id, c.try_no))})
         return lost
 
     def stats(self) -> dict[str, int]:
@@ -378,9 +396,3 @@ class Coordinator:
         calls answered here (not the seeded ones), calls made and calls shared."""
         answers = {k: a for k, a in self._shared.answers().items() if k not in self._seeded}
         return answers, self._shared.calls_made, self._shared.calls_shared
-
-    def close(self) -> None:
-        """Close the cache files."""
-        for cache in self._caches.values():
-            cache.close()
-        self._caches.clear()

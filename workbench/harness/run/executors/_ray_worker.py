@@ -1,10 +1,11 @@
 """What runs inside a Ray worker: one cell per task, its model calls routed through the coordinator.
 
 `run_cell_task` runs the same `run_cell` as the local executor, into a scratch folder, and
-returns the outcome rows plus the files the cell wrote (its summary and what it forgot); the
-driver writes both. `RoutedModel` stands where `SharedModel` over `CachedModel` stands locally:
-it checks the simulated window, then asks the coordinator for a shared reply, a recording, a
-slot for the call, or a wait.
+returns the outcome rows plus the files the cell wrote (its summary and what it forgot), the
+node it ran on and the prompt sizes it counted for the recording; the driver writes them all.
+`RoutedModel` stands where `SharedModel` over `CachedModel` stands locally: it checks the
+simulated window, then asks the coordinator for a shared reply, a recording, a slot for the
+call, or a wait.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _MODELS: dict[tuple[str, int, int | str | None], Any] = {}
 # deserializes each session once, however many of its cells it runs.
 _OBJECTS: dict[str, Any] = {}
 _OBJECTS_RUN: list[str] = [""]
+# Prompt sizes counted by the task running now (a worker runs one task at a time), which it
+# returns for the driver to record: the models above outlive the task that built them.
+_FRESH_COUNTS: list[tuple[str, str, int]] = []
 
 
 class RoutedModel:
@@ -44,7 +48,7 @@ class RoutedModel:
         cell_id: The cell this model serves.
         try_no: The cell's try number.
         mode: Cache mode: ``"rw"``, ``"replay"`` or ``"off"``.
-        cache_path: The response-cache file on the coordinator's node.
+        cache_path: The recording file (on the driver's machine; the coordinator holds a copy).
         share: Share calls through the coordinator's table (the runner's ``share_calls``).
         scope: Calls share only within an equal scope (the cell's repeat, as locally).
     """
@@ -131,9 +135,9 @@ def _base_model(experiment: Any, cell: Any, run_id: str, counts: Any = None) -> 
     return _MODELS[key]
 
 
-def _counts(snapshot: dict[str, int], coordinator: Any, plan: tuple[str, str | None]) -> Any:
-    """The recording's prompt sizes for a window cap; new ones go to the coordinator, which
-    records them in the recording when the cache is read-write."""
+def _counts(snapshot: dict[str, int], plan: tuple[str, str | None]) -> Any:
+    """The recording's prompt sizes for a window cap; with a read-write cache, new ones are
+    returned with the cell for the driver to record."""
     from workbench.models._counts import SnapshotCounts
 
     mode, cache_path = plan
@@ -142,7 +146,7 @@ def _counts(snapshot: dict[str, int], coordinator: Any, plan: tuple[str, str | N
     sink = None
     if mode == "rw":
         def sink(key: str, tokenizer: str, tokens: int) -> None:
-            coordinator.put_tokens.remote(cache_path, key, tokenizer, tokens)
+            _FRESH_COUNTS.append((key, tokenizer, tokens))
     return SnapshotCounts(snapshot, sink)
 
 
@@ -194,19 +198,22 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
         qa_plans: ``[qa]`` role -> (cache mode, cache file) of its model.
 
     Returns:
-        ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "worker": str}``,
-        or ``{"skipped": True}`` when the budget stopped new cells before this one got its
-        slot. The driver gives the slot back after recording the cell.
+        ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "node": str,
+        "worker": str, "counts": [(key, tokenizer, tokens)]}`` (the prompt sizes it counted
+        for a read-write recording), or ``{"skipped": True}`` when the budget stopped new cells
+        before this one got its slot. The driver gives the slot back after recording the cell.
     """
     import ray
 
     mode, cache_path = plan
-    try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index))
+    node = ray.get_runtime_context().get_node_id()
+    try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index, node))
     if try_no < 0:
         return {"skipped": True}
     session, variant, experiment, model_factory, snapshot, qa_bank, qa_factory = (
         _fetch(ref, run_id) for ref in refs)
-    counts = _counts(snapshot, coordinator, plan)
+    _FRESH_COUNTS.clear()
+    counts = _counts(snapshot, plan)
 
     def model_for(c: Any, role: str | None = None) -> Any:
         if role is not None:
@@ -227,5 +234,5 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
             run_cell(cell, session, variant, model_for, experiment, folder, run_id, qa_bank))
         files = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
                  for p in sorted(folder.rglob("*")) if p.is_file()}
-    return {"outcome": outcome, "files": files, "try": try_no,
-            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    return {"outcome": outcome, "files": files, "try": try_no, "node": node,
+            "worker": f"{socket.gethostname()}:{os.getpid()}", "counts": list(_FRESH_COUNTS)}
