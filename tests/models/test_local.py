@@ -411,7 +411,12 @@ async def test_smollm2_under_the_grammar_writes_summary_json_that_parses_and_is_
     assert usage.extra["prompt_mode"] == "chat"
     echo = template_echo(parsed, prompt)
     assert echo is None or echo < 0.5, reply.concat_text()
-    assert set(json.loads(reply.concat_text())) == set(SUMMARY_JSON_SCHEMA["required"])
+    # The grammar writes the fields in the schema's order; a reply cut at max_tokens is closed
+    # after its last (possibly cut) key.
+    keys = list(json.loads(reply.concat_text()))
+    order = SUMMARY_JSON_SCHEMA["required"]
+    assert keys[:-1] == order[:len(keys) - 1] and len(keys) >= 2, keys
+    assert keys == order or usage.extra.get("closed_at_max_tokens") is True, keys
 
 
 @needs_smollm2
