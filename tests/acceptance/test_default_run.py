@@ -1,8 +1,9 @@
 """The main job: `workbench run` with no spec replays the default experiment offline.
 
 This is the newcomer's first command, so it is tested end to end through the CLI: the shipped
-datasets x shipped variants x the extractive baseline and the recorded local model x two windows,
-with no key, no network and no llama.cpp needed.
+datasets x shipped variants x the extractive baseline and the recorded local models x two
+windows, with no key, no network and no llama.cpp: the run's process cannot import llama_cpp
+even where the `local` extra is installed.
 """
 
 from __future__ import annotations
@@ -24,11 +25,20 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("runs") / "default"
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["WORKBENCH_USER_PATH"] = str(out.parent / "user")
-    done = subprocess.run([sys.executable, "-m", "workbench", "run", "--out", str(out),
+    done = subprocess.run([sys.executable, "-c", WITHOUT_LLAMA_CPP, "run", "--out", str(out),
                            "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return out, done.stdout
+
+
+WITHOUT_LLAMA_CPP = (
+    "import runpy, sys\n"
+    "sys.modules['llama_cpp'] = None  # any `import llama_cpp` now raises ImportError\n"
+    "sys.argv = ['workbench', *sys.argv[1:]]\n"
+    "runpy.run_module('workbench', run_name='__main__')\n")
+"""``python -c`` program: ``python -m workbench ARGS`` in a process where llama.cpp is missing."""
+RECORDINGS = ROOT / "datasets" / "recordings"
 
 
 def test_the_default_run_prints_a_table_that_fits_120_columns(
@@ -90,9 +100,27 @@ def test_the_recording_covers_every_local_model_cell(default_run: tuple[Path, st
     from workbench.harness import Results
 
     cells = Results.load(default_run[0]).cells
-    assert len(cells) == 6 * 4 * 2 * 4  # sessions x templates x windows x models
+    assert len(cells) == 6 * 4 * 2 * 5  # sessions x templates x windows x models
     misses = cells[cells["error_type"] == "CacheMiss"]
     assert misses.empty, misses[["session_id", "model", "template", "window"]].to_string()
+
+
+def test_smollm2_under_the_grammar_gives_useful_structured_summaries_at_its_8k_context(
+        default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    results = Results.load(default_run[0])
+    table = results.table()
+    rows = table[table["model"] == "smollm2-135m/grammar"]
+    assert len(rows) == 4 * 2  # templates x windows
+    assert set(rows["window_tokenizer"]) == {"smollm2-135m"}
+    assert set(rows["effective_window"]) == {8192}  # the 32k cap runs at the model's 8k
+    cells = results.cells
+    replies = cells[(cells["model"] == "smollm2-135m/grammar") & (cells["status"] == "ok")]
+    useful = results.table(by=("model",), survivors=True).set_index("model").loc[
+        "smollm2-135m/grammar", "useful_structured_pct"]
+    assert len(replies) >= 8 and useful > 50, rows[["template", "window",
+                                                    "useful_structured_pct"]].to_string()
 
 
 def test_the_default_run_shows_retries_parse_failures_and_real_usage(
@@ -153,9 +181,11 @@ def test_every_replayed_attempt_links_to_its_recording_by_prompt_hash(
     assert attempts["prompt_hash"].notna().all()
     replayed = attempts[(attempts["cache_hit"] == 1)]
     assert not replayed.empty
-    recording = sqlite3.connect(ROOT / "datasets" / "recordings" / "local-gemma3-270m.db")
-    recorded = {h for (h,) in recording.execute("SELECT prompt_hash FROM responses")}
-    recording.close()
+    recorded: set[str] = set()
+    for name in ("local-gemma3-270m.db", "local-smollm2-135m.db"):
+        recording = sqlite3.connect(RECORDINGS / name)
+        recorded |= {h for (h,) in recording.execute("SELECT prompt_hash FROM responses")}
+        recording.close()
     assert set(replayed["prompt_hash"]) <= recorded
     # Each ladder step sends a different prompt.
     per_cell = attempts.groupby("cell_id")["prompt_hash"].nunique()

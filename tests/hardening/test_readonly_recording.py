@@ -47,7 +47,7 @@ def test_a_run_replays_from_a_read_only_recording_without_touching_it(
     exp = Experiment.from_dict({
         "name": "ro", "sessions": ["gen-005k-s1"], "templates": ["default"], "windows": ["8k"],
         "models": [{"model": "replay:local/gemma3-270m", "name": "gemma-270m/prefill",
-                    "params": {"n_ctx": 16384, "max_tokens": 512}}],
+                    "params": {"n_ctx": 16384, "max_tokens": 512, "grammar": "off"}}],
         "cache": {"path": str(read_only_copy)}, "base_dir": str(tmp_path)})
     results = run_experiment(exp, tmp_path / "run", progress=False)
 

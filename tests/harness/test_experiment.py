@@ -107,12 +107,33 @@ def test_the_default_experiment_is_the_shipped_file() -> None:
     exp = Experiment.default()
     assert exp.name == "default"
     assert [m.label for m in exp.models] == [
-        "extractive", "gemma-270m/prefill", "gemma-270m/json-schema", "gemma-270m/no-cue"]
+        "extractive", "smollm2-135m/grammar", "gemma-270m/prefill", "gemma-270m/json-schema",
+        "gemma-270m/no-cue"]
     assert all(m.model.startswith("replay:") for m in exp.models[1:])
     assert exp.resolve_path(exp.cache.path or "").name == "local-gemma3-270m.db"
+    # One committed recording per local model.
+    assert [exp.cache_file(i).name for i in range(1, 5)] == [
+        "local-smollm2-135m.db", "local-gemma3-270m.db", "local-gemma3-270m.db",
+        "local-gemma3-270m.db"]
+    assert all(path.is_file() for path in exp.cache_files())
     assert exp.windows == [8192, 32768]
     assert exp.sessions[0].path == "dataset:all"
     assert exp.templates == ["all"]
+
+
+def test_a_model_entry_may_name_its_own_recording_relative_to_the_spec(tmp_path: Path) -> None:
+    exp = Experiment.from_dict({"sessions": ["s.json"], "base_dir": str(tmp_path),
+                                "cache": {"path": "shared.db"}, "models": [
+        "extractive", {"model": "replay:local/a.gguf", "cache_path": "rec/a.db"},
+        {"model": "replay:local/b.gguf"}]})
+
+    assert exp.cache_file(1) == tmp_path / "rec" / "a.db"
+    assert exp.cache_file(2) == exp.cache_file() == tmp_path / "shared.db"
+    assert exp.cache_files() == [tmp_path / "shared.db", tmp_path / "rec" / "a.db"]
+    written = exp.to_dict()["models"]
+    assert written == ["extractive", {"model": "replay:local/a.gguf", "cache_path": "rec/a.db"},
+                       "replay:local/b.gguf"]
+    assert Experiment.from_dict(exp.to_dict()).cache_file(1) == tmp_path / "rec" / "a.db"
 
 
 def test_a_model_entry_name_replaces_the_generated_label() -> None:

@@ -111,7 +111,7 @@ def test_the_default_experiment_on_its_smallest_dataset_gives_the_local_table_ce
     # Every model, template and window of the default experiment; one of its six sessions.
     small = default.model_copy(update={"sessions": [default.sessions[0].model_copy(
         update={"path": "gen-005k-s1"})]})
-    same_results_on_both_executors(small, tmp_path, 32)
+    same_results_on_both_executors(small, tmp_path, 40)
 
 
 @pytest.mark.slow
@@ -119,7 +119,7 @@ def test_the_whole_default_experiment_gives_the_local_table_cell_for_cell(
         ray_instance: Any, tmp_path: Path) -> None:
     if not read_manifest():
         pytest.skip("needs the shipped datasets/manifest.json")
-    same_results_on_both_executors(Experiment.default(), tmp_path, 192)
+    same_results_on_both_executors(Experiment.default(), tmp_path, 240)
 
 
 def test_a_worker_killed_mid_cell_loses_only_that_try_and_nothing_is_billed_twice(

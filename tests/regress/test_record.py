@@ -135,3 +135,42 @@ def test_record_refuses_a_spec_whose_models_make_no_call(tmp_path: Path) -> None
     code, out = _cli("record", str(spec))
     assert code == 1
     assert "experiment 'x': nothing to record, every model is extractive" in out
+
+
+def test_models_with_their_own_recordings_are_recorded_and_replayed_each_from_its_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = STUB + "-two"
+    made: list[str] = []
+    real = spec_module._build_base
+
+    def build(spec: Any, params: dict[str, Any]) -> Any:
+        if spec.model not in (STUB, other):
+            return real(spec, params)
+        stub = _StubProvider(made)
+        stub.cache_identity = lambda: {"model": spec.model}  # type: ignore[method-assign]
+        return stub
+
+    monkeypatch.setattr(spec_module, "_build_base", build)
+    spec = tmp_path / "two.toml"
+    spec.write_text(f'name = "two"\nsessions = ["gen-005k-s1"]\nwindows = ["32k"]\n'
+                    f'models = [{{ model = "{STUB}", name = "a", cache_path = "rec/a.db" }},\n'
+                    f'  {{ model = "{other}", name = "b" }}]\n'
+                    '[cache]\npath = "rec/shared.db"\n', encoding="utf-8")
+    code, out = _cli("record", str(spec), "--no-progress", "--fresh")
+    own, shared = tmp_path / "rec" / "a.db", tmp_path / "rec" / "shared.db"
+    assert code == 0, out
+    assert out.splitlines()[0] == (f"workbench record: experiment 'two': 2 cells, 2 new "
+                                   f"recording(s) and 0 new prompt size(s) in {own}, {shared}")
+    for path in (own, shared):
+        cache = ResponseCache(path)
+        assert cache.stats()["entries"] == 1, path
+        cache.close()
+    code, out = _cli("record", str(spec), "--no-progress", "--fresh")
+    assert code == 0, out
+    assert len(list((tmp_path / "rec").glob("*.db.*.bak"))) == 2
+    assert out.count("previous recording moved to ") == 2
+
+    own.unlink()
+    code, out = _cli("regress", str(spec), "--baseline", str(tmp_path / "baseline"), "--update")
+    assert code == 2
+    assert f"recording {own} does not exist" in out

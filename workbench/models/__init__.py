@@ -5,8 +5,10 @@ no-LLM baseline), `_counts` (prompt sizes in a model's own tokenizer, kept in re
 `_cap` (`WindowCap`, a simulated context window), `_cache` (`ResponseCache`
 and `CachedModel`, record/replay), `_shared` (`SharedCalls`, one call per distinct prompt in a
 run), `_spec` (model strings and `load_model`). The litellm gateway
-(`LiteLLMModel`, `RetryPolicy`) and the embedded llama.cpp model (`LocalModel`) import heavy
-dependencies, so they load on first access.
+(`LiteLLMModel`, `RetryPolicy`) and the embedded llama.cpp model (`LocalModel`; with
+`_packaged`: the GGUFs pip packages ship, `_local_prompt`: plain text or the GGUF's chat
+template, `_grammar`: the JSON schema its decoding follows) import heavy dependencies, so they
+load on first access.
 
 Wrappers compose: ``CachedModel(WindowCap(LiteLLMModel(...), 8192), cache)`` is still a
 `CompactionModel`; ``load_model("cached:openai/gpt-4o-mini@8k")`` builds exactly that.

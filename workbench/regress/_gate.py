@@ -23,7 +23,7 @@ from workbench.regress._replay import (
     calls_a_model,
     force_cache_mode,
     infrastructure_problems,
-    recording_path,
+    recording_paths,
 )
 from workbench.regress._snapshot import Snapshot
 
@@ -183,10 +183,10 @@ def _gate(experiment: Experiment, report: RegressReport, run_dir: Path, update: 
 def _check_recording(experiment: Experiment) -> None:
     if not any(calls_a_model(m.model) for m in experiment.models):
         return
-    path = recording_path(experiment)
-    if not path.is_file():
-        raise ConfigError(f"recording {path} does not exist: the replayed models have nothing to "
-                          "answer from; record it with `workbench record SPEC`")
+    for path in recording_paths(experiment):
+        if not path.is_file():
+            raise ConfigError(f"recording {path} does not exist: the replayed models have "
+                              "nothing to answer from; record it with `workbench record SPEC`")
 
 
 def _fresh_run_folder(folder: Path) -> Path:

@@ -1,8 +1,9 @@
 """`record_experiment`: run an experiment with its real models, recording every answer.
 
-Every calling model is switched to the read-write cache on the spec's recording file
-(``[cache] path``, else the user cache), so prompts already recorded are answered from the file
-and only new ones reach the model (the user's key, billed). The gate then replays the file.
+Every calling model is switched to the read-write cache on its recording file (its entry's
+``cache_path``, else the spec's ``[cache] path``, else the user cache), so prompts already
+recorded are answered from the file and only new ones reach the model (the user's key, billed).
+The gate then replays the files.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from workbench.regress._replay import (
     calls_a_model,
     force_cache_mode,
     infrastructure_problems,
-    recording_path,
+    recording_paths,
 )
 
 
@@ -28,13 +29,15 @@ class RecordReport:
 
     Attributes:
         experiment: The experiment's name.
-        recording: The recording file written.
+        recording: The (first) recording file written.
         cells: Cells run.
         recorded: Answers (and refusals) added to the recording.
         counted: Prompt sizes in a model's own tokenizer added to the recording.
         errors: Cell error type -> count (compaction outcomes and infrastructure alike).
         problems: Cells that failed for infrastructure reasons (auth, rate limit, timeout).
-        backup: Where the previous recording went (``fresh`` only).
+        backup: Where the previous (first) recording went (``fresh`` only).
+        recordings: Every recording file written (models may have their own).
+        backups: Where each previous recording went (``fresh`` only).
     """
 
     experiment: str
@@ -45,6 +48,8 @@ class RecordReport:
     errors: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     backup: Path | None = None
+    recordings: list[Path] = field(default_factory=list)
+    backups: list[Path] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -53,11 +58,12 @@ class RecordReport:
 
     def render(self) -> str:
         """The report as plain text."""
+        files = ", ".join(map(str, self.recordings or [self.recording]))
         lines = [f"workbench record: experiment {self.experiment!r}: {self.cells} cells, "
                  f"{self.recorded} new recording(s) and {self.counted} new prompt size(s) in "
-                 f"{self.recording}"]
-        if self.backup is not None:
-            lines.append(f"  previous recording moved to {self.backup}")
+                 f"{files}"]
+        lines.extend(f"  previous recording moved to {b}"
+                     for b in (self.backups or ([self.backup] if self.backup else [])))
         if self.errors:
             counts = ", ".join(f"{n} x {kind}" for kind, n in sorted(self.errors.items()))
             lines.append(f"  cell errors: {counts}")
@@ -87,30 +93,39 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
         raise ConfigError(f"experiment {experiment.name!r}: nothing to record, every model is "
                           "extractive (no model call)")
     forced = force_cache_mode(experiment, "rw")
-    path = recording_path(forced)
-    report = RecordReport(experiment.name, path)
-    if fresh and path.exists():
-        release_shared_cache(path)
+    paths = recording_paths(forced)
+    report = RecordReport(experiment.name, paths[0], recordings=paths)
+    if fresh:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        report.backup = path.with_name(f"{path.name}.{stamp}.bak")
-        path.rename(report.backup)
-    before, counted_before = _entries(path)
+        for path in paths:
+            if path.exists():
+                release_shared_cache(path)
+                backup = path.with_name(f"{path.name}.{stamp}.bak")
+                path.rename(backup)
+                report.backups.append(backup)
+        report.backup = report.backups[0] if report.backups else None
+    before = {path: _entries(path) for path in paths}
     if out is not None:
         results = run_experiment(forced, Path(out), progress=progress)
     else:
         with tempfile.TemporaryDirectory(prefix="workbench-record-") as tmp:
             results = run_experiment(forced, Path(tmp) / experiment.name, progress=progress)
     assert isinstance(results, Results)
-    release_shared_cache(path)
-    cache = ResponseCache(path)
-    try:
-        stats = cache.stats()
-        report.recorded = int(stats["entries"]) - before
-        report.counted = int(stats["token_counts"]) - counted_before
-        if report.recorded or report.counted:
-            cache.vacuum()  # one compact committable file, no WAL beside it
-    finally:
-        cache.close()
+    for path in paths:
+        release_shared_cache(path)
+        if not path.exists():
+            continue
+        cache = ResponseCache(path)
+        try:
+            stats = cache.stats()
+            recorded = int(stats["entries"]) - before[path][0]
+            counted = int(stats["token_counts"]) - before[path][1]
+            report.recorded += recorded
+            report.counted += counted
+            if recorded or counted:
+                cache.vacuum()  # one compact committable file, no WAL beside it
+        finally:
+            cache.close()
     cells = results.cells
     report.cells = len(cells)
     if not cells.empty and "error_type" in cells.columns:

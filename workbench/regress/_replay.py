@@ -46,8 +46,16 @@ def force_cache_mode(experiment: Experiment, mode: str) -> Experiment:
 
 
 def recording_path(experiment: Experiment) -> Path:
-    """The response-cache file the experiment's recorded models read and write."""
+    """The experiment's own response-cache file (``[cache] path``, else the user cache)."""
     return experiment.cache_file().resolve()
+
+
+def recording_paths(experiment: Experiment) -> list[Path]:
+    """The response-cache files the experiment's calling models read and write (a model's own
+    ``cache_path`` or the experiment's file), each once, in model order."""
+    paths = [experiment.cache_file(i).resolve() for i, entry in enumerate(experiment.models)
+             if calls_a_model(entry.model)]
+    return list(dict.fromkeys(paths)) or [recording_path(experiment)]
 
 
 INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (

@@ -109,6 +109,9 @@ class ModelEntry(_Strict):
     """At most this many cells of this model at once (the global limit still applies)."""
     name: str | None = Field(default=None, min_length=1)
     """Short name for tables and cell keys; default: the model string plus its public params."""
+    cache_path: str | None = Field(default=None, min_length=1)
+    """This model's own response-cache file (relative to the spec file), e.g. one committed
+    recording per local model; default: the experiment's ``[cache] path``."""
 
     @model_validator(mode="after")
     def _known_model(self) -> ModelEntry:
@@ -353,7 +356,7 @@ class Experiment(_Strict):
         else:
             data["qa"] = self.qa.to_toml_value(secrets)
         for m in data["models"]:
-            for key in ("concurrency", "name"):
+            for key in ("concurrency", "name", "cache_path"):
                 if m.get(key) is None:
                     m.pop(key, None)
         data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]
@@ -374,14 +377,25 @@ class Experiment(_Strict):
             return p
         return Path(self.base_dir or ".").resolve() / p
 
-    def cache_file(self) -> Path:
-        """The response-cache file the experiment's cached models use: ``[cache] path``
-        resolved against `base_dir`, else the user's default recording file."""
+    def cache_file(self, model_index: int | None = None) -> Path:
+        """The response-cache file a cached model uses: its entry's ``cache_path``, else
+        ``[cache] path``, resolved against `base_dir`, else the user's default recording file.
+
+        Args:
+            model_index: Position of the model in `models`; None for the experiment's own file.
+        """
+        if model_index is not None and self.models[model_index].cache_path:
+            return self.resolve_path(self.models[model_index].cache_path or "")
         if self.cache.path:
             return self.resolve_path(self.cache.path)
         from workbench._paths import cache_path
 
         return cache_path()
+
+    def cache_files(self) -> list[Path]:
+        """Every distinct response-cache file the model entries point at, in model order."""
+        files = [self.cache_file(i) for i in range(len(self.models))]
+        return list(dict.fromkeys(files)) or [self.cache_file()]
 
 
 def _compact_source(entry: dict[str, Any]) -> Any:

@@ -296,8 +296,8 @@ def _load_model(experiment: Experiment, cell: Cell) -> Any:
     kwargs: dict[str, Any] = {}
     if cache.mode is not None:
         kwargs["cache"] = cache.mode
-    if cache.path:
-        kwargs["cache_path"] = experiment.resolve_path(cache.path)
+    if cache.path or experiment.models[cell.model_index].cache_path:
+        kwargs["cache_path"] = experiment.cache_file(cell.model_index)
     return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
 
 

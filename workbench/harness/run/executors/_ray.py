@@ -284,11 +284,10 @@ def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
     """Model index -> (cache mode, absolute cache file), resolved on the driver."""
     from workbench.models._spec import parse_model_spec
 
-    path = str(experiment.cache_file())
     plans: dict[int, tuple[str, str | None]] = {}
     for i, entry in enumerate(experiment.models):
         mode = experiment.cache.mode or parse_model_spec(entry.model).cache_mode or "off"
-        plans[i] = (mode, path if mode != "off" else None)
+        plans[i] = (mode, str(experiment.cache_file(i)) if mode != "off" else None)
     return plans
 
 
