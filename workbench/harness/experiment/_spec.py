@@ -38,6 +38,7 @@ from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntr
 from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.harness.experiment._toml import dumps_toml, loads_toml
 from workbench.harness.experiment._tune_table import TuneTable
+from workbench.harness.experiment._verdict_table import VerdictTable
 from workbench.harness.experiment._windows import Window
 from workbench.models._spec import check_model_string
 
@@ -230,6 +231,8 @@ class Experiment(_Strict):
     qa: QATable | None = None
     """Functional probes (``[qa]``): questions about each session answered from every cell's
     compacted context and graded; none when omitted."""
+    verdict: VerdictTable = Field(default_factory=VerdictTable)
+    """How the verdict recommends a template (``[verdict] rule = ...``; see `VerdictTable`)."""
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -364,6 +367,8 @@ class Experiment(_Strict):
                     if v is not None and v != ExecutorSpec.model_fields[k].default}
         if executor:  # the default (local) is left out, so older spec files stay as they were
             data["executor"] = executor
+        if self.verdict.is_default():  # likewise the default verdict rule
+            data.pop("verdict", None)
         return data
 
     def to_toml(self) -> str:

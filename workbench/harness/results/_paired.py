@@ -98,13 +98,48 @@ class PairedResult:
                 "failed_a": self.failed_a, "failed_b": self.failed_b}
 
 
+def cluster_bootstrap_means(diffs: np.ndarray, clusters: np.ndarray, strata: np.ndarray, *,
+                            n_boot: int = 2000, seed: int = 0) -> np.ndarray:
+    """The bootstrap distribution of the mean of `diffs`: one resampled mean per resample.
+
+    Each resample draws, in every stratum, as many clusters as the stratum has (with
+    replacement; clusters in sorted order, so the same seed gives the same draws) and takes the
+    mean over every pair of the drawn clusters. `cluster_bootstrap_ci` takes its percentiles;
+    the verdict also reads a p-value from it (`workbench.harness.results._holm`).
+
+    Args:
+        diffs: One value per pair (non-empty).
+        clusters: The cluster (session) of each pair.
+        strata: The stratum of each pair; clusters are resampled within their stratum.
+        n_boot: Bootstrap resamples.
+        seed: Seed of the numpy generator.
+
+    Returns:
+        An array of `n_boot` resampled means.
+    """
+    rng = np.random.default_rng(seed)
+    sums = np.zeros(n_boot)
+    counts = np.zeros(n_boot)
+    frame = pd.DataFrame({"d": diffs, "c": clusters, "s": strata})
+    for _, part in frame.groupby("s", sort=True):
+        per = part.groupby("c", sort=True)["d"].agg(["sum", "count"])
+        c_sum, c_cnt = per["sum"].to_numpy(float), per["count"].to_numpy(float)
+        k = len(per)
+        for start in range(0, n_boot, _CHUNK):  # chunks keep memory flat for many sessions
+            size = min(_CHUNK, n_boot - start)
+            idx = rng.integers(0, k, size=(size, k))
+            sums[start:start + size] += c_sum[idx].sum(axis=1)
+            counts[start:start + size] += c_cnt[idx].sum(axis=1)
+    return sums / counts
+
+
 def cluster_bootstrap_ci(diffs: np.ndarray, clusters: np.ndarray, strata: np.ndarray, *,
                          n_boot: int = 2000, seed: int = 0,
                          level: float = 0.95) -> tuple[float, float]:
     """Stratified cluster bootstrap interval of the mean of `diffs` over pairs.
 
-    Each resample draws, in every stratum, as many clusters as the stratum has (with
-    replacement) and takes the mean over every pair of the drawn clusters.
+    The percentiles of `cluster_bootstrap_means` (each resample draws, in every stratum, as
+    many clusters as the stratum has, with replacement).
 
     Args:
         diffs: One value per pair.
@@ -119,21 +154,9 @@ def cluster_bootstrap_ci(diffs: np.ndarray, clusters: np.ndarray, strata: np.nda
     """
     if len(diffs) == 0:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    sums = np.zeros(n_boot)
-    counts = np.zeros(n_boot)
-    frame = pd.DataFrame({"d": diffs, "c": clusters, "s": strata})
-    for _, part in frame.groupby("s", sort=True):
-        per = part.groupby("c", sort=True)["d"].agg(["sum", "count"])
-        c_sum, c_cnt = per["sum"].to_numpy(float), per["count"].to_numpy(float)
-        k = len(per)
-        for start in range(0, n_boot, _CHUNK):  # chunks keep memory flat for many sessions
-            size = min(_CHUNK, n_boot - start)
-            idx = rng.integers(0, k, size=(size, k))
-            sums[start:start + size] += c_sum[idx].sum(axis=1)
-            counts[start:start + size] += c_cnt[idx].sum(axis=1)
+    means = cluster_bootstrap_means(diffs, clusters, strata, n_boot=n_boot, seed=seed)
     tail = (1 - level) / 2 * 100
-    low, high = np.percentile(sums / counts, [tail, 100 - tail])
+    low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
 
 

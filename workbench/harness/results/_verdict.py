@@ -1,11 +1,22 @@
-"""The verdict: per model x window, which variant wins each headline metric, and what went wrong.
+"""The verdict: per model x window, how every variant compares with the best, and what to ship.
 
 For every stratum (model x window) with at least two variants (templates by default), each
 headline metric names the best variant by its mean over the sessions every variant completed
-(the failure rate over every cell with an outcome), then compares it with the runner-up by a
-paired cluster bootstrap over sessions (`paired_comparison`). The best variant is the winner
-only when that interval excludes zero and at least `MIN_SESSIONS` sessions back it; otherwise the stratum reads "no significant difference
-(n sessions)". Models and windows are never pooled.
+(the failure rate over every cell with an outcome) and compares *every* other variant with it
+(`compare_with_best`): a paired cluster bootstrap over sessions, a bootstrap p-value, and
+Holm's step-down adjustment across that stratum's and metric's comparisons with the best (the
+family; decisions read the adjusted p-values, the printed 95 % intervals are unadjusted). Each
+variant is then a tie with the best, significantly worse (named), identical to it (the same
+summary text on every common session), or consistently worse (the same non-zero gap in every
+session, said as such even below `MIN_SESSIONS`). The best is a winner only when it is
+significantly better than every other variant; ties are never broken by name. When nothing
+is significant, the metric's line gives the minimum detectable effect at this n and the
+sessions needed for the metric's reference effect (`workbench.harness.results._power`).
+Models and windows are never pooled.
+
+Each stratum, and the run as a whole, ends with a ``Recommendation:`` line: the template to
+ship under the spec's ``[verdict] rule`` and why, with its intervals
+(`workbench.harness.results._recommend`).
 
 Warnings say when the run cannot tell variants apart: every variant wrote the same summaries,
 or every parsed reply merely copies the template's schema example. The error summary counts
@@ -15,6 +26,7 @@ with a plain-language cause. `verdict` is public: the CLI, the report and the no
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,29 +34,59 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.harness.experiment._verdict_table import (
+    DEFAULT_RECALL_TOLERANCE,
+    DEFAULT_RULE,
+    check_rule,
+)
 from workbench.harness.experiment._windows import format_window
 from workbench.harness.results._outcomes import ERROR, FAILED, error_cause, error_details
-from workbench.harness.results._paired import LOWER_IS_BETTER, paired_comparison
+from workbench.harness.results._paired import LOWER_IS_BETTER
+from workbench.harness.results._power import (
+    POWER,
+    minimum_detectable_effect,
+    reference_effect,
+    sessions_needed,
+)
+from workbench.harness.results._recommend import (
+    Evidence,
+    Recommendation,
+    recommend_run,
+    recommend_stratum,
+)
 from workbench.harness.results._table import (
+    CELL_KEYS,
     ECHO_THRESHOLD,
     NO_WINDOW,
     mark_common,
     prepare_cells,
     window_label,
 )
+from workbench.harness.results._verdict_text import (
+    METRIC_LABELS,
+    fmt_diff,
+    fmt_interval,
+    fmt_mean,
+    fmt_p,
+    label,
+)
+from workbench.harness.results._versus_best import (
+    BETTER,
+    IDENTICAL,
+    MIN_SESSIONS,
+    WORSE,
+    Comparison,
+    PairedValues,
+    compare_with_best,
+)
 
 HEADLINE_METRICS = ("probe_recall", "useful_structured", "retained_tokens", "failed",
                     "qa_accuracy", "next_action_match")
 """Metrics the verdict decides, in display order."""
 
-METRIC_LABELS = {
-    "probe_recall": "probe recall",
-    "useful_structured": "useful structured summaries",
-    "retained_tokens": "retained tokens",
-    "failed": "compaction failures",
-    "qa_accuracy": "questions answered (exact)",
-    "next_action_match": "next action agreement",
-}
+__all__ = ["HEADLINE_METRICS", "METRIC_LABELS", "MIN_SESSIONS", "ErrorCount", "MetricVerdict",
+           "Recommendation", "StratumVerdict", "Verdict", "run_verdict", "verdict"]
+
 ERROR_LABELS = {
     "ContextLengthExceeded": "context exhausted",
     "CacheMiss": "cache miss",
@@ -56,28 +98,30 @@ ERROR_LABELS = {
     "TemplateError": "template error",
     "ReplyFormatError": "malformed judge or author reply",
 }
-MIN_SESSIONS = 5
-"""Fewest sessions for a winner: a bootstrap over fewer clusters has too few distinct
-resamples for its percentiles to mean anything (two sessions that agree always "win")."""
-_PERCENT = frozenset({"probe_recall", "useful_structured", "failed", "qa_accuracy",
-                      "next_action_match"})
-_NO_DIFF = "no significant difference"
 
 
 @dataclass
 class MetricVerdict:
-    """One headline metric in one stratum.
+    """One headline metric in one stratum: every variant against the best.
 
     Attributes:
         metric: The metric (a cell column).
-        best: The variant with the best mean, or None without data.
-        runner_up: The second best variant (the comparison's baseline).
-        winner: `best` when the interval of ``best - runner_up`` excludes zero, else None.
+        best: The variant with the best mean, or None without data (equal means: the first by
+            name is the reference, and the others tie with it).
+        runner_up: The second best variant by mean.
+        winner: `best` when it is significantly better than every other variant, else None.
         mean_diff: Mean paired difference ``best - runner_up``.
         ci_low: Lower end of its 95 % cluster-bootstrap interval.
         ci_high: Upper end.
-        n_sessions: Sessions (clusters) in the comparison.
+        n_sessions: Sessions (clusters) in the comparisons (the most any comparison has).
         means: Mean per variant (over the common sessions; failure rate for ``failed``).
+        comparisons: One `Comparison` per other variant (``variant - best``), Holm-adjusted.
+        identical_basis: What "identical" was judged on (summary text, or sizes and recall).
+        mde: When nothing is significant: the minimum detectable difference at this n (80 %
+            power, two-sided 5 % at Holm's first step), from the largest per-session SD.
+        sd: That SD.
+        reference_effect: The difference worth detecting for this metric (`_power`).
+        sessions_needed: Sessions needed to detect `reference_effect` (None when unknown).
     """
 
     metric: str
@@ -89,21 +133,97 @@ class MetricVerdict:
     ci_high: float
     n_sessions: int
     means: dict[str, float] = field(default_factory=dict)
+    comparisons: list[Comparison] = field(default_factory=list)
+    identical_basis: str = "summary text"
+    mde: float = math.nan
+    sd: float = math.nan
+    reference_effect: float = math.nan
+    sessions_needed: int | None = None
+
+    @property
+    def worse(self) -> list[str]:
+        """Variants significantly (or consistently) worse than the best."""
+        return [c.variant for c in self.comparisons if c.status == WORSE]
+
+    @property
+    def ties(self) -> list[str]:
+        """Variants not significantly different from the best (identical ones apart)."""
+        return [c.variant for c in self.comparisons if c.status not in (WORSE, BETTER, IDENTICAL)]
+
+    @property
+    def identical(self) -> list[str]:
+        """Variants whose summaries equal the best's on every common session."""
+        return [c.variant for c in self.comparisons if c.status == IDENTICAL]
+
+    @property
+    def nothing_significant(self) -> bool:
+        """No comparison with the best is decided."""
+        return bool(self.comparisons) and not any(c.decided for c in self.comparisons)
+
+    def _comparison_line(self, c: Comparison) -> str:
+        m = self.metric
+        if c.status == IDENTICAL:
+            return (f"{c.variant}: identical to {c.best} (the same {self.identical_basis} on "
+                    f"every common session)")
+        if c.n_sessions == 0:
+            return f"{c.variant}: no session shared with {c.best}"
+        diff = fmt_interval(c.mean_diff, c.ci_low, c.ci_high, m)
+        if c.consistent:
+            what = "worse than best" if c.status == WORSE else "better than best"
+            tail = ("; too few sessions for a p-value: a fact about these sessions, not a test"
+                    if c.n_sessions < MIN_SESSIONS else f", Holm p {fmt_p(c.p_adjusted)}")
+            return (f"{c.variant}: consistently {what}: {fmt_diff(c.mean_diff, m)} in every one "
+                    f"of {c.n_sessions} sessions{tail}")
+        if c.status == WORSE:
+            return f"{c.variant}: worse than best, {diff}, Holm p {fmt_p(c.p_adjusted)}"
+        if c.status == BETTER:
+            return f"{c.variant}: better than best on paired sessions, {diff}, Holm p {fmt_p(c.p_adjusted)}"
+        few = f" ({c.n_sessions} sessions: too few to test)" if c.n_sessions < MIN_SESSIONS \
+            else f", Holm p {fmt_p(c.p_adjusted)}"
+        return f"{c.variant}: tie with best, {diff}{few}"
+
+    def _power_line(self) -> str:
+        m = self.metric
+        if math.isnan(self.sd):
+            return (f"no significant difference: {self.n_sessions} session(s), too few to "
+                    "estimate the spread of the differences")
+        if self.sd == 0:
+            return (f"no significant difference: every paired difference is 0 on these "
+                    f"{self.n_sessions} sessions")
+        effect = self.reference_effect
+        need = (f"{self.sessions_needed} sessions needed to detect {fmt_diff(effect, m)[1:]}"
+                if self.sessions_needed is not None else "sessions needed unknown")
+        return (f"no significant difference: at {self.n_sessions} sessions the smallest "
+                f"detectable difference is {fmt_diff(self.mde, m)[1:]} ({POWER:.0%} power, "
+                f"two-sided 5 % after Holm, paired SD {fmt_diff(self.sd, m)[1:]}); {need}")
+
+    def to_lines(self) -> list[str]:
+        """The metric's block: the best, then one line per other variant, then the power line."""
+        name = label(self.metric)
+        if self.best is None:
+            return [f"{name}: no data"]
+        head = f"{name} ({self.n_sessions} sessions): best {self.best} " \
+               f"({fmt_mean(self.means.get(self.best), self.metric)})"
+        if self.winner is not None:
+            head += ", significantly better than every other variant"
+        lines = [head] + [f"  {self._comparison_line(c)}" for c in self.comparisons]
+        if self.nothing_significant:
+            lines.append(f"  {self._power_line()}")
+        return lines
 
     def to_text(self) -> str:
-        """One line: the winner with its interval, or "no significant difference (n sessions)"."""
-        label = METRIC_LABELS.get(self.metric, self.metric)
-        if self.best is None:
-            return f"{label}: no data"
-        if self.winner is None:
-            few = (f"; at least {MIN_SESSIONS} needed for a verdict"
-                   if self.n_sessions < MIN_SESSIONS else "")
-            return f"{label}: {_NO_DIFF} ({self.n_sessions} sessions{few})"
-        fmt = _fmt_pct if self.metric in _PERCENT else _fmt_num
-        return (f"{label}: {self.winner} ({fmt(self.means.get(self.winner))}) beats "
-                f"{self.runner_up} ({fmt(self.means.get(self.runner_up or ''))}), difference "
-                f"{_signed(self.mean_diff, self.metric)} [95% CI {_signed(self.ci_low, self.metric)}, "
-                f"{_signed(self.ci_high, self.metric)}] over {self.n_sessions} sessions")
+        """The metric's block as text (`to_lines` joined)."""
+        return "\n".join(self.to_lines())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (NaN as None), with the comparisons and the text."""
+        out = {k: _plain(v) for k, v in self.__dict__.items() if k != "comparisons"}
+        out["means"] = {k: _plain(v) for k, v in self.means.items()}
+        out["comparisons"] = [{k: _plain(v) for k, v in c.__dict__.items()}
+                              for c in self.comparisons]
+        out.update(worse=self.worse, ties=self.ties, identical=self.identical,
+                   text=self.to_text())
+        return out
 
 
 @dataclass
@@ -117,6 +237,7 @@ class StratumVerdict:
         n_common: Sessions every variant completed.
         metrics: One `MetricVerdict` per headline metric.
         warnings: Why this stratum cannot tell variants apart, when it cannot.
+        recommendation: The template to ship here (`Recommendation`).
     """
 
     model: str
@@ -125,6 +246,7 @@ class StratumVerdict:
     n_common: int
     metrics: list[MetricVerdict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    recommendation: Recommendation | None = None
 
     @property
     def title(self) -> str:
@@ -165,19 +287,25 @@ class ErrorCount:
 
 @dataclass
 class Verdict:
-    """What `verdict` returns: per-stratum verdicts, warnings and the error summary.
+    """What `verdict` returns: per-stratum verdicts, the recommendation, warnings and errors.
 
     Attributes:
         on: The compared column (``template``).
         strata: One `StratumVerdict` per model x window with at least two variants.
         errors: Cells without a summary, by error class (most frequent first).
         cells: Cells considered.
+        rule: The recommendation rule (``[verdict] rule``).
+        recall_tolerance: Its recall tolerance (``min-retained``).
+        recommendation: The run's recommendation, aggregated over the strata.
     """
 
     on: str
     strata: list[StratumVerdict]
     errors: list[ErrorCount]
     cells: int
+    rule: str = DEFAULT_RULE
+    recall_tolerance: float = DEFAULT_RECALL_TOLERANCE
+    recommendation: Recommendation | None = None
 
     @property
     def infrastructure_errors(self) -> int:
@@ -189,17 +317,34 @@ class Verdict:
         """Every stratum's warnings, prefixed by the stratum."""
         return [f"{s.title}: {w}" for s in self.strata for w in s.warnings]
 
+    def recommendation_lines(self) -> list[str]:
+        """The run's ``Recommendation:`` line, then each stratum's (prefixed by its title)."""
+        out = []
+        if self.recommendation is not None:
+            out.append(self.recommendation.to_text())
+        for s in self.strata:
+            if s.recommendation is not None:
+                out.append(f"{s.title}: {s.recommendation.to_text()}")
+        return out
+
     def to_text(self) -> str:
         """The verdict block and the error summary, as printed at the end of a run."""
-        out = [f"Verdict: which {self.on} wins, per model x window (paired cluster bootstrap "
-               "over sessions, 95 % intervals; means over the sessions every variant completed)"]
+        out = [f"Verdict: which {self.on} wins, per model x window (every {self.on} against "
+               "the best by a paired cluster bootstrap over sessions, Holm-adjusted p-values "
+               "across each stratum's comparisons with the best, 95 % intervals unadjusted; "
+               f"means over the sessions every variant completed; rule {self.rule})"]
         if not self.strata:
             out.append(f"  nothing to compare: no model x window has two {self.on}s with cells")
         for s in self.strata:
             out.append(f"  {s.title} ({len(s.variants)} {self.on}s, {s.n_common} sessions "
                        "completed by all):")
-            out += [f"    {m.to_text()}" for m in s.metrics]
+            out += [f"    {line}" for m in s.metrics for line in m.to_lines()]
             out += [f"    warning: {w}" for w in s.warnings]
+            if s.recommendation is not None:
+                out.append(f"    {s.recommendation.to_text()}")
+        if self.recommendation is not None:
+            out.append(f"Run as a whole ({len(self.strata)} model x window, rule {self.rule}):")
+            out.append(f"  {self.recommendation.to_text()}")
         out.append("Errors and failures:")
         if not self.errors:
             out.append("  none: every cell produced a summary")
@@ -210,15 +355,22 @@ class Verdict:
         return "\n".join(out)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for HTML and JSON: strata (with metrics and warnings) and errors."""
+        """Plain data for HTML and JSON (NaN as None): the rule, the recommendation, strata
+        (with metrics, comparisons, warnings and their recommendation) and errors."""
         return {
             "on": self.on,
             "cells": self.cells,
+            "rule": self.rule,
+            "recall_tolerance": self.recall_tolerance,
             "infrastructure_errors": self.infrastructure_errors,
+            "recommendation": (self.recommendation.to_dict()
+                               if self.recommendation is not None else None),
             "strata": [{"model": s.model, "window": s.window, "title": s.title,
                         "variants": s.variants, "n_common": s.n_common,
                         "warnings": list(s.warnings),
-                        "metrics": [{**m.__dict__, "text": m.to_text()} for m in s.metrics]}
+                        "recommendation": (s.recommendation.to_dict()
+                                           if s.recommendation is not None else None),
+                        "metrics": [m.to_dict() for m in s.metrics]}
                        for s in self.strata],
             "errors": [{**e.__dict__, "label": e.label, "text": e.to_text()}
                        for e in self.errors],
@@ -228,18 +380,12 @@ class Verdict:
         return self.to_text()
 
 
-def _fmt_pct(value: Any) -> str:
-    return "—" if value is None or np.isnan(value) else f"{100 * value:.1f}%"
-
-
-def _fmt_num(value: Any) -> str:
-    return "—" if value is None or np.isnan(value) else f"{value:,.0f}"
-
-
-def _signed(value: float, metric: str) -> str:
-    if metric in _PERCENT:
-        return f"{100 * value:+.1f} pts"
-    return f"{value:+,.0f}"
+def _plain(value: Any) -> Any:
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
 
 
 def _variant_means(df: pd.DataFrame, on: str, metric: str) -> dict[str, float]:
@@ -254,21 +400,36 @@ def _variant_means(df: pd.DataFrame, on: str, metric: str) -> dict[str, float]:
     return {str(k): float(v) for k, v in means.items()}
 
 
-def _decide(df: pd.DataFrame, on: str, metric: str, seed: int, n_boot: int) -> MetricVerdict:
+def _decide(df: pd.DataFrame, on: str, metric: str, seed: int, n_boot: int,
+            same: dict[str, dict[str, bool]], basis: str) -> tuple[MetricVerdict, PairedValues]:
     means = _variant_means(df, on, metric)
+    rows = df[df["outcome_kind"] != ERROR] if metric == "failed" else df[df["_common"]]
+    values = PairedValues(rows, on, metric)
     if len(means) < 2:
-        return MetricVerdict(metric, None, None, None, np.nan, np.nan, np.nan, 0, means)
+        return MetricVerdict(metric, None, None, None, np.nan, np.nan, np.nan, 0, means), values
     lower = metric in LOWER_IS_BETTER
     ranked = sorted(means, key=lambda v: (means[v] if lower else -means[v], v))
     best, runner_up = ranked[0], ranked[1]
-    rows = df if metric == "failed" else df[df["_common"]]
-    result = paired_comparison(rows, runner_up, best, on=on, metric=metric, seed=seed,
-                               n_boot=n_boot, stratify=())
-    winner = result.winner if result.winner == best else None
-    if result.n_clusters < MIN_SESSIONS:
-        winner = None
-    return MetricVerdict(metric, best, runner_up, winner, result.mean_diff, result.ci_low,
-                         result.ci_high, result.n_clusters, means)
+    identical = frozenset(v for v in ranked[1:] if same.get(best, {}).get(v, False))
+    comparisons = compare_with_best(values, best, ranked[1:], seed=seed, n_boot=n_boot,
+                                    identical=identical)
+    second = comparisons[0]
+    winner = best if all(c.status == WORSE for c in comparisons) else None
+    found = MetricVerdict(metric, best, runner_up, winner, -second.mean_diff, -second.ci_high,
+                          -second.ci_low, max(c.n_sessions for c in comparisons), means,
+                          comparisons, basis)
+    if found.nothing_significant:
+        spread = [c for c in comparisons if not math.isnan(c.sd)]
+        if spread:
+            widest = max(spread, key=lambda c: c.sd)
+            found.sd = widest.sd
+            found.n_sessions = widest.n_sessions
+            found.mde = minimum_detectable_effect(widest.sd, widest.n_sessions,
+                                                  len(comparisons))
+            found.reference_effect = reference_effect(metric, means[best])
+            found.sessions_needed = sessions_needed(widest.sd, found.reference_effect,
+                                                    len(comparisons))
+    return found, values
 
 
 def _summary_texts(df: pd.DataFrame, run_dir: Path | None) -> pd.Series | None:
@@ -284,25 +445,43 @@ def _summary_texts(df: pd.DataFrame, run_dir: Path | None) -> pd.Series | None:
     return pd.Series(texts, index=df.index)
 
 
-def _warnings(df: pd.DataFrame, on: str, run_dir: Path | None) -> list[str]:
+def _summary_keys(common: pd.DataFrame, run_dir: Path | None) -> tuple[pd.Series, str]:
+    """What two variants' summaries are compared on: the text when the files exist, else sizes
+    and recall; and the words for it."""
+    texts = _summary_texts(common, run_dir)
+    if texts is not None:
+        return texts, "summary text"
+    cols = [c for c in ("summary_tokens", "retained_tokens", "probe_recall") if c in common]
+    return common[cols].map(str).agg("|".join, axis=1), "summary sizes and recall"
+
+
+def _same_summaries(common: pd.DataFrame, on: str,
+                    keys: pd.Series) -> dict[str, dict[str, bool]]:
+    """Variant -> variant -> True when the two wrote the same summary on every common unit."""
+    if common.empty:
+        return {}
+    table = pd.DataFrame({"u": common["_pair"], "v": common[on].astype(str), "k": keys})
+    wide = table.groupby(["u", "v"], sort=True)["k"].first().unstack("v")
+    names = list(wide.columns)
+    out: dict[str, dict[str, bool]] = {a: {} for a in names}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = wide[[a, b]]
+            same = bool(both.notna().all(axis=1).all() and (both[a] == both[b]).all())
+            out[a][b] = out[b][a] = same
+    return out
+
+
+def _warnings(df: pd.DataFrame, on: str, same: dict[str, dict[str, bool]],
+              basis: str) -> list[str]:
     out: list[str] = []
     ok = df[df["ok"]]
     if ok.empty:
         return [f"no {on} produced a summary here: nothing to compare"]
     common = df[df["_common"]]
     if not common.empty and common[on].nunique() > 1:
-        texts = _summary_texts(common, run_dir)
-        if texts is not None:
-            same = (texts.groupby(common["_unit"]).nunique(dropna=False) == 1).all()
-            what = "the same summary text"
-        else:
-            cols = [c for c in ("summary_tokens", "retained_tokens", "probe_recall")
-                    if c in common]
-            keyed = common[cols].map(str).agg("|".join, axis=1)
-            same = (keyed.groupby(common["_unit"]).nunique() == 1).all()
-            what = "the same summary sizes and recall"
-        if same:
-            out.append(f"every {on} gave {what} on every common session: the variants "
+        if all(all(row.values()) for row in same.values()):
+            out.append(f"every {on} gave the same {basis} on every common session: the variants "
                        "are indistinguishable here")
     parsed = ok[ok["parse_outcome"].eq("structured")] if "parse_outcome" in ok else ok.iloc[:0]
     if "template_echo" in ok and len(parsed):
@@ -338,36 +517,60 @@ def _error_counts(df: pd.DataFrame) -> list[ErrorCount]:
             for r in grouped.itertuples()]
 
 
+def _spec_rule(results: Any) -> tuple[str, float]:
+    table = getattr(getattr(results, "spec", None), "verdict", None)
+    if table is None:
+        return DEFAULT_RULE, DEFAULT_RECALL_TOLERANCE
+    return str(table.rule), float(table.recall_tolerance)
+
+
 def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HEADLINE_METRICS,
-            seed: int | None = None, n_boot: int = 2000) -> Verdict:
-    """The verdict of a run: winners per model x window, warnings and the error summary.
+            seed: int | None = None, n_boot: int = 2000, rule: str | None = None,
+            recall_tolerance: float | None = None) -> Verdict:
+    """The verdict of a run: every variant against the best per model x window, the
+    recommendation, warnings and the error summary.
 
     Args:
-        results: A `Results` (summaries are read from its folder to detect identical outputs)
-            or a cells DataFrame.
+        results: A `Results` (summaries are read from its folder to detect identical outputs;
+            its spec's ``[verdict]`` table gives the rule) or a cells DataFrame.
         on: The compared column (``template``; ``model`` compares models per window).
-        metrics: Headline metrics to decide.
+        metrics: Headline metrics to decide (the recommendation reads probe recall, retained
+            tokens and failures whether or not they are listed).
         seed: Bootstrap seed (default: the run's spec seed, else 0).
         n_boot: Bootstrap resamples.
+        rule: Recommendation rule (`RULES`); default: the spec's, else ``min-retained-safe``.
+        recall_tolerance: For ``min-retained``: the recall tolerance (a fraction).
 
     Returns:
         A `Verdict`; ``to_text()`` is what `workbench run`, `report` and `compare` print.
+
+    Raises:
+        ConfigError: `rule` is not one of the allowed rules (the message lists them).
     """
+    spec_rule, spec_tolerance = _spec_rule(results)
+    rule = check_rule(rule if rule is not None else spec_rule)
+    tolerance = float(recall_tolerance if recall_tolerance is not None else spec_tolerance)
     run_dir = getattr(results, "run_dir", None)
     cells = results.cells if hasattr(results, "cells") else results
     if seed is None:
         spec = getattr(results, "spec", None)
         seed = int(getattr(spec, "seed", 0) or 0)
     if cells is None or len(cells) == 0:
-        return Verdict(on, [], [], 0)
+        return Verdict(on, [], [], 0, rule, tolerance, recommend_run([], rule, tolerance))
     df = prepare_cells(cells)
     strata_cols = [c for c in ("model", "window") if c != on and c in df.columns]
     by = strata_cols + [on]
     df["_common"] = mark_common(df, by, on)
-    units = [k for k in ("session_id", "strategy", "repeat") if k in df.columns]
-    df["_unit"] = df[units].map(str).agg("|".join, axis=1) if units else ""
+    units = [k for k in CELL_KEYS if k not in by and k in df.columns]
+    df["_unit"] = (df[units].astype(object).where(df[units].notna(), NO_WINDOW).map(str)
+                   .agg("|".join, axis=1)) if units else ""
+    df["_pair"] = df["_unit"]
     key = df[strata_cols].astype(object).where(df[strata_cols].notna(), NO_WINDOW)
+    decided = list(metrics) + [m for m in ("probe_recall", "retained_tokens", "failed")
+                               if m not in metrics]
     strata: list[StratumVerdict] = []
+    evidence: list[tuple[Evidence, Recommendation]] = []
+    folder = Path(run_dir) if run_dir is not None else None
     for values, part in df.groupby([key[c] for c in strata_cols], sort=True):
         values = values if isinstance(values, tuple) else (values,)
         variants = sorted(part[on].dropna().astype(str).unique())
@@ -380,12 +583,28 @@ def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HE
                                  variants=variants, n_common=n_common)
         part = part.copy()
         part[on] = part[on].astype(str)
-        stratum.metrics = [_decide(part, on, m, seed, n_boot) for m in metrics
-                           if m in part.columns]
-        stratum.warnings = _warnings(part, on, Path(run_dir) if run_dir is not None else None)
+        common = part[part["_common"]]
+        keys, basis = _summary_keys(common, folder)
+        same = _same_summaries(common, on, keys)
+        found = {m: _decide(part, on, m, seed, n_boot, same, basis) for m in decided
+                 if m in part.columns}
+        stratum.metrics = [found[m][0] for m in metrics if m in found]
+        stratum.warnings = _warnings(part, on, same, basis)
+        ev = Evidence(stratum.title, variants, n_common, bool(part["ok"].any()),
+                      means={m: v.means for m, (v, _) in found.items()},
+                      best={m: v.best for m, (v, _) in found.items()},
+                      comparisons={m: {c.variant: c for c in v.comparisons}
+                                   for m, (v, _) in found.items()},
+                      paired={m: pv for m, (_, pv) in found.items()})
+        stratum.recommendation = recommend_stratum(ev, rule, tolerance, seed=seed, n_boot=n_boot)
         strata.append(stratum)
-    strata.sort(key=lambda s: (s.model, s.window if isinstance(s.window, int) else 1 << 62))
-    return Verdict(on, strata, _error_counts(df), len(df))
+        evidence.append((ev, stratum.recommendation))
+    order = sorted(range(len(strata)), key=lambda i: (
+        strata[i].model, strata[i].window if isinstance(strata[i].window, int) else 1 << 62))
+    strata = [strata[i] for i in order]
+    evidence = [evidence[i] for i in order]
+    return Verdict(on, strata, _error_counts(df), len(df), rule, tolerance,
+                   recommend_run(evidence, rule, tolerance))
 
 
 def run_verdict(results: Any) -> Verdict:

@@ -1,0 +1,372 @@
+"""The recommendation: which template to ship, per model x window and for the run as a whole.
+
+The rule is the spec's ``[verdict] rule`` (`VerdictTable`); every rule reads the stratum's
+means over the sessions every template completed (the failure rate over every cell with an
+outcome) and the comparisons with the best (`compare_with_best`: paired cluster bootstrap,
+Holm-adjusted):
+
+- ``min-retained-safe`` (the default): among the templates *not significantly worse* than the
+  best on probe recall nor on compaction failures, the one with the fewest retained tokens;
+- ``max-recall``: the template with the highest mean recall (its lead is called a tie when no
+  comparison with it is significant);
+- ``min-retained``: among the templates whose mean recall is within ``recall_tolerance`` (a
+  fraction: 0.02 = 2 points) of the best mean, the fewest retained tokens;
+- ``pareto``: the templates that no other template matches or beats on recall, retained tokens
+  and failure rate at once (the front, by means); the one shipped is the member closest to the
+  ideal point (best recall, fewest tokens, fewest failures), each metric scaled by its range
+  over the front.
+
+"Significantly worse" includes a gap that is the same in every session (``consistent``).
+
+The run-level recommendation aggregates the strata that could recommend something: the
+template *eligible* under the rule in every one of them (for the default, never significantly
+worse on recall or failures anywhere) and recommended in the most of them; equal counts are
+settled by the mean rank of retained tokens over those strata, and an exact tie is said as a
+tie. When no template is eligible everywhere, the most often recommended one is named with the
+strata that exclude it. When no stratum can recommend anything (every template failed
+everywhere, or no session was completed by every template), the line says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.harness.experiment._verdict_table import (
+    DEFAULT_RULE,
+    MAX_RECALL,
+    MIN_RETAINED,
+    PARETO,
+)
+from workbench.harness.results._verdict_text import fmt_interval, fmt_mean, fmt_p
+from workbench.harness.results._versus_best import (
+    BETTER,
+    MIN_SESSIONS,
+    WORSE,
+    Comparison,
+    PairedValues,
+)
+
+RECALL, RETAINED, FAILED = "probe_recall", "retained_tokens", "failed"
+
+
+@dataclass
+class Evidence:
+    """What a stratum's recommendation reads (built by the verdict).
+
+    Attributes:
+        title: ``model @ window``.
+        variants: The compared templates.
+        n_common: Sessions every template completed.
+        any_ok: Some template produced a summary here.
+        means: Metric -> template -> mean.
+        best: Metric -> the best template (None without data).
+        comparisons: Metric -> template -> its `Comparison` with the best.
+        paired: Metric -> the paired values (for comparisons between any two templates).
+    """
+
+    title: str
+    variants: list[str]
+    n_common: int
+    any_ok: bool
+    means: dict[str, dict[str, float]]
+    best: dict[str, str | None]
+    comparisons: dict[str, dict[str, Comparison]]
+    paired: dict[str, PairedValues]
+
+
+@dataclass
+class Interval:
+    """One piece of evidence: ``template - versus`` on a metric, with its 95 % interval."""
+
+    metric: str
+    template: str
+    versus: str
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    n_sessions: int
+    p_adjusted: float = math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (NaN as None)."""
+        return {k: _plain(v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class Recommendation:
+    """The template to ship, by a rule, and why.
+
+    Attributes:
+        template: The template to ship, or None when none can be recommended.
+        rule: The rule (`RULES`).
+        reasons: Why, as short clauses (the line joins them).
+        intervals: The differences the reasons quote.
+        eligible: Templates the rule allowed.
+        tied: Other templates the choice cannot be told from on the rule's criterion.
+        scope: The stratum title, or ``run``.
+        per_stratum: For the run: one entry per stratum (title, template, eligible).
+    """
+
+    template: str | None
+    rule: str
+    reasons: list[str]
+    intervals: list[Interval] = field(default_factory=list)
+    eligible: list[str] = field(default_factory=list)
+    tied: list[str] = field(default_factory=list)
+    scope: str = ""
+    per_stratum: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """``Recommendation: <template> — <reasons>`` (``none — <why>`` without one)."""
+        name = self.template if self.template is not None else "none"
+        if self.tied:
+            name += f" (tie with {', '.join(self.tied)}: either can ship)"
+        return f"Recommendation: {name} — " + "; ".join(self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Structured fields: template, rule, reasons, intervals, eligible, tied, per stratum."""
+        return {"template": self.template, "rule": self.rule, "scope": self.scope,
+                "reasons": list(self.reasons), "intervals": [i.to_dict() for i in self.intervals],
+                "eligible": list(self.eligible), "tied": list(self.tied),
+                "per_stratum": [dict(p) for p in self.per_stratum], "text": self.to_text()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _not_worse(ev: Evidence, metric: str, template: str) -> bool:
+    if ev.best.get(metric) is None or template == ev.best[metric]:
+        return template in ev.means.get(metric, {})
+    cmp = ev.comparisons[metric].get(template)
+    return cmp is not None and cmp.status != WORSE
+
+
+def _cmp_interval(c: Comparison) -> Interval:
+    return Interval(c.metric, c.variant, c.best, c.mean_diff, c.ci_low, c.ci_high,
+                    c.n_sessions, c.p_adjusted)
+
+
+_BEST_WORDS = {RECALL: "the best mean recall", FAILED: "the lowest failure rate"}
+
+
+def _versus_best(ev: Evidence, metric: str, template: str, what: str) -> tuple[str, Interval | None]:
+    """A clause comparing `template` with the best on `metric`, and its interval."""
+    best = ev.best.get(metric)
+    if best is None:
+        return f"no {what} data", None
+    mean = fmt_mean(ev.means[metric][template], metric)
+    top = _BEST_WORDS.get(metric, f"the best {what}")
+    if template == best:
+        ties = [c for c in ev.comparisons[metric].values() if c.status not in (WORSE, BETTER)]
+        if not ev.comparisons[metric]:
+            return f"{top} ({mean})", None
+        if not ties:
+            return f"{top} ({mean}), significantly ahead of every other template", None
+        closest = min(ties, key=lambda c: abs(c.mean_diff) if not math.isnan(c.mean_diff)
+                      else math.inf)
+        return (f"{top} ({mean}), not significantly ahead of "
+                f"{', '.join(c.variant for c in ties)} ({closest.variant} "
+                f"{fmt_interval(closest.mean_diff, closest.ci_low, closest.ci_high, metric)})",
+                _cmp_interval(closest))
+    c = ev.comparisons[metric][template]
+    verb = "not significantly lower" if metric == RECALL else "not significantly higher"
+    if c.status == WORSE:
+        verb = "significantly worse"
+    return (f"{what} {verb} than the best, {best} "
+            f"({fmt_interval(c.mean_diff, c.ci_low, c.ci_high, metric)}, Holm p "
+            f"{fmt_p(c.p_adjusted)})", _cmp_interval(c))
+
+
+def _retained_clause(ev: Evidence, pick: str, eligible: list[str], tied: list[str], seed: int,
+                     n_boot: int) -> tuple[str, Interval | None]:
+    means = ev.means.get(RETAINED, {})
+    if pick not in means:
+        return "retained tokens unknown", None
+    recall_best = ev.best.get(RECALL)
+    if recall_best is not None and recall_best not in (pick, *tied) and recall_best in means:
+        versus = recall_best
+    else:
+        rest = [t for t in eligible if t not in (pick, *tied) and t in means] or \
+               [t for t in means if t not in (pick, *tied)]
+        if not rest:
+            return f"{fmt_mean(means[pick], RETAINED)} retained tokens", None
+        versus = min(rest, key=lambda t: (means[t], t))
+    d = ev.paired[RETAINED].diff(versus, pick, seed=seed, n_boot=n_boot)
+    share = (means[pick] - means[versus]) / means[versus] if means[versus] else math.nan
+    amount = "fewer" if share <= 0 else "more"
+    pct = f"{abs(100 * share):.0f} %" if not math.isnan(share) else "—"
+    return (f"{pct} {amount} retained tokens than {versus} "
+            f"({fmt_interval(d.mean_diff, d.ci_low, d.ci_high, RETAINED)})",
+            Interval(RETAINED, pick, versus, d.mean_diff, d.ci_low, d.ci_high, d.n_sessions))
+
+
+def eligible_templates(ev: Evidence, rule: str, recall_tolerance: float) -> list[str]:
+    """The templates `rule` allows in this stratum (sorted)."""
+    recall = ev.means.get(RECALL, {})
+    retained = ev.means.get(RETAINED, {})
+    have = [t for t in ev.variants if t in recall and t in retained]
+    if rule == MAX_RECALL:
+        return [t for t in have if _not_worse(ev, RECALL, t)]
+    if rule == MIN_RETAINED:
+        top = max(recall[t] for t in have) if have else math.nan
+        return [t for t in have if recall[t] >= top - recall_tolerance - 1e-12]
+    if rule == PARETO:
+        return _front(ev, have)
+    return [t for t in have if _not_worse(ev, RECALL, t)
+            and (not ev.means.get(FAILED) or _not_worse(ev, FAILED, t))]
+
+
+def _scores(ev: Evidence, t: str) -> tuple[float, float, float]:
+    """(recall, -retained, -failure rate): higher is better on each."""
+    fail = ev.means.get(FAILED, {}).get(t, 0.0)
+    return ev.means[RECALL][t], -ev.means[RETAINED][t], -fail
+
+
+def _front(ev: Evidence, have: list[str]) -> list[str]:
+    scores = {t: _scores(ev, t) for t in have}
+
+    def dominated(t: str) -> bool:
+        return any(all(a >= b for a, b in zip(scores[o], scores[t], strict=True))
+                   and scores[o] != scores[t] for o in have if o != t)
+
+    return [t for t in have if not dominated(t)]
+
+
+def _knee_distance(ev: Evidence, front: list[str], t: str) -> float:
+    columns = list(zip(*(_scores(ev, f) for f in front), strict=True))
+    total = 0.0
+    for value, column in zip(_scores(ev, t), columns, strict=True):
+        span = max(column) - min(column)
+        if span > 0:
+            total += ((max(column) - value) / span) ** 2
+    return math.sqrt(total)
+
+
+def _choose(ev: Evidence, rule: str, eligible: list[str]) -> tuple[str, list[str]]:
+    recall, retained = ev.means[RECALL], ev.means[RETAINED]
+    fail = ev.means.get(FAILED, {})
+    if rule == MAX_RECALL:
+        key = {t: (-recall[t], retained[t], fail.get(t, 0.0)) for t in eligible}
+    elif rule == PARETO:
+        key = {t: (_knee_distance(ev, eligible, t), -recall[t], retained[t]) for t in eligible}
+    else:
+        key = {t: (retained[t], -recall[t], fail.get(t, 0.0)) for t in eligible}
+    ranked = sorted(eligible, key=lambda t: (key[t], t))
+    pick = ranked[0]
+    return pick, [t for t in ranked[1:] if key[t] == key[pick]]
+
+
+def recommend_stratum(ev: Evidence, rule: str = DEFAULT_RULE, recall_tolerance: float = 0.02,
+                      *, seed: int = 0, n_boot: int = 2000) -> Recommendation:
+    """The stratum's recommendation under `rule` (see the module docstring)."""
+    if not ev.any_ok:
+        return Recommendation(None, rule, [f"no template produced a summary in {ev.title}"],
+                              scope=ev.title)
+    if not ev.means.get(RECALL) or not ev.means.get(RETAINED):
+        return Recommendation(None, rule, ["no session was completed by every template, so "
+                                           "recall and retained tokens cannot be compared"],
+                              scope=ev.title)
+    eligible = eligible_templates(ev, rule, recall_tolerance)
+    if not eligible:
+        worse = sorted({c.variant for m in (RECALL, FAILED)
+                        for c in ev.comparisons.get(m, {}).values() if c.status == WORSE})
+        return Recommendation(None, rule, [
+            "every template is significantly worse than the best on recall or on failures "
+            f"({', '.join(worse)})"], scope=ev.title)
+    pick, tied = _choose(ev, rule, eligible)
+    reasons: list[str] = []
+    intervals: list[Interval] = []
+
+    def add(clause: str, interval: Interval | None) -> None:
+        reasons.append(clause)
+        if interval is not None:
+            intervals.append(interval)
+
+    if rule == MIN_RETAINED:
+        gap = ev.means[RECALL][pick] - max(ev.means[RECALL].values())
+        add(f"mean recall within {100 * recall_tolerance:.1f} pts of the best "
+            f"({100 * gap:+.1f} pts)", None)
+    elif rule == PARETO:
+        front = ", ".join(eligible)
+        add(f"on the Pareto front of recall, retained tokens and failures ({front}), "
+            "closest to the ideal point", None)
+    add(*_versus_best(ev, RECALL, pick, "recall"))
+    if rule in (DEFAULT_RULE, PARETO) and ev.means.get(FAILED):
+        add(*_versus_best(ev, FAILED, pick, "failures"))
+    retained_clause, retained_interval = _retained_clause(ev, pick, eligible, tied, seed,
+                                                          n_boot)
+    if rule in (DEFAULT_RULE, MIN_RETAINED):
+        retained_clause = f"the fewest retained tokens of the {len(eligible)} eligible, " \
+                          + retained_clause.replace(" retained tokens than", " than", 1)
+    add(retained_clause, retained_interval)
+    if ev.n_common < MIN_SESSIONS:
+        reasons.append(f"only {ev.n_common} session(s) completed by every template, below the "
+                       f"{MIN_SESSIONS} a significance test needs: provisional")
+    return Recommendation(pick, rule, reasons, intervals, eligible, tied, ev.title)
+
+
+_ELIGIBLE_WORDS = {
+    DEFAULT_RULE: "not significantly worse on recall or failures",
+    MAX_RECALL: "recall not significantly below the best",
+    MIN_RETAINED: "recall within the tolerance of the best",
+    PARETO: "on the Pareto front",
+}
+
+
+def recommend_run(strata: list[tuple[Evidence, Recommendation]], rule: str = DEFAULT_RULE,
+                  recall_tolerance: float = 0.02) -> Recommendation:
+    """The run's recommendation from the strata's (see the module docstring)."""
+    per = [{"scope": ev.title, "template": rec.template, "eligible": list(rec.eligible)}
+           for ev, rec in strata]
+    decided = [(ev, rec) for ev, rec in strata if rec.template is not None]
+    if not decided:
+        why = "no model x window could recommend a template" if strata else \
+            "no model x window has two templates to compare"
+        return Recommendation(None, rule, [why], scope="run", per_stratum=per)
+    n = len(decided)
+    counts: dict[str, int] = {}
+    for _, rec in decided:
+        for t in [rec.template, *rec.tied]:
+            counts[t] = counts.get(t, 0) + 1  # type: ignore[index]
+    everywhere = [t for t in sorted({t for ev, _ in decided for t in ev.variants})
+                  if all(t in rec.eligible for _, rec in decided)]
+    pool = everywhere or sorted(counts)
+
+    def rank(t: str) -> float:
+        ranks = []
+        for ev, _ in decided:
+            means = ev.means.get(RETAINED, {})
+            if t in means:
+                ranks.append(1 + sum(v < means[t] for v in means.values()))
+        return sum(ranks) / len(ranks) if ranks else math.inf
+
+    key = {t: (-counts.get(t, 0), rank(t)) for t in pool}
+    ranked = sorted(pool, key=lambda t: (key[t], t))
+    pick = ranked[0]
+    tied = [t for t in ranked[1:] if key[t] == key[pick]]
+    words = _ELIGIBLE_WORDS.get(rule, "eligible")
+    if everywhere:
+        reasons = [f"recommended in {counts.get(pick, 0)} of {n} model x window strata and "
+                   f"{words} in all of them"]
+    else:
+        excluded = [ev.title for ev, rec in decided if pick not in rec.eligible]
+        reasons = [f"no template is {words} in every model x window; {pick} is recommended in "
+                   f"{counts.get(pick, 0)} of {n}, and not eligible in {', '.join(excluded)}"]
+    if n < len(strata):
+        reasons.append(f"{len(strata) - n} model x window could recommend nothing")
+    intervals = [i for ev, rec in decided for i in _stratum_recall(ev, pick)]
+    shown = [f"{ev.title} {fmt_interval(i.mean_diff, i.ci_low, i.ci_high, RECALL)}"
+             for ev, _ in decided for i in _stratum_recall(ev, pick)]
+    if shown:
+        reasons.append("recall against each stratum's best: " + ", ".join(shown))
+    return Recommendation(pick, rule, reasons, intervals, everywhere, tied, "run", per)
+
+
+def _stratum_recall(ev: Evidence, template: str) -> list[Interval]:
+    c = ev.comparisons.get(RECALL, {}).get(template)
+    return [_cmp_interval(c)] if c is not None else []
