@@ -32,10 +32,14 @@ def test_a_constant_improvement_names_the_winner_with_its_interval() -> None:
     recall = by["probe_recall"]
     assert (recall.winner, recall.runner_up, recall.n_sessions) == ("b", "a", 6)
     assert round(recall.mean_diff, 9) == round(recall.ci_low, 9) == round(recall.ci_high, 9) == 0.2
-    assert recall.to_text() == ("probe recall: b (62.5%) beats a (42.5%), difference +20.0 pts "
-                                "[95% CI +20.0 pts, +20.0 pts] over 6 sessions")
+    assert recall.to_text() == (
+        "probe recall (6 sessions): best b (62.5%), significantly better than every other variant\n"
+        "  a: consistently worse than best: -20.0 pts in every one of 6 sessions, Holm p <0.001")
     assert by["retained_tokens"].winner == "b" and by["retained_tokens"].mean_diff == -100
-    assert by["failed"].to_text() == "compaction failures: no significant difference (6 sessions)"
+    assert by["failed"].to_text() == (
+        "compaction failures (6 sessions): best a (0.0%)\n"
+        "  b: tie with best, +0.0 pts [+0.0, +0.0], Holm p 1.000\n"
+        "  no significant difference: every paired difference is 0 on these 6 sessions")
     assert v.errors == [] and v.infrastructure_errors == 0
     assert "Errors and failures:\n  none: every cell produced a summary" in v.to_text()
 
@@ -46,19 +50,41 @@ def test_noise_gives_no_significant_difference_with_the_session_count() -> None:
         rows += [cell(f"s{i}", "a", recall=0.5), cell(f"s{i}", "b", recall=0.5 + d)]
     (stratum,) = verdict(pd.DataFrame(rows)).strata
     recall = next(m for m in stratum.metrics if m.metric == "probe_recall")
-    assert recall.winner is None
-    assert recall.to_text() == "probe recall: no significant difference (6 sessions)"
+    assert recall.winner is None and recall.best == "a" and recall.ties == ["b"]
+    (only,) = recall.comparisons
+    assert (only.status, only.consistent, only.n_sessions) == ("tie", False, 6)
+    assert only.p_adjusted == only.p_value > 0.05  # one comparison: Holm changes nothing
+    assert recall.to_lines()[0] == "probe recall (6 sessions): best a (50.0%)"
+    assert recall.to_lines()[2].startswith("  no significant difference: at 6 sessions the "
+                                           "smallest detectable difference is ")
 
 
-def test_fewer_than_five_sessions_never_name_a_winner() -> None:
+def test_fewer_than_five_sessions_name_a_winner_only_for_a_constant_gap() -> None:
     rows = []
     for i in range(3):
         rows += [cell(f"s{i}", "a", recall=0.2), cell(f"s{i}", "b", recall=0.9)]
     (stratum,) = verdict(pd.DataFrame(rows)).strata
     recall = next(m for m in stratum.metrics if m.metric == "probe_recall")
-    assert recall.winner is None and recall.best == "b"
-    assert recall.to_text() == ("probe recall: no significant difference (3 sessions; at least "
-                                "5 needed for a verdict)")
+    assert recall.winner == "b" and recall.best == "b"
+    assert recall.to_lines()[0] == ("probe recall (3 sessions): best b (90.0%), better than "
+                                    "every other variant in every session (too few sessions "
+                                    "for a test)")
+    # a constant gap is a fact about these sessions even below five: said as consistent
+    assert recall.to_lines()[1] == (
+        "  a: consistently worse than best: -70.0 pts in every one of 3 sessions; too few "
+        "sessions for a p-value: a fact about these sessions, not a test")
+
+
+def test_fewer_than_five_sessions_with_varying_gaps_stay_a_tie() -> None:
+    rows = []
+    for i, d in enumerate([0.5, 0.6, 0.7]):
+        rows += [cell(f"s{i}", "a", recall=0.2), cell(f"s{i}", "b", recall=0.2 + d)]
+    (stratum,) = verdict(pd.DataFrame(rows)).strata
+    recall = next(m for m in stratum.metrics if m.metric == "probe_recall")
+    (c,) = recall.comparisons
+    assert recall.winner is None and c.status == "tie" and c.p_value < 0.05
+    assert recall.to_lines()[1] == ("  a: tie with best, -60.0 pts [-70.0, -50.0] (3 sessions: "
+                                    "too few to test)")
 
 
 def test_models_and_windows_are_separate_strata() -> None:

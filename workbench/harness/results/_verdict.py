@@ -205,7 +205,10 @@ class MetricVerdict:
         head = f"{name} ({self.n_sessions} sessions): best {self.best} " \
                f"({fmt_mean(self.means.get(self.best), self.metric)})"
         if self.winner is not None:
-            head += ", significantly better than every other variant"
+            untested = any(c.n_sessions < MIN_SESSIONS for c in self.comparisons)
+            head += (", better than every other variant in every session (too few sessions "
+                     "for a test)" if untested else
+                     ", significantly better than every other variant")
         lines = [head] + [f"  {self._comparison_line(c)}" for c in self.comparisons]
         if self.nothing_significant:
             lines.append(f"  {self._power_line()}")
