@@ -97,16 +97,25 @@ def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past
     view = _verdict_section(_Results(_cells(rows)))
     [finding] = view.findings
     assert (finding.model, finding.window, finding.winner) == ("m", "8k", None)
-    assert finding.headline == ("no significant difference on any headline metric "
-                                "(8 sessions completed by all)")
-    assert finding.details[0] == "probe recall: no significant difference (8 sessions)"
+    assert finding.headline.startswith("ship ")
+    assert finding.headline.endswith("; no significant difference on any headline metric "
+                                     "(8 sessions completed by all)")
+    assert finding.details[0] == "probe recall (8 sessions): best c (65.0%)"
+    assert finding.details[1].startswith("b: tie with best, ")
+    assert finding.details[2].startswith("a: consistently worse than best, ") or \
+        finding.details[2].startswith("a: worse than best, ")
+    assert finding.recommendation.startswith("Recommendation: ")
     two = _verdict_section(_Results(_cells([r for r in rows if r["template"] != "c"])))
     assert two.findings[0].winner == "b"
-    assert two.findings[0].headline == "probe recall: b wins"
-    assert two.findings[0].details[0] == (
-        "probe recall: b (63.5%) beats a (23.5%), difference +40.0 pts "
-        "[95% CI +40.0 pts, +40.0 pts] over 8 sessions")
-    assert "- m @ 8k: probe recall: b wins" in two.to_text()
+    assert two.findings[0].headline.endswith("probe recall: b wins")
+    assert two.findings[0].details[:2] == [
+        "probe recall (8 sessions): best b (63.5%), significantly better than every other "
+        "variant",
+        "a: consistently worse than best: -40.0 pts in every one of 8 sessions, Holm p <0.001"]
+    assert two.recommendation.startswith("Recommendation: ")
+    assert two.to_text().splitlines()[1] == two.recommendation
+    page = render_verdict(two)
+    assert '<p class="wb-recommend"><b>Recommendation: ' in page
 
 
 def test_the_verdict_counts_errors_by_class_with_their_cause_and_escapes_model_text():

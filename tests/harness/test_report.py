@@ -144,6 +144,11 @@ def test_the_markdown_has_the_table_the_comparison_and_the_failures(report):
     assert "| goose | m | 8000 | 8000 | — | 1 | 1 | 0 | 0 | 0 | 0.0% | 1 | common | 100.0% |" in text
     assert "| goose | terse | probe_recall | 1 | 1 | -0.250 |" in text
     assert ("## Verdict\n\n```text\nVerdict: which template wins, per model x window" in text)
+    # the recommendation is the first thing after the title
+    title, rest = text.split("\n\n", 1)
+    assert title.startswith("# Compaction report: ")
+    assert rest.startswith("## Recommendation\n\n- Recommendation: ")
+    assert rest.index("## Recommendation") < rest.index("Generated from") < rest.index("## Verdict")
     assert "  1 x context exhausted (failed): the session is larger than the window" in text
     assert "prompt too long \\| 9000 > 8000" in text
     assert "![tradeoff](tradeoff.png)" in text

@@ -25,7 +25,8 @@ class Finding:
         window: The window label (``8k``, ``none``).
         headline: One sentence for a person.
         winner: The template that beat every other one, or None.
-        details: One line per comparison (difference, 95% interval, pairs).
+        details: One line per comparison (difference, 95% interval, Holm p-value).
+        recommendation: The stratum's ``Recommendation:`` line.
     """
 
     model: str
@@ -33,6 +34,7 @@ class Finding:
     headline: str
     winner: str | None = None
     details: list[str] = field(default_factory=list)
+    recommendation: str = ""
 
 
 @dataclass
@@ -40,6 +42,8 @@ class VerdictView:
     """What the verdict section shows: findings, warnings and a summary of the errors."""
 
     metric: str
+    recommendation: str = ""
+    """The run's ``Recommendation:`` line (the first thing the section shows)."""
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[tuple[str, int, str]] = field(default_factory=list)
@@ -48,6 +52,8 @@ class VerdictView:
     def to_text(self) -> str:
         """The verdict as plain text lines."""
         lines = [f"Verdict on {self.metric}:"]
+        if self.recommendation:
+            lines.append(self.recommendation)
         for f in self.findings:
             lines.append(f"- {f.model} @ {f.window}: {f.headline}")
         lines += [f"! {w}" for w in self.warnings]
@@ -59,9 +65,11 @@ def _verdict_section(results: Any) -> VerdictView:
     """The report's verdict, from a `Results` (the single place the page gets it from).
 
     It draws `workbench.harness.verdict` (the same verdict `run`, `compare` and the notebook
-    print): per model x window, each headline metric's winner with its cluster-bootstrap
-    interval, or "no significant difference (n sessions)"; the warnings; and the cells without a
-    summary grouped by error class with their plain-language cause.
+    print): the run's recommendation first; per model x window, the template it recommends,
+    each headline metric's winner (a template significantly better than every other one) or
+    "no significant difference", every template's comparison with the best (interval, Holm
+    p-value) and the stratum's recommendation; the warnings; and the cells without a summary
+    grouped by error class with their plain-language cause.
 
     Args:
         results: A loaded `Results`.
@@ -77,6 +85,8 @@ def _verdict_section(results: Any) -> VerdictView:
         view.warnings.append("the run holds no cells")
         return view
     found = run_verdict(results)
+    if found.recommendation is not None:
+        view.recommendation = found.recommendation.to_text()
     for stratum in found.strata:
         winners = [(m, m.winner) for m in stratum.metrics if m.winner]
         if winners:
@@ -85,10 +95,14 @@ def _verdict_section(results: Any) -> VerdictView:
         else:
             headline = (f"no significant difference on any headline metric "
                         f"({stratum.n_common} sessions completed by all)")
+        rec = stratum.recommendation
+        if rec is not None:
+            headline = f"ship {rec.template or 'none'}; {headline}"
         view.findings.append(Finding(
             stratum.model, short_window(stratum.window), headline,
             winner=winners[0][1] if winners else None,
-            details=[m.to_text() for m in stratum.metrics]))
+            details=[line.strip() for m in stratum.metrics for line in m.to_lines()],
+            recommendation=rec.to_text() if rec is not None else ""))
     if not found.strata:
         view.warnings.append(f"nothing to compare: no model x window has two {found.on}s "
                              "with cells")
@@ -103,7 +117,7 @@ def render_verdict(view: VerdictView) -> str:
     esc = html.escape
     items = []
     for f in view.findings:
-        detail = "".join(f"<li>{esc(d)}</li>" for d in f.details)
+        detail = "".join(f"<li>{esc(d)}</li>" for d in [*f.details, f.recommendation] if d)
         cls = "wb-win" if f.winner else "wb-tie"
         items.append(f'<li class="{cls}"><b title="{esc(f.model)}">{esc(short_label(f.model))}'
                      f"</b> @ <b>{esc(f.window)}</b>: {esc(f.headline)}"
@@ -112,8 +126,12 @@ def render_verdict(view: VerdictView) -> str:
     parts = ['<section id="verdict" class="wb-verdict"><h2>Verdict</h2>',
              f"<p class=\"wb-note\">Per model and window, templates compared on "
              f"<b>{esc(view.metric)}</b>: means over the sessions every template completed, "
-             "a paired cluster bootstrap over sessions (95% interval) against the runner-up; "
-             "a template wins only when its interval excludes zero.</p>"]
+             "every template against the best by a paired cluster bootstrap over sessions "
+             "(95% interval, Holm-adjusted p-values); a template wins only when it is "
+             "significantly better than every other one. The recommendation follows the "
+             "spec's <code>[verdict] rule</code>.</p>"]
+    if view.recommendation:
+        parts.insert(1, f'<p class="wb-recommend"><b>{esc(view.recommendation)}</b></p>')
     if items:
         parts.append('<ul class="wb-findings">' + "".join(items) + "</ul>")
     if view.warnings:

@@ -1,6 +1,7 @@
 """`write_report`: a run folder's report, regenerated from its results store.
 
-Writes into ``<run>/report/`` (or `out_dir`): ``report.md``, ``report.html`` (one self-contained
+Writes into ``<run>/report/`` (or `out_dir`): ``report.md`` (the run's ``Recommendation:`` lines first,
+right after the title), ``report.html`` (one self-contained
 page: verdict, sortable table with a drill-down into every cell, embedded plots; see
 ``_html_report``), ``table.csv`` (the comparison table), ``cells.csv`` (every
 cell), ``forgotten.csv`` (one row per item a summary forgot) and one PNG per plot. Nothing here is
@@ -250,9 +251,13 @@ _CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}
 
 def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.DataFrame,
               plots: dict[str, Path], forgotten: pd.DataFrame, failures: pd.DataFrame,
-              verdict_text: str = "") -> str:
-    parts = [f"# {title}\n", "Generated from `results.sqlite` by `workbench report`; "
-             "do not edit, regenerate.\n"]
+              verdict_text: str = "", recommendation: list[str] | None = None) -> str:
+    parts = [f"# {title}\n"]
+    if recommendation:
+        parts += ["## Recommendation\n", "\n".join(f"- {line}" for line in recommendation)
+                  + "\n"]
+    parts.append("Generated from `results.sqlite` by `workbench report`; do not edit, "
+                 "regenerate.\n")
     if run_line:
         parts.append(run_line + "\n")
     parts += ["## Comparison table\n", TABLE_NOTE + "\n",
@@ -309,7 +314,8 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     by_cell = forgotten_by_cell(run_dir, cells)
     forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
-    verdict_text = run_verdict(results).to_text()
+    found = run_verdict(results)
+    verdict_text = found.to_text()
 
     paths: dict[str, Path] = {"markdown": out / "report.md", "html": out / "report.html",
                               "table_csv": out / "table.csv", "cells_csv": out / "cells.csv",
@@ -332,7 +338,8 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     title = f"Compaction report: {getattr(spec, 'name', None) or run_dir.name}"
     run_line = _run_line(results)
     paths["markdown"].write_text(redact(_markdown(title, run_line, table, comparisons, plot_paths,
-                                                  forgotten, failures, verdict_text)),
+                                                  forgotten, failures, verdict_text,
+                                                  found.recommendation_lines())),
                                  encoding="utf-8")
     paths["html"].write_text(redact(render_html(results, title=title, table=table,
                                                 comparisons=comparisons, pngs=pngs,

@@ -580,7 +580,8 @@ def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HE
         if len(variants) < 2:
             continue
         labels = dict(zip(strata_cols, values, strict=True))
-        n_common = int(part.loc[part["_common"], "_unit"].nunique())
+        session = "session_id" if "session_id" in part else "_unit"
+        n_common = int(part.loc[part["_common"], session].nunique())
         stratum = StratumVerdict(model=str(labels.get("model", "all")),
                                  window=window_label(labels.get("window", NO_WINDOW)),
                                  variants=variants, n_common=n_common)
