@@ -296,3 +296,19 @@ def test_to_dict_round_trips_through_json() -> None:
     assert recall["worse"] == ["c", "d"] and recall["ties"] == ["b"]
     assert {c["variant"]: c["status"] for c in recall["comparisons"]} == \
         {"b": "tie", "c": "worse", "d": "worse"}
+
+
+def test_few_sessions_and_zero_recall_make_the_recommendation_say_so() -> None:
+    rows = []
+    for i in range(3):
+        rows += [cell(f"s{i}", "a", recall=0.0, retained=600 + i),
+                 cell(f"s{i}", "b", recall=0.0, retained=500 + 3 * i)]
+    v = verdict(pd.DataFrame(rows))
+    rec = v.strata[0].recommendation
+    assert rec.template == "b"
+    assert rec.reasons[-2:] == [
+        "no template recalled a single probe item here: the choice rests on tokens alone",
+        "only 3 session(s) completed by every template, below the 5 a significance test "
+        "needs: provisional"]
+    assert v.recommendation.reasons[1] == ("1 of these 1 rest on fewer than 5 sessions, too "
+                                           "few for a significance test: provisional")

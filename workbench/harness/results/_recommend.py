@@ -304,6 +304,9 @@ def recommend_stratum(ev: Evidence, rule: str = DEFAULT_RULE, recall_tolerance: 
         retained_clause = f"the fewest retained tokens of the {len(eligible)} eligible, " \
                           + retained_clause.replace(" retained tokens than", " than", 1)
     add(retained_clause, retained_interval)
+    if max(ev.means[RECALL].values()) == 0:
+        reasons.append("no template recalled a single probe item here: the choice rests on "
+                       "tokens alone")
     if ev.n_common < MIN_SESSIONS:
         reasons.append(f"only {ev.n_common} session(s) completed by every template, below the "
                        f"{MIN_SESSIONS} a significance test needs: provisional")
@@ -359,6 +362,10 @@ def recommend_run(strata: list[tuple[Evidence, Recommendation]], rule: str = DEF
                    f"{counts.get(pick, 0)} of {n}, and not eligible in {', '.join(excluded)}"]
     if n < len(strata):
         reasons.append(f"{len(strata) - n} model x window could recommend nothing")
+    few = sum(ev.n_common < MIN_SESSIONS for ev, _ in decided)
+    if few:
+        reasons.append(f"{few} of these {n} rest on fewer than {MIN_SESSIONS} sessions, too few "
+                       "for a significance test: provisional")
     intervals = [i for ev, rec in decided for i in _stratum_recall(ev, pick)]
     shown = [f"{ev.title} {fmt_interval(i.mean_diff, i.ci_low, i.ci_high, RECALL)}"
              for ev, _ in decided for i in _stratum_recall(ev, pick)]
