@@ -82,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "write_report": "workbench.harness",
     "verdict": "workbench.harness",
     "Verdict": "workbench.harness",
+    "Recommendation": "workbench.harness",
     # more of the port and the layers around it
     "Attempt": "workbench.compaction",
     "inspect_session": "workbench.sessions",
@@ -198,6 +199,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ExecutorSpec,
         Experiment,
         Results,
+        Recommendation,
         ResultsStore,
         Verdict,
         comparison_table,

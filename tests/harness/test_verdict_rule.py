@@ -312,3 +312,8 @@ def test_few_sessions_and_zero_recall_make_the_recommendation_say_so() -> None:
         "needs: provisional"]
     assert v.recommendation.reasons[1] == ("1 of these 1 rest on fewer than 5 sessions, too "
                                            "few for a significance test: provisional")
+
+
+def test_sessions_needed_is_never_below_the_fewest_sessions_tested() -> None:
+    assert sessions_needed(0.05, 0.10) == 2  # (2.8016 * 0.5) ** 2 = 1.96
+    assert sessions_needed(0.05, 0.10, floor=5) == 5

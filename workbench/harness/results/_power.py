@@ -53,11 +53,12 @@ def minimum_detectable_effect(sd: float, n: int, comparisons: int = 1) -> float:
     return z_sum(comparisons) * sd / math.sqrt(n)
 
 
-def sessions_needed(sd: float, effect: float, comparisons: int = 1) -> int | None:
-    """Sessions needed to detect `effect` with `POWER` (None when sd or effect is unknown or 0)."""
+def sessions_needed(sd: float, effect: float, comparisons: int = 1, floor: int = 2) -> int | None:
+    """Sessions needed to detect `effect` with `POWER`, at least `floor` (the verdict passes
+    its `MIN_SESSIONS`: it tests nothing below that); None when sd or effect is unknown or 0."""
     if math.isnan(sd) or math.isnan(effect) or effect == 0 or sd == 0:
         return None
-    return max(2, math.ceil((z_sum(comparisons) * sd / abs(effect)) ** 2))
+    return max(floor, math.ceil((z_sum(comparisons) * sd / abs(effect)) ** 2))
 
 
 def reference_effect(metric: str, best_mean: float) -> float:

@@ -431,7 +431,7 @@ def _decide(df: pd.DataFrame, on: str, metric: str, seed: int, n_boot: int,
                                                   len(comparisons))
             found.reference_effect = reference_effect(metric, means[best])
             found.sessions_needed = sessions_needed(widest.sd, found.reference_effect,
-                                                    len(comparisons))
+                                                    len(comparisons), floor=MIN_SESSIONS)
     return found, values
 
 
