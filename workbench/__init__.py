@@ -198,8 +198,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from workbench.harness import (
         ExecutorSpec,
         Experiment,
-        Results,
         Recommendation,
+        Results,
         ResultsStore,
         Verdict,
         comparison_table,

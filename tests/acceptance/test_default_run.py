@@ -60,6 +60,13 @@ def test_the_default_run_prints_a_table_that_fits_120_columns(
     assert "\nVerdict: which template wins, per model x window" in stdout
     assert "\nErrors and failures:\n" in stdout
     assert " x context exhausted (failed): " in stdout
+    # every model x window and the run as a whole end with a recommendation and its evidence
+    strata = [line for line in lines if line.startswith("  ") and " sessions completed by all):"
+              in line]
+    recommendations = [line for line in lines if line.startswith("    Recommendation: ")]
+    assert len(recommendations) == len(strata) > 0
+    run_line = lines[lines.index(next(x for x in lines if x.startswith("Run as a whole ("))) + 1]
+    assert run_line.startswith("  Recommendation: ") and "[" in run_line  # with intervals
 
 
 def test_the_default_run_answers_its_questions_offline_with_lookup(

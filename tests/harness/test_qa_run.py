@@ -341,7 +341,7 @@ def test_the_verdict_decides_qa_accuracy_when_it_is_present(tmp_path: Path) -> N
     names = [m.metric for m in stratum.metrics]
     assert "qa_accuracy" in names and "next_action_match" not in names  # no recorded boundary
     line = next(m.to_text() for m in stratum.metrics if m.metric == "qa_accuracy")
-    assert line.startswith("questions answered (exact): ")
+    assert line.startswith("questions answered (exact) (5 sessions): best ")
     table = results.table()
     assert {"qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation", "qa_decision",
             "qa_loss", "qa_billed_tokens", "qa_cost"} <= set(table.columns)

@@ -16,7 +16,6 @@ from workbench.harness.results._holm import bootstrap_p_value, holm_adjust
 from workbench.harness.results._power import minimum_detectable_effect, sessions_needed
 
 
-
 def cell(session, template, *, window=8000, model="m", kind="ok", recall=0.5, retained=500,
          error_class=None):
     ok = kind == "ok"

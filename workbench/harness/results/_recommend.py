@@ -334,8 +334,8 @@ def recommend_run(strata: list[tuple[Evidence, Recommendation]], rule: str = DEF
     n = len(decided)
     counts: dict[str, int] = {}
     for _, rec in decided:
-        for t in [rec.template, *rec.tied]:
-            counts[t] = counts.get(t, 0) + 1  # type: ignore[index]
+        for t in [str(rec.template), *rec.tied]:
+            counts[t] = counts.get(t, 0) + 1
     everywhere = [t for t in sorted({t for ev, _ in decided for t in ev.variants})
                   if all(t in rec.eligible for _, rec in decided)]
     pool = everywhere or sorted(counts)
