@@ -114,6 +114,10 @@ def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past
         "a: consistently worse than best: -40.0 pts in every one of 8 sessions, Holm p <0.001"]
     assert two.recommendation.startswith("Recommendation: ")
     assert two.to_text().splitlines()[1] == two.recommendation
+    three = _verdict_section(_Results(_cells([r for r in rows if r["template"] != "c"
+                                              and r["session_id"] in ("s0", "s1", "s2")])))
+    assert three.findings[0].headline.endswith(
+        "probe recall: b ahead in every session (too few to test)")
     page = render_verdict(two)
     assert '<p class="wb-recommend"><b>Recommendation: ' in page
 

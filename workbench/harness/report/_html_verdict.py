@@ -90,8 +90,10 @@ def _verdict_section(results: Any) -> VerdictView:
     for stratum in found.strata:
         winners = [(m, m.winner) for m in stratum.metrics if m.winner]
         if winners:
-            headline = "; ".join(f"{METRIC_LABELS.get(m.metric, m.metric)}: {w} wins"
-                                 for m, w in winners)
+            headline = "; ".join(
+                f"{METRIC_LABELS.get(m.metric, m.metric)}: {w} "
+                + ("wins" if m.tested else "ahead in every session (too few to test)")
+                for m, w in winners)
         else:
             headline = (f"no significant difference on any headline metric "
                         f"({stratum.n_common} sessions completed by all)")

@@ -156,6 +156,11 @@ class MetricVerdict:
         return [c.variant for c in self.comparisons if c.status == IDENTICAL]
 
     @property
+    def tested(self) -> bool:
+        """Every comparison with the best rests on at least `MIN_SESSIONS` sessions."""
+        return all(c.n_sessions >= MIN_SESSIONS for c in self.comparisons)
+
+    @property
     def nothing_significant(self) -> bool:
         """No comparison with the best is decided."""
         return bool(self.comparisons) and not any(c.decided for c in self.comparisons)
@@ -205,9 +210,8 @@ class MetricVerdict:
         head = f"{name} ({self.n_sessions} sessions): best {self.best} " \
                f"({fmt_mean(self.means.get(self.best), self.metric)})"
         if self.winner is not None:
-            untested = any(c.n_sessions < MIN_SESSIONS for c in self.comparisons)
             head += (", better than every other variant in every session (too few sessions "
-                     "for a test)" if untested else
+                     "for a test)" if not self.tested else
                      ", significantly better than every other variant")
         lines = [head] + [f"  {self._comparison_line(c)}" for c in self.comparisons]
         if self.nothing_significant:
