@@ -112,6 +112,11 @@ class ModelEntry(_Strict):
     cache_path: str | None = Field(default=None, min_length=1)
     """This model's own response-cache file (relative to the spec file), e.g. one committed
     recording per local model; default: the experiment's ``[cache] path``."""
+    sessions: list[str] | None = Field(default=None, min_length=1)
+    """Run this model on these sessions only: session ids (a shipped dataset's name is its
+    id), a subset of the experiment's ``sessions``; default: every session. A name that is
+    not one of the experiment's sessions is a `ConfigError` naming it (checked when the
+    cells are expanded, once the sessions are read)."""
 
     @model_validator(mode="after")
     def _known_model(self) -> ModelEntry:
