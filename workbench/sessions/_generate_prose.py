@@ -88,14 +88,13 @@ def decision(rng: random.Random, used: set[str]) -> Decision:
 
 
 def decision_sentence(rng: random.Random, d: Decision) -> str:
-    """The sentence that records the decision (it names the choice, the alternative and why)."""
-    return rng.choice([
-        f"Decision on {d.topic}: we chose {d.choice} instead of {d.alternative}, because "
-        f"{d.reason}.",
-        f"We decided {d.topic} will be {d.choice} rather than {d.alternative}, because "
-        f"{d.reason}.",
-        f"For {d.topic} I chose {d.choice} over {d.alternative}, because {d.reason}.",
-    ])
+    """The sentence that records the decision (it names the choice, the alternative and why).
+
+    Every phrasing carries the same words of deciding (decision or decided, chose, instead,
+    because), so only the topic tells two decisions of one session apart."""
+    lead = rng.choice([f"Decision on {d.topic}: we", f"For {d.topic}, the decision: I",
+                       f"We decided {d.topic} this way: we"])
+    return f"{lead} chose {d.choice} instead of {d.alternative}, because {d.reason}."
 
 
 def task(rng: random.Random) -> str:

@@ -180,11 +180,11 @@ class ShapedWriter(WriterBase):
             self.port_fact = new
             config = (f'[server]\nhost = "127.0.0.1"\nport = {self.port}\nworkers = '
                       f'{rng.randint(2, 8)}\n')
-            j, _ = self.call("Updating config/dev.toml.", "write_file",
+            how = f"sets the dev server port to {self.port}"
+            j, _ = self.call(f"Writing config/dev.toml, which {how}.", "write_file",
                              {"path": "config/dev.toml", "content": config},
                              f"Wrote {len(config.encode())} bytes to config/dev.toml")
-            self.changed("config/dev.toml", "created",
-                         f"sets the dev server port to {self.port}", j)
+            self.changed("config/dev.toml", "created", how, j)
             return
         old = self.limit
         while self.limit == old or str(self.limit) in corpus:
@@ -262,7 +262,7 @@ class ShapedWriter(WriterBase):
         test_path = f"tests/test_{new.rsplit('/', 1)[-1]}"
         tests = self.fit(lambda n: gt.test_module(rng, self.package, new, [func], n),
                          int(room * 0.12), 75)
-        k, _ = self.call(f"Tests for `{func}` in {test_path}.", "write_file",
+        k, _ = self.call(f"Writing {test_path}: tests for `{func}`.", "write_file",
                          {"path": test_path, "content": tests},
                          f"Wrote {len(tests.encode())} bytes to {test_path}")
         self.changed(test_path, "created", f"tests for `{func}`", k)
@@ -289,7 +289,7 @@ class ShapedWriter(WriterBase):
         self.call(f"Reading {old_path}.", "read_file", {"path": old_path}, gt.numbered(body))
         moved = body.replace(old, new)
         how = f"holds `{new}`, moved here from {old_path}"
-        i, _ = self.call(f"Creating {new_path} with the renamed function.", "write_file",
+        i, _ = self.call(f"Creating {new_path}, which {how}.", "write_file",
                          {"path": new_path, "content": moved},
                          f"Wrote {len(moved.encode())} bytes to {new_path}")
         self.changed(new_path, "created", how, i)
@@ -303,9 +303,10 @@ class ShapedWriter(WriterBase):
             how2 = f"imports `{new}` from {new_mod} instead of `{old}`"
             j = self.edit(f"{caller} {how2}.", caller, before, after, True)
             self.changed(caller, "edited", how2, j)
-        j, _ = self.call(f"Deleting {old_path}.", "shell", {"command": f"git rm {old_path}"},
-                         f"rm '{old_path}'")
-        self.changed(old_path, "deleted", f"removed after `{old}` moved to {new_path}", j)
+        gone = f"removed because `{new}` now lives in {new_path}"
+        j, _ = self.call(f"Deleting {old_path}, {gone}.", "shell",
+                         {"command": f"git rm {old_path}"}, f"rm '{old_path}'")
+        self.changed(old_path, "deleted", gone, j)
         error = f"ImportError: cannot import name '{old}' from '{old_mod}'"
         log = self.fit(lambda n: go.python_traceback(rng, self.project, callers[-1], old, error,
                                                      n), int(room * 0.15), 34, 5)

@@ -305,9 +305,9 @@ def check_model_sessions(experiment: Experiment, sessions: list[Session]) -> Non
         if not unknown:
             continue
         shown = ", ".join(ids[:KNOWN_SHOWN]) + (", ..." if len(ids) > KNOWN_SHOWN else "")
-        what = "is not one" if len(unknown) == 1 else "are not"
+        what = "is not one of" if len(unknown) == 1 else "are not among"
         raise ConfigError(
-            f"models[{i}] ({spec.label}): sessions {', '.join(map(repr, unknown))} {what} of "
+            f"models[{i}] ({spec.label}): sessions {', '.join(map(repr, unknown))} {what} "
             f"the experiment's {len(ids)} sessions (session ids: {shown or 'none'})")
 
 
