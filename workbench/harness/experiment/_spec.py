@@ -361,7 +361,7 @@ class Experiment(_Strict):
         else:
             data["qa"] = self.qa.to_toml_value(secrets)
         for m in data["models"]:
-            for key in ("concurrency", "name", "cache_path"):
+            for key in ("concurrency", "name", "cache_path", "sessions"):
                 if m.get(key) is None:
                     m.pop(key, None)
         data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]
