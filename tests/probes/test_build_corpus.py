@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.metrics._facts import facts_probe, fact_value
+from workbench.metrics._facts import fact_value, facts_probe
 from workbench.probes import KINDS, LookupAnswerer, build_questions, grade_answer
 from workbench.sessions import Session, load_session
 
