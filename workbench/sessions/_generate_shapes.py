@@ -296,8 +296,10 @@ class ShapedWriter(WriterBase):
         old_mod, new_mod = (p[4:-3].replace("/", ".") for p in (old_path, new_path))
         anchor = "from collections import defaultdict"
         for caller in callers[:-1]:
-            text = self.fit(lambda n, c=caller: gt.python_module(rng, c, [gt.ident(rng)], n),
-                            int(room * 0.04), 200)
+            def build(n: int, path: str = caller) -> str:
+                return gt.python_module(rng, path, [gt.ident(rng)], n)
+
+            text = self.fit(build, int(room * 0.04), 200)
             before = text.replace(anchor, f"{anchor}\nfrom {old_mod} import {old}", 1)
             after = text.replace(anchor, f"{anchor}\nfrom {new_mod} import {new}", 1)
             how2 = f"imports `{new}` from {new_mod} instead of `{old}`"
