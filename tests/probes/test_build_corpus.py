@@ -101,3 +101,16 @@ def test_the_facts_probe_weighs_tasks_and_decisions_as_kinds(corpus: list[Sessio
     assert dropped.kinds["decision"] == (0, len(session.meta["decisions"]))
     assert dropped.kinds["task"] == full.kinds["task"]
     assert dropped.recall < full.recall
+
+
+def test_the_string_probes_find_the_manifests_errors_and_files(corpus: list[Session]) -> None:
+    # The errors and files probes read the transcript; the manifest names the same items.
+    from workbench.metrics._errors import session_errors
+    from workbench.metrics._files import touched_files
+
+    for session in corpus:
+        lines = session_errors(session.messages)
+        for error in session.meta["errors"]:
+            assert any(error["text"] in line or line in error["text"] for line in lines), error
+        touched = set(touched_files(session.messages))
+        assert {c["path"] for c in session.meta["files_changed"]} <= touched, session.id
