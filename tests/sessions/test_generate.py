@@ -194,3 +194,21 @@ def test_the_cli_writes_the_shape_it_is_given(tmp_path: Path) -> None:
     assert bad.exit_code == 2
     assert ("'poetry' is not one of debugging, feature, refactor, review, tool-loop, "
             "discussion") in bad.output
+
+
+def test_the_datasets_readme_lists_every_file_as_the_manifest_measures_it() -> None:
+    rows = {}
+    for line in (DATASETS / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("| `gen-"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells
+    _, entries = _shipped()
+    assert sorted(rows) == sorted(e["file"] for e in entries)
+    for e in entries:
+        row = rows[e["file"]]
+        assert row[1:9] == [e["shape"], str(e["version"]), str(e["seed"]),
+                            f"{e['target_tokens']:,}", f"{e['tokens']:,}",
+                            f"{e['tokens_without_tool_output']:,}", f"{e['tool_share']:.3f}",
+                            str(e["planted_facts"])], e["file"]
+        assert row[9:] == [str(e.get(k, "-")) for k in ("errors", "files_changed",
+                                                        "pending_tasks", "decisions")]
