@@ -11,7 +11,6 @@ per model x window. Asserts nothing.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -29,18 +28,24 @@ WITHOUT_LLAMA_CPP = (
     "runpy.run_module('workbench', run_name='__main__')\n")
 
 
+MEASURE = (
+    "import resource, subprocess, sys\n"
+    "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+"""``python -c`` program: run the command given, print its peak resident memory (KB)."""
+
+
 def _run(spec: Path | None, out: Path) -> tuple[float, float]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["WORKBENCH_USER_PATH"] = str(out.parent / "user")
     args = [sys.executable, "-c", WITHOUT_LLAMA_CPP, "run"]
     args += [str(spec)] if spec is not None else []
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    subprocess.run([*args, "--out", str(out), "--no-progress"], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
+    done = subprocess.run([sys.executable, "-c", MEASURE, *args, "--out", str(out),
+                           "--no-progress"], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True)
     wall = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KB; the largest child so far
-    return wall, max(peak, before) / 1024
+    return wall, int(done.stdout.split()[-1]) / 1024
 
 
 def _describe(label: str, out: Path, wall: float, peak_mb: float) -> float:
@@ -48,8 +53,7 @@ def _describe(label: str, out: Path, wall: float, peak_mb: float) -> float:
 
     results = Results.load(out)
     table = results.table()
-    print(f"{label}: {len(results.cells)} cells in {wall:.1f} s, peak memory {peak_mb:.0f} MB "
-          "(the largest child process so far)")
+    print(f"{label}: {len(results.cells)} cells in {wall:.1f} s, peak memory {peak_mb:.0f} MB")
     for (model, window), rows in table.groupby(["model", "window"], sort=True):
         print(f"  {model} @ {window // 1024}k: compared over {int(rows['n'].iloc[0])} sessions, "
               f"failures over {int(rows['cells'].iloc[0])}")
