@@ -1,7 +1,7 @@
 """Report benchmark: a 2,000-cell extractive run, then its report, timed and sized.
 
 Run: ``python bench/bench_report.py [--repeats 12] [--out DIR]``. Offline: the extractive model
-over the shipped datasets x every template variant x six windows x `repeats` (6 x 4 x 6 x 12 =
+over the six version-2 shipped datasets x every template variant x six windows x `repeats` (6 x 4 x 6 x 12 =
 1,728 cells by default, plus the ladder's failures). Prints the run's wall time, then for
 `write_report`: wall time, report.html size, its compressed payload share, and the largest
 payload chunk. Asserts nothing.
@@ -20,6 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.harness import Experiment, run_experiment, write_report  # noqa: E402
 
+SIX = ["gen-005k-s1", "gen-012k-s2", "gen-025k-s3", "gen-050k-s4", "gen-090k-s5", "gen-150k-s6"]
+"""The six version-2 datasets (5k-150k): the figures stay comparable as the corpus grows."""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -28,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-report-")) / "run"
     spec = Experiment.from_dict({
-        "name": "bench-report", "sessions": ["dataset:all"], "models": ["extractive"],
+        "name": "bench-report", "sessions": SIX, "models": ["extractive"],
         "templates": ["all"], "windows": ["4k", "8k", "16k", "32k", "64k", "none"],
         "repeats": args.repeats, "concurrency": 4})
     started = time.perf_counter()

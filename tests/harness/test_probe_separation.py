@@ -25,6 +25,9 @@ TERSE = """# Summary
 messages, the pending tasks, the current work, the concepts and every file's summary."""
 SESSIONS = [(seed, tokens) for seed, tokens in zip(range(301, 313),
                                                   [4000, 6000, 8000, 10000] * 3, strict=True)]
+VERSION = 2
+"""The generator version these sessions come from (the debugging shape of version 2, whose
+facts sit where the terse template's dropped fields carry them)."""
 MARGIN = 0.05
 """The least recall a summary that drops fields must lose (5 points)."""
 
@@ -33,7 +36,7 @@ MARGIN = 0.05
 def run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("separation")
     for seed, tokens in SESSIONS:
-        session, _ = generate_session(seed, tokens)
+        session, _ = generate_session(seed, tokens, version=VERSION)
         session.write_goose_json(root / f"{session.id}.json")
     builtin = Templates.default()
     for name, summary in (("copy", builtin.summary), ("terse", TERSE)):
@@ -68,7 +71,7 @@ def test_the_facts_the_other_probes_count_are_not_counted_again() -> None:
     from workbench.metrics import files_probe, session_errors, touched_files
     from workbench.metrics._facts import probed_facts
 
-    session, facts = generate_session(*SESSIONS[0])
+    session, facts = generate_session(*SESSIONS[0], version=VERSION)
     planted = [f.to_dict() for f in facts if not f.stale]
     probed = probed_facts(session)
     files, errors = set(touched_files(session.messages)), set(session_errors(session.messages))

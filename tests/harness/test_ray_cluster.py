@@ -138,7 +138,10 @@ def smallest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Experiment, Path
         pytest.skip("needs the shipped datasets/manifest.json")
     default = Experiment.default()
     small = default.model_copy(update={"replay": None, "sessions": [
-        default.sessions[0].model_copy(update={"path": "gen-005k-s1"})]})
+        default.sessions[0].model_copy(update={"path": "gen-005k-s1"})],
+        # the local models' subsets narrowed with it (a name outside the sessions is refused)
+        "models": [m.model_copy(update={"sessions": ["gen-005k-s1"]}) if m.sessions else m
+                   for m in default.models]})
     folder = tmp_path_factory.mktemp("smallest")
     spec = folder / "smallest.toml"
     spec.write_text(small.to_toml(), encoding="utf-8")

@@ -220,6 +220,22 @@ def test_the_default_recommendation_says_why_with_intervals() -> None:
         in text
 
 
+def test_the_recommendation_names_a_metric_the_rule_does_not_weigh_where_the_pick_is_worse(
+) -> None:
+    rows = []
+    for i in range(8):
+        a, b = cell(f"s{i}", "a", recall=0.8, retained=900), cell(f"s{i}", "b", recall=0.8,
+                                                                   retained=500)
+        a["qa_accuracy"], b["qa_accuracy"] = 0.6, 0.6 - 0.05 - 0.01 * (i % 3)
+        rows += [a, b]
+    rec = verdict(pd.DataFrame(rows)).strata[0].recommendation
+    assert rec.template == "b"
+    assert rec.reasons[-1] == ("but significantly worse than the best, a, on questions "
+                               "answered (exact) (-5.9 pts [-6.4, -5.4], Holm p <0.001)")
+    assert [(i.metric, i.template, i.versus) for i in rec.intervals][-1] == (
+        "qa_accuracy", "b", "a")
+
+
 def test_failures_exclude_a_template_from_the_default_rule() -> None:
     rows = []
     for i in range(10):

@@ -28,15 +28,23 @@ def _sizes(values: tuple[str, ...]) -> list[int]:
               help="Seed (repeatable); with --tokens, seeds pair with sizes in order.")
 @click.option("--tokens", "tokens", multiple=True,
               help="Target size in o200k tokens; repeatable or comma-separated (5k,12k).")
+@click.option("--shape", default="debugging", show_default=True,
+              help="Session shape (generator version 3): debugging, feature, refactor, review, "
+                   "tool-loop or discussion.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("datasets"), show_default=True, help="Folder for the JSON files.")
-def command(seeds: tuple[int, ...], tokens: tuple[str, ...], out_dir: Path) -> None:
+def command(seeds: tuple[int, ...], tokens: tuple[str, ...], shape: str, out_dir: Path) -> None:
     """Generate coding-agent sessions with planted facts (Goose export JSON + manifest).
 
-    Without options it regenerates the shipped set (seeds 1-6 at 5k-150k tokens).
+    Without options it regenerates the shipped set (48 sessions: seeds 1-6 at 5k-150k tokens
+    by generator version 2, seeds 7-48 of six shapes by version 3). With --tokens it writes
+    version-3 sessions of --shape.
     """
-    from workbench.sessions._generate import SHIPPED, generate_dataset
+    from workbench.sessions._generate import SHAPES, SHIPPED, DatasetSpec, generate_dataset
 
+    if shape not in SHAPES:
+        raise click.BadParameter(f"{shape!r} is not one of {', '.join(SHAPES)}",
+                                 param_hint="--shape")
     sizes = _sizes(tokens)
     if not seeds and not sizes:
         specs = list(SHIPPED)
@@ -49,10 +57,11 @@ def command(seeds: tuple[int, ...], tokens: tuple[str, ...], out_dir: Path) -> N
         if len(chosen) != len(sizes):
             raise click.BadParameter(f"{len(chosen)} seeds for {len(sizes)} sizes: give one "
                                      "seed, or one per size", param_hint="--seed")
-        specs = list(zip(chosen, sizes, strict=True))
+        specs = [DatasetSpec(seed, size, shape)
+                 for seed, size in zip(chosen, sizes, strict=True)]
     manifest = generate_dataset(out_dir, specs)
-    written = {f"gen-{round(t / 1000):03d}k-s{s}.json" for s, t in specs}
+    written = {f"gen-{round(s.target_tokens / 1000):03d}k-s{s.seed}.json" for s in specs}
     for entry in manifest["sessions"]:
         if entry["file"] in written:
-            click.echo(f"{out_dir / entry['file']}: {entry['tokens']} tokens, "
+            click.echo(f"{out_dir / entry['file']}: {entry['shape']}, {entry['tokens']} tokens, "
                        f"{entry['messages']} messages, {entry['planted_facts']} planted facts")

@@ -4,7 +4,8 @@ Generated sessions say what is true in ``session.meta``; each key gives question
 
 - ``planted_facts`` -> **recall**: a fill-in-the-blank question per current fact, cut from the
   sentence that planted it (the latest value of a fact that changed; the replaced values are
-  kept as `Question.stale`). Error facts are left to the error questions.
+  kept as `Question.stale`). Error, task and decision facts are left to the error,
+  continuation and decision questions.
 - ``errors`` (exact error lines) -> **recall**: the first and the most recent error, quoted.
 - ``files_changed`` (path, change, how) -> **artifact**: which files changed (a list), whether
   each was created, edited or deleted (a choice), and what changed in it (open).
@@ -12,7 +13,7 @@ Generated sessions say what is true in ``session.meta``; each key gives question
 - ``decisions`` (topic, choice, reason) -> **decision**: what was decided about the topic and
   why (open; the choice must be named).
 
-Where a key is missing (today's generated sessions, and every real recording) the transcript
+Where a key is missing (version-2 generated sessions, and every real recording) the transcript
 stands in: the first and last error lines of failing tool outputs (the errors probe's
 extraction), the files the tool calls wrote, the last human request, the last tool call. Only
 the part of the session a question set covers is read (`boundary`: a recorded summary's prefix).
@@ -53,6 +54,10 @@ BLANK = "____"
 CLOZE_CONTEXT_CHARS = 110
 """Characters of the planting sentence kept on each side of a blanked value."""
 CHANGES = ["created", "edited", "deleted"]
+LEFT_TO_OTHER_KINDS = frozenset({"error", "task", "decision"})
+"""Planted-fact kinds no fill-in-the-blank question asks for: the error questions ask for
+error lines, the continuation question for pending tasks, the decision questions for
+decisions (so no item is asked twice)."""
 
 FACT_QUESTION = ('Fill in the blank with the exact value the conversation gives (its latest '
                  'value, if it changed): "{cloze}"')
@@ -165,8 +170,8 @@ def _fact_questions(session: Session, messages: Sequence[Message]) -> list[Quest
     chains: dict[Any, tuple[dict[str, Any], list[str]]] = {}
     for fact in facts:
         latest, stale = _latest(fact, by_id)
-        if latest.get("stale") or latest.get("kind") == "error":
-            continue  # the errors questions ask for error lines
+        if latest.get("stale") or latest.get("kind") in LEFT_TO_OTHER_KINDS:
+            continue  # the error, continuation and decision questions ask for these
         entry = chains.setdefault(latest.get("id"), (latest, []))
         entry[1].extend(v for v in stale if v not in entry[1])
     found = []  # (fact, stale values, value, the text that holds the value)

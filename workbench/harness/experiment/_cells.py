@@ -288,8 +288,33 @@ def check_cell_count(experiment: Experiment, sessions: int, templates: int) -> i
     return total
 
 
+KNOWN_SHOWN = 8
+"""How many of the experiment's session ids an unknown-session message lists."""
+
+
+def check_model_sessions(experiment: Experiment, sessions: list[Session]) -> None:
+    """Refuse a model entry whose ``sessions`` names a session the experiment does not have.
+
+    Raises:
+        ConfigError: naming the model entry, every unknown name and some known ids.
+    """
+    ids = [s.id for s in sessions]
+    known = set(ids)
+    for i, spec in enumerate(experiment.models):
+        unknown = [n for n in dict.fromkeys(spec.sessions or []) if n not in known]
+        if not unknown:
+            continue
+        shown = ", ".join(ids[:KNOWN_SHOWN]) + (", ..." if len(ids) > KNOWN_SHOWN else "")
+        what = "is not one of" if len(unknown) == 1 else "are not among"
+        raise ConfigError(
+            f"models[{i}] ({spec.label}): sessions {', '.join(map(repr, unknown))} {what} "
+            f"the experiment's {len(ids)} sessions (session ids: {shown or 'none'})")
+
+
 def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) -> list[Cell]:
     """All cells of `experiment`: session x strategy x model x template x window x repeat.
+
+    A model entry with ``sessions`` gets cells for those sessions only.
 
     Args:
         experiment: The spec.
@@ -297,11 +322,17 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
 
     Returns:
         Cells in that nesting order (spec order within each axis).
+
+    Raises:
+        ConfigError: too many cells, or a model entry's ``sessions`` names an unknown session.
     """
     if sessions is None:
         sessions = load_experiment_sessions(experiment)
     templates = template_names(experiment)
     check_cell_count(experiment, len(sessions), len(templates))
+    check_model_sessions(experiment, sessions)
+    subsets = {i: set(m.sessions) for i, m in enumerate(experiment.models)
+               if m.sessions is not None}
     cells: list[Cell] = []
     seen: set[str] = set()
     for session in sessions:
@@ -314,6 +345,8 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
             models = (list(enumerate(experiment.models)) if kind.uses_model
                       else [(0, None)])
             for model_index, spec in models:
+                if spec is not None and session.id not in subsets.get(model_index, (session.id,)):
+                    continue  # this model runs a subset of the sessions
                 model_label = spec.label if spec is not None else NO_MODEL
                 for template in templates if kind.uses_template else templates[:1]:
                     for window in experiment.windows:

@@ -113,6 +113,11 @@ class ModelEntry(_Strict):
     cache_path: str | None = Field(default=None, min_length=1)
     """This model's own response-cache file (relative to the spec file), e.g. one committed
     recording per local model; default: the experiment's ``[cache] path``."""
+    sessions: list[str] | None = Field(default=None, min_length=1)
+    """Run this model on these sessions only: session ids (a shipped dataset's name is its
+    id), a subset of the experiment's ``sessions``; default: every session. A name that is
+    not one of the experiment's sessions is a `ConfigError` naming it (checked when the
+    cells are expanded, once the sessions are read)."""
 
     @model_validator(mode="after")
     def _known_model(self) -> ModelEntry:
@@ -359,7 +364,7 @@ class Experiment(_Strict):
         else:
             data["qa"] = self.qa.to_toml_value(secrets)
         for m in data["models"]:
-            for key in ("concurrency", "name", "cache_path"):
+            for key in ("concurrency", "name", "cache_path", "sessions"):
                 if m.get(key) is None:
                     m.pop(key, None)
         data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]

@@ -17,6 +17,8 @@ Holm-adjusted):
   over the front.
 
 "Significantly worse" includes a gap that is the same in every session (``consistent``).
+Whatever the rule, a stratum's line also says where the pick is significantly worse than the
+best on a headline metric the rule does not weigh (questions answered, useful summaries...).
 
 The run-level recommendation aggregates the strata that could recommend something: the
 template *eligible* under the rule in every one of them (for the default, never significantly
@@ -39,7 +41,7 @@ from workbench.harness.experiment._verdict_table import (
     MIN_RETAINED,
     PARETO,
 )
-from workbench.harness.results._verdict_text import fmt_interval, fmt_mean, fmt_p
+from workbench.harness.results._verdict_text import fmt_interval, fmt_mean, fmt_p, label
 from workbench.harness.results._versus_best import (
     BETTER,
     MIN_SESSIONS,
@@ -304,6 +306,8 @@ def recommend_stratum(ev: Evidence, rule: str = DEFAULT_RULE, recall_tolerance: 
         retained_clause = f"the fewest retained tokens of the {len(eligible)} eligible, " \
                           + retained_clause.replace(" retained tokens than", " than", 1)
     add(retained_clause, retained_interval)
+    for clause, interval in _caveats(ev, pick):
+        add(clause, interval)
     if max(ev.means[RECALL].values()) == 0:
         reasons.append("no template recalled a single probe item here: the choice rests on "
                        "tokens alone")
@@ -311,6 +315,20 @@ def recommend_stratum(ev: Evidence, rule: str = DEFAULT_RULE, recall_tolerance: 
         reasons.append(f"only {ev.n_common} session(s) completed by every template, below the "
                        f"{MIN_SESSIONS} a significance test needs: provisional")
     return Recommendation(pick, rule, reasons, intervals, eligible, tied, ev.title)
+
+
+def _caveats(ev: Evidence, pick: str) -> list[tuple[str, Interval]]:
+    """Where the pick is significantly worse than the best on a metric the rule does not weigh
+    (questions answered, useful summaries...): said, so the line never hides a known cost."""
+    out = []
+    for metric, by_variant in ev.comparisons.items():
+        c = by_variant.get(pick)
+        if metric in (RECALL, FAILED, RETAINED) or c is None or c.status != WORSE:
+            continue
+        out.append((f"but significantly worse than the best, {c.best}, on {label(metric)} "
+                    f"({fmt_interval(c.mean_diff, c.ci_low, c.ci_high, metric)}, Holm p "
+                    f"{fmt_p(c.p_adjusted)})", _cmp_interval(c)))
+    return out
 
 
 _ELIGIBLE_WORDS = {

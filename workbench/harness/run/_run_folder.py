@@ -56,7 +56,9 @@ def _model_key(entry: Any) -> tuple[Any, ...]:
     for prefix in CACHE_PREFIXES:  # a replay and a live run of one model share cells
         if model.startswith(prefix):
             model = model[len(prefix):]
-    return (model, entry.label, sorted((k, repr(v)) for k, v in entry.params.items()))
+    key = (model, entry.label, sorted((k, repr(v)) for k, v in entry.params.items()))
+    sessions = getattr(entry, "sessions", None)
+    return key if sessions is None else (*key, sorted(set(sessions)))
 
 
 def _source_key(source: Any, experiment: Experiment, datasets: set[str]) -> tuple[Any, ...]:
