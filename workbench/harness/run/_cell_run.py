@@ -256,7 +256,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
                                              original_tokens=row["original_tokens"],
                                              summary_tokens=summary_tokens)
             values["template_echo"] = metrics.template_echo(structured,
-                                                            variant.templates.compaction)
+                                                            variant.templates.baked().compaction)
             forgotten = metrics.compute_forgotten(session, text)
             (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
                 redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
