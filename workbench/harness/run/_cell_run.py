@@ -6,6 +6,7 @@ usage of every attempt that was billed before the failure.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import traceback
@@ -194,6 +195,50 @@ def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
             "window": cell.window, "repeat": cell.repeat}
 
 
+@dataclass
+class _Scored:
+    """What `_score` gives back: the session the probes scored, row columns, metric values."""
+
+    session: Session
+    values: dict[str, Any]
+
+
+def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: str,
+           last_text: str | None, estimator: Any, out: Path, original_tokens: int,
+           columns: dict[str, Any]) -> _Scored:
+    """A finished compaction's summary files, token counts, metrics, probes and forgotten
+    items (synchronous: `run_cell` runs it on a worker thread). Row columns go into `columns`
+    as they are known, so a failure part way keeps the ones before it, as the row did."""
+    from workbench.harness.run._strategy_run import scored_session
+
+    summary_tokens = estimator.count_text_tokens(text)
+    columns.update({
+        "status": "ok", "retained_tokens": result.retained_tokens,
+        "summary_tokens": summary_tokens, "parse_outcome": result.parse_outcome,
+        "structured": int(bool(result.structured)) if cell.uses_model else None})
+    columns["summary_path"] = _write_summary(out, cell, text)
+    if last_text is not None:  # the parser's input (drill-down)
+        (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(last_text),
+                                                                   encoding="utf-8")
+    if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
+        session = scored_session(session, result)
+        original_tokens = columns["original_tokens"] = \
+            estimator.count_context_tokens(session.messages)
+    metrics = _metrics_module()
+    values: dict[str, Any] = {}
+    if metrics is not None:
+        structured = _parse_structured(last_text) if result.structured else None
+        values = metrics.compute_metrics(session, text, structured,
+                                         original_tokens=original_tokens,
+                                         summary_tokens=summary_tokens)
+        values["template_echo"] = metrics.template_echo(structured,
+                                                        variant.templates.baked().compaction)
+        forgotten = metrics.compute_forgotten(session, text)
+        (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
+            redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+    return _Scored(session, values)
+
+
 async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
                    experiment: Experiment, out: Path, run_id: str,
                    qa_bank: Any = None) -> CellOutcome:
@@ -210,7 +255,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         run_id: The current run's id.
         qa_bank: The run's `QuestionBank` (a fresh one when None and ``[qa]`` is set).
     """
-    from workbench.harness.run._strategy_run import run_strategy, scored_session
+    from workbench.harness.run._strategy_run import run_strategy
 
     estimator = default_estimator()
     row: dict[str, Any] = {**cell_identity(cell, run_id), "started_at": utc_now()}
@@ -230,36 +275,25 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         row["latency_ms"] = (time.perf_counter() - started) * 1000
         records = list(result.attempts)
         text = result.summary_text
-        summary_tokens = estimator.count_text_tokens(text)
         usages = list(result.usages)
         row.update(_sum_usage(usages) | _ladder_columns(records))
         raw_usages = recorder.raw_usages if recorder is not None else []
         row.update(_billing_columns(records, raw_usages), http_retries=_http_retries(raw_usages),
                    outcome_kind=outcome_kind(None))
-        row.update(status="ok", retained_tokens=result.retained_tokens,
-                   summary_tokens=summary_tokens, parse_outcome=result.parse_outcome,
-                   structured=int(bool(result.structured)) if cell.uses_model else None)
-        row["summary_path"] = _write_summary(out, cell, text)
-        if model is not None and model.last_text is not None:  # the parser's input (drill-down)
-            (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
-                                                                       encoding="utf-8")
+        last_text = model.last_text if model is not None else None
         whole = session
-        if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
-            session = scored_session(session, result)
-            row["original_tokens"] = estimator.count_context_tokens(session.messages)
-        metrics = _metrics_module()
-        values: dict[str, Any] = {}
-        if metrics is not None:
-            last_text = model.last_text if model is not None else None
-            structured = _parse_structured(last_text) if result.structured else None
-            values = metrics.compute_metrics(session, text, structured,
-                                             original_tokens=row["original_tokens"],
-                                             summary_tokens=summary_tokens)
-            values["template_echo"] = metrics.template_echo(structured,
-                                                            variant.templates.baked().compaction)
-            forgotten = metrics.compute_forgotten(session, text)
-            (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
-                redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+        # The cell's CPU-heavy pure steps (counts, metrics, probes, forgotten items) and its
+        # file writes run on a worker thread: the event loop stays free for the other cells'
+        # calls, and tiktoken and file I/O release the interpreter lock while they work.
+        columns: dict[str, Any] = {}
+        try:
+            scored = await asyncio.to_thread(_score, cell, session, variant, result, text,
+                                             last_text, estimator, out, row["original_tokens"],
+                                             columns)
+        finally:
+            row.update(columns)
+        session = scored.session
+        values = scored.values
         if experiment.qa is not None:
             from workbench.harness.run._qa_bank import QuestionBank
             from workbench.harness.run._qa_run import run_qa
