@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 
-from workbench.messages import Message, ToolResponse
+from workbench.messages import Message, MessageMemo, ToolResponse
 from workbench.metrics._common import ProbeResult, normalize_ws, word_set, words
 from workbench.metrics._registry import MetricInput, metric
 
@@ -132,11 +132,22 @@ def session_errors(messages: list[Message]) -> list[str]:
     """Distinct error lines of the session's failing tool responses, in order."""
     seen: dict[str, None] = {}
     for msg in messages:
-        for resp in msg.tool_responses():
-            line = error_line(_flagged_text(resp), flagged=resp.tool_result.is_error)
-            if line:
-                seen.setdefault(line, None)
+        for line in _ERROR_LINES.get(msg, None, lambda msg=msg: _message_errors(msg)):
+            seen.setdefault(line, None)
     return list(seen)
+
+
+_ERROR_LINES = MessageMemo("error lines")
+"""Each message's error lines, found once (every cell scores the same recorded messages)."""
+
+
+def _message_errors(msg: Message) -> tuple[str, ...]:
+    lines = []
+    for resp in msg.tool_responses():
+        line = error_line(_flagged_text(resp), flagged=resp.tool_result.is_error)
+        if line:
+            lines.append(line)
+    return tuple(lines)
 
 
 def token_overlap(error: str, summary_words: set[str]) -> float:

@@ -22,7 +22,7 @@ import re
 import shlex
 from typing import Any
 
-from workbench.messages import Message
+from workbench.messages import Message, MessageMemo
 from workbench.metrics._common import ProbeResult
 from workbench.metrics._registry import MetricInput, metric
 
@@ -121,11 +121,21 @@ def touched_files(messages: list[Message]) -> list[str]:
     """
     seen: dict[str, None] = {}
     for msg in messages:
-        for req in msg.tool_requests():
-            if req.arguments:
-                for p in _argument_paths(req.arguments):
-                    seen.setdefault(p, None)
+        for p in _MESSAGE_PATHS.get(msg, None, lambda msg=msg: _message_paths(msg)):
+            seen.setdefault(p, None)
     return list(seen)
+
+
+_MESSAGE_PATHS = MessageMemo("touched paths")
+"""Each message's touched paths, found once (every cell scores the same recorded messages)."""
+
+
+def _message_paths(msg: Message) -> tuple[str, ...]:
+    paths: list[str] = []
+    for req in msg.tool_requests():
+        if req.arguments:
+            paths.extend(_argument_paths(req.arguments))
+    return tuple(paths)
 
 
 def path_suffixes(path: str) -> list[str]:

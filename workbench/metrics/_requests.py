@@ -13,7 +13,7 @@ its parts, so ``config.yaml`` in the summary covers ``config``).
 
 from __future__ import annotations
 
-from workbench.messages import Message
+from workbench.messages import Message, MessageMemo
 from workbench.metrics._common import ProbeResult, content_words, normalize_ws, word_set
 from workbench.metrics._registry import MetricInput, metric
 
@@ -33,12 +33,21 @@ def user_requests(messages: list[Message]) -> list[str]:
     """The human requests of a session (whitespace-normalised, deduplicated, in order)."""
     seen: dict[str, None] = {}
     for msg in messages:
-        if not is_human_request(msg):
-            continue
-        text = normalize_ws(msg.concat_text())
-        if len(text.split()) >= MIN_WORDS and content_words(text):
+        text = _REQUEST.get(msg, None, lambda msg=msg: _request_text(msg))
+        if text is not None:
             seen.setdefault(text, None)
     return list(seen)
+
+
+_REQUEST = MessageMemo("human request")
+"""Each message's request text (None: not a human request), found once."""
+
+
+def _request_text(msg: Message) -> str | None:
+    if not is_human_request(msg):
+        return None
+    text = normalize_ws(msg.concat_text())
+    return text if len(text.split()) >= MIN_WORDS and content_words(text) else None
 
 
 def request_coverage(request: str, summary_words: set[str]) -> float:

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 import time
 import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,20 +199,32 @@ def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
             "window": cell.window, "repeat": cell.repeat}
 
 
-@dataclass
-class _Scored:
-    """What `_score` gives back: the session the probes scored, row columns, metric values."""
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
 
-    session: Session
-    values: dict[str, Any]
+
+def scoring_pool() -> ThreadPoolExecutor:
+    """The process's pool for cells' scoring steps: one thread per core (``os.cpu_count``).
+
+    Threads, not processes: the steps read the run's loaded sessions and write the run
+    folder, and a process would first need the session pickled to it, which costs about
+    what the metrics do. What the pool buys is an event loop that never runs a cell's
+    scoring, so the calls of the cells in flight are never held up by it.
+    """
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                            thread_name_prefix="workbench-scoring"))
+        return _POOL[0]
 
 
 def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: str,
            last_text: str | None, estimator: Any, out: Path, original_tokens: int,
-           columns: dict[str, Any]) -> _Scored:
+           columns: dict[str, Any]) -> dict[str, Any]:
     """A finished compaction's summary files, token counts, metrics, probes and forgotten
-    items (synchronous: `run_cell` runs it on a worker thread). Row columns go into `columns`
-    as they are known, so a failure part way keeps the ones before it, as the row did."""
+    items, in the ``metrics_json`` order (synchronous: `run_cell` runs it in the scoring pool).
+    Row columns go into `columns` as they are known, so a failure part way keeps the ones
+    before it, as the row did."""
     from workbench.harness.run._strategy_run import scored_session
 
     summary_tokens = estimator.count_text_tokens(text)
@@ -236,12 +252,12 @@ def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: st
         forgotten = metrics.compute_forgotten(session, text)
         (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
             redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
-    return _Scored(session, values)
+    return values
 
 
 async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
                    experiment: Experiment, out: Path, run_id: str,
-                   qa_bank: Any = None) -> CellOutcome:
+                   qa_bank: Any = None, calls_done: Callable[[], None] | None = None) -> CellOutcome:
     """Compact `session` as `cell` says and return its rows (errors become an 'error' row).
 
     Args:
@@ -254,8 +270,11 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         out: The run folder (summaries and ``qa/`` files are written under it).
         run_id: The current run's id.
         qa_bank: The run's `QuestionBank` (a fresh one when None and ``[qa]`` is set).
+        calls_done: Called once the cell will call no model again (after the compaction and
+            the ``[qa]`` step, before the scoring): the local executor frees the cell's
+            concurrency slot there, so the next cell's calls overlap this one's scoring.
     """
-    from workbench.harness.run._strategy_run import run_strategy
+    from workbench.harness.run._strategy_run import run_strategy, scored_session
 
     estimator = default_estimator()
     row: dict[str, Any] = {**cell_identity(cell, run_id), "started_at": utc_now()}
@@ -281,27 +300,29 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         row.update(_billing_columns(records, raw_usages), http_retries=_http_retries(raw_usages),
                    outcome_kind=outcome_kind(None))
         last_text = model.last_text if model is not None else None
-        whole = session
-        # The cell's CPU-heavy pure steps (counts, metrics, probes, forgotten items) and its
-        # file writes run on a worker thread: the event loop stays free for the other cells'
-        # calls, and tiktoken and file I/O release the interpreter lock while they work.
-        columns: dict[str, Any] = {}
-        try:
-            scored = await asyncio.to_thread(_score, cell, session, variant, result, text,
-                                             last_text, estimator, out, row["original_tokens"],
-                                             columns)
-        finally:
-            row.update(columns)
-        session = scored.session
-        values = scored.values
-        if experiment.qa is not None:
+        qa_metrics: dict[str, Any] = {}
+        if experiment.qa is not None:  # the cell's last model calls
             from workbench.harness.run._qa_bank import QuestionBank
             from workbench.harness.run._qa_run import run_qa
 
-            qa = await run_qa(cell, whole, session, result.context, experiment.qa,
-                              qa_bank if qa_bank is not None else QuestionBank(), model_for, out)
-            values.update(qa.metrics)
+            qa = await run_qa(cell, session, scored_session(session, result), result.context,
+                              experiment.qa, qa_bank if qa_bank is not None else QuestionBank(),
+                              model_for, out)
+            qa_metrics = qa.metrics
             qa_calls = qa.calls
+        if calls_done is not None:
+            calls_done()
+        # The cell's CPU-heavy pure steps (counts, metrics, probes, forgotten items) and its
+        # file writes run in the scoring pool, off the event loop: the loop stays free for
+        # the other cells' calls (tiktoken and file I/O release the interpreter lock).
+        columns: dict[str, Any] = {}
+        try:
+            values = await asyncio.get_running_loop().run_in_executor(
+                scoring_pool(), _score, cell, session, variant, result, text, last_text,
+                estimator, out, row["original_tokens"], columns)
+        finally:
+            row.update(columns)
+        values.update(qa_metrics)
         if values:
             row["metrics_json"] = json.dumps(values, default=float)
     except Exception as exc:  # one failing cell never stops the run
