@@ -114,5 +114,5 @@ def format_message_for_compacting(msg: Message, style: TranscriptStyle = "goose"
 def format_transcript(messages: Iterable[Message], style: TranscriptStyle = "goose") -> str:
     """The whole transcript: each message formatted (once per message and style, see
     `MessageMemo`), joined with newlines."""
-    return "\n".join(_FORMATTED.get(m, style, lambda m=m: format_message_for_compacting(m, style))
+    return "\n".join(_FORMATTED.get(m, style, format_message_for_compacting, m, style)
                      for m in messages)

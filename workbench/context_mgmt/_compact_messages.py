@@ -125,7 +125,7 @@ def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
 
 def _archived(message: Message) -> Message:
     # One round trip per recorded message; each compaction gets its own (shallow) copy.
-    return _ARCHIVED.get(message, None, lambda: _archived_round_trip(message)).copy_with()
+    return _ARCHIVED.get(message, None, _archived_round_trip, message).copy_with()
 
 
 def _archived_round_trip(message: Message) -> Message:

@@ -44,9 +44,9 @@ class MessageMemo:
         self._entries: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], dict[Any, Any]]] = {}
         self._lock = threading.RLock()
 
-    def get(self, message: Any, key: Any, compute: Callable[[], T]) -> T:
-        """The value for (`message`, `key`), computed by `compute` the first time (or again
-        after the message's parts changed)."""
+    def get(self, message: Any, key: Any, compute: Callable[..., T], *args: Any) -> T:
+        """The value for (`message`, `key`), ``compute(*args)`` the first time (or again after
+        the message's parts changed)."""
         ident = id(message)
         entry = self._entries.get(ident)
         parts = _parts(message)
@@ -58,7 +58,7 @@ class MessageMemo:
             values = {}
             with self._lock:
                 self._entries[ident] = (weakref.ref(message, self._forget(ident)), parts, values)
-        value = compute()
+        value = compute(*args)
         values[key] = value
         return value
 

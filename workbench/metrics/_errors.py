@@ -132,7 +132,7 @@ def session_errors(messages: list[Message]) -> list[str]:
     """Distinct error lines of the session's failing tool responses, in order."""
     seen: dict[str, None] = {}
     for msg in messages:
-        for line in _ERROR_LINES.get(msg, None, lambda msg=msg: _message_errors(msg)):
+        for line in _ERROR_LINES.get(msg, None, _message_errors, msg):
             seen.setdefault(line, None)
     return list(seen)
 

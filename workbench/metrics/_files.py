@@ -121,7 +121,7 @@ def touched_files(messages: list[Message]) -> list[str]:
     """
     seen: dict[str, None] = {}
     for msg in messages:
-        for p in _MESSAGE_PATHS.get(msg, None, lambda msg=msg: _message_paths(msg)):
+        for p in _MESSAGE_PATHS.get(msg, None, _message_paths, msg):
             seen.setdefault(p, None)
     return list(seen)
 

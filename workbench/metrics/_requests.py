@@ -33,7 +33,7 @@ def user_requests(messages: list[Message]) -> list[str]:
     """The human requests of a session (whitespace-normalised, deduplicated, in order)."""
     seen: dict[str, None] = {}
     for msg in messages:
-        text = _REQUEST.get(msg, None, lambda msg=msg: _request_text(msg))
+        text = _REQUEST.get(msg, None, _request_text, msg)
         if text is not None:
             seen.setdefault(text, None)
     return list(seen)

@@ -97,7 +97,7 @@ class GooseCounter:
     def content_tokens(self, message: Message) -> int:
         """Tokens of a message's countable items (no per-message overhead), counted once per
         message (see `MessageMemo`)."""
-        return _CONTENT_TOKENS.get(message, self, lambda: self._content_tokens(message))
+        return _CONTENT_TOKENS.get(message, self, self._content_tokens, message)
 
     def _content_tokens(self, message: Message) -> int:
         total = 0
