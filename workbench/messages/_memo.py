@@ -28,8 +28,18 @@ def _parts(message: Any) -> tuple[Any, ...]:
     return (message.role, message.metadata, content, *content)
 
 
-def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+def _unchanged(message: Any, parts: tuple[Any, ...]) -> bool:
+    """True when `message` still has the role, metadata, content list and items of `parts`."""
+    content = message.content
+    if (parts[2] is not content or parts[1] is not message.metadata
+            or parts[0] != message.role or len(parts) != len(content) + 3):
+        return False
+    index = 3
+    for item in content:
+        if parts[index] is not item:
+            return False
+        index += 1
+    return True
 
 
 class MessageMemo:
@@ -49,15 +59,15 @@ class MessageMemo:
         the message's parts changed)."""
         ident = id(message)
         entry = self._entries.get(ident)
-        parts = _parts(message)
-        if entry is not None and entry[0]() is message and _same(entry[1], parts):
+        if entry is not None and entry[0]() is message and _unchanged(message, entry[1]):
             values = entry[2]
             if key in values:
                 return values[key]  # type: ignore[no-any-return]
         else:
             values = {}
             with self._lock:
-                self._entries[ident] = (weakref.ref(message, self._forget(ident)), parts, values)
+                self._entries[ident] = (weakref.ref(message, self._forget(ident)),
+                                        _parts(message), values)
         value = compute(*args)
         values[key] = value
         return value
