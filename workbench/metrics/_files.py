@@ -148,9 +148,13 @@ def path_suffixes(path: str) -> list[str]:
 
 
 def _mentions(summary: str, needle: str) -> bool:
+    return _mention_pattern(needle).search(summary) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _mention_pattern(needle: str) -> re.Pattern[str]:
     # A match must not be the middle of a longer name: `app.py` inside `myapp.py` does not count.
-    pattern = r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])"
-    return re.search(pattern, summary) is not None
+    return re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])")
 
 
 def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
