@@ -25,6 +25,11 @@ are medians over the repeats:
 3. Session-length sweep (workbench only): CPU time per cell (zero latency, concurrency 1) on
    each shipped dataset, against the session's tokens; the least-squares slope in ms per 1k
    session tokens.
+
+Whole runs are timed, so a run's fixed costs (the store's migrations, `Results.load`: about
+50-90 ms here) count against the efficiency: with 40 cells at 200 ms and concurrency 8 the
+ideal is 1 s, so they alone cost several points. On a shared machine the load falls on both
+sides of each pair; the ranges say how much it moved the figures.
 """
 
 from __future__ import annotations
