@@ -35,6 +35,7 @@ import re
 from workbench.messages import Message, MessageMemo, ToolResponse
 from workbench.metrics._common import ProbeResult, normalize_ws, word_set, words
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 
 MAX_ERROR_CHARS = 200
 """Longer error lines are cut here: the probe then asks for the first 200 characters verbatim."""
@@ -158,6 +159,7 @@ def token_overlap(error: str, summary_words: set[str]) -> float:
     return sum(1 for w in toks if w in summary_words) / len(toks)
 
 
+@probe_once
 def errors_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     """Which tool errors the summary quotes verbatim.
 

@@ -25,6 +25,7 @@ from typing import Any
 from workbench.messages import Message, MessageMemo
 from workbench.metrics._common import ProbeResult
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 
 PATH_KEYS = ("path", "file", "file_path", "filename", "target_file", "paths")
 COMMAND_KEYS = ("command", "cmd", "script")
@@ -157,6 +158,7 @@ def _mention_pattern(needle: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])")
 
 
+@probe_once
 def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     """Which touched files the summary names.
 

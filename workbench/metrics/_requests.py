@@ -16,6 +16,7 @@ from __future__ import annotations
 from workbench.messages import Message, MessageMemo
 from workbench.metrics._common import ProbeResult, content_words, normalize_ws, word_set
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 
 MIN_WORDS = 3
 COVERAGE = 0.5
@@ -58,6 +59,7 @@ def request_coverage(request: str, summary_words: set[str]) -> float:
     return sum(1 for w in cw if w in summary_words) / len(cw)
 
 
+@probe_once
 def requests_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     """Which human requests the summary covers.
 

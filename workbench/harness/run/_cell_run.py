@@ -243,15 +243,24 @@ def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: st
     metrics = _metrics_module()
     values: dict[str, Any] = {}
     if metrics is not None:
-        structured = _parse_structured(last_text) if result.structured else None
-        values = metrics.compute_metrics(session, text, structured,
-                                         original_tokens=original_tokens,
-                                         summary_tokens=summary_tokens)
-        values["template_echo"] = metrics.template_echo(structured,
-                                                        variant.templates.baked().compaction)
-        forgotten = metrics.compute_forgotten(session, text)
-        (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
-            redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+        with metrics.shared_probes():  # the metrics and the forgotten items run each probe once
+            values = _metrics_and_forgotten(metrics, cell, session, variant, text, last_text,
+                                            result, out, original_tokens, summary_tokens)
+    return values
+
+
+def _metrics_and_forgotten(metrics: Any, cell: Cell, session: Session, variant: Variant,
+                           text: str, last_text: str | None, result: Any, out: Path,
+                           original_tokens: int, summary_tokens: int) -> dict[str, Any]:
+    structured = _parse_structured(last_text) if result.structured else None
+    values: dict[str, Any] = metrics.compute_metrics(session, text, structured,
+                                                     original_tokens=original_tokens,
+                                                     summary_tokens=summary_tokens)
+    values["template_echo"] = metrics.template_echo(structured,
+                                                    variant.templates.baked().compaction)
+    forgotten = metrics.compute_forgotten(session, text)
+    (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
+        redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
     return values
 
 
