@@ -244,9 +244,9 @@ class Message(BaseModel):
         """A shallow copy with fields replaced (keeps the recorded JSON shape)."""
         new = self.model_copy(update=update) if update else self.__copy__()
         private = new.__pydantic_private__
-        shape = private.get("_shape") if private is not None else None
-        if shape:  # its own dict; written straight in (pydantic's setattr is the slow part)
-            private["_shape"] = dict(shape)
+        if private is not None and private.get("_shape"):
+            # its own dict, written straight in (pydantic's setattr is the slow part)
+            private["_shape"] = dict(private["_shape"])
         return new
 
 
