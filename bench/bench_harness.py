@@ -1,14 +1,35 @@
-"""Harness benchmark: per-cell overhead, concurrency efficiency, and inspect_ai side by side.
+"""Harness benchmark: per-cell overhead and concurrency efficiency against inspect_ai, and how a
+cell's cost grows with the session's length.
 
-Run: ``python bench/bench_harness.py [--cells 60] [--concurrency 8]``. Offline; uses the shipped
-``gen-005k-s1`` dataset (or a generated stand-in) and scripted models, so no model is called.
+Run: ``python bench/bench_harness.py [--cells 40] [--concurrency 8] [--repeats 5]
+[--skip-sweep]``. Offline; needs the ``bench`` extra (``pip install -e ".[bench]"``) for the
+inspect_ai rows. No model is called: the workbench runs a `ScriptedModel`, inspect_ai its
+``mockllm`` model.
 
-1. Overhead: a zero-latency `ScriptedModel`; wall time per cell of the whole runner (session
-   load, compaction, token counts, metrics, SQLite writes), and the same minus a bare loop of
-   ``compact_messages`` over the same cells (= what the harness itself adds).
-2. Concurrency: a 200 ms scripted model; efficiency = (cells x latency / concurrency) / wall.
-3. inspect_ai (when importable): the same cells as samples with the ``mockllm`` model, a solver
-   that sleeps the same latency, and the ratio of wall times.
+The same N cells of work on both sides: the shipped ``gen-005k-s1`` session (or a generated
+stand-in), N times. The workbench run compacts it N times through the whole runner (session
+load, the removal ladder, the render, the summary parse and render, token counts, metrics and
+probes, the store, `Results.load`); inspect_ai evaluates N samples whose input is the same
+transcript, with a solver that waits the model's latency and then calls ``generate()``.
+
+Measured in interleaved pairs (workbench, inspect, inspect, workbench, ... alternating which goes
+first), ``--repeats`` times, so a shared machine's load falls on both sides alike; the figures
+are medians over the repeats:
+
+1. Overhead, zero-latency model: wall time per cell. The workbench's *harness overhead* is that
+   minus the necessary work of a cell (a bare loop of ``compact_messages`` over the same cells:
+   format, render, call, parse, summary render, counts); inspect_ai's is its whole wall time
+   per sample (its mock model does no work). Printed: both, and their ratio.
+2. Concurrency, a 200 ms model at ``--concurrency``: efficiency = (cells x latency /
+   concurrency) / wall, for both.
+3. Session-length sweep (workbench only): CPU time per cell (zero latency, concurrency 1) on
+   each shipped dataset, against the session's tokens; the least-squares slope in ms per 1k
+   session tokens.
+
+Whole runs are timed, so a run's fixed costs (the store's migrations, `Results.load`: about
+50-90 ms here) count against the efficiency: with 40 cells at 200 ms and concurrency 8 the
+ideal is 1 s, so they alone cost several points. On a shared machine the load falls on both
+sides of each pair; the ranges say how much it moved the figures.
 """
 
 from __future__ import annotations
@@ -16,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -36,10 +58,10 @@ REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["finish the task"],
 LATENCY = 0.2
 
 
-def session_file(tmp: Path) -> Path:
+def session_file(tmp: Path, name: str = "gen-005k-s1") -> Path:
     manifest = read_manifest()
-    if "gen-005k-s1" in manifest:
-        return manifest["gen-005k-s1"][0]
+    if name in manifest:
+        return manifest[name][0]
     path = tmp / "bench.json"
     messages = [Message.user("refactor the parser")]
     for i in range(8):
@@ -63,16 +85,19 @@ def factory(latency: float) -> Any:
     return build
 
 
-def timed_run(session: Path, cells: int, concurrency: int, latency: float, out: Path) -> float:
-    start = time.perf_counter()
+def workbench_run(session: Path, cells: int, concurrency: int, latency: float,
+                  out: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one whole run."""
+    wall, cpu = time.perf_counter(), time.process_time()
     results = run_experiment(spec(session, cells, concurrency), out, model_factory=factory(latency),
                              progress=False)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert len(results.cells) == cells and set(results.cells["status"]) == {"ok"}
-    return wall
+    return wall, cpu
 
 
 def bare_compaction(session: Path, cells: int) -> float:
+    """Seconds of `cells` bare ``compact_messages`` calls (a cell's necessary work)."""
     from workbench.compaction import Templates
     from workbench.context_mgmt import compact_messages
     from workbench.tokens import default_estimator
@@ -90,21 +115,9 @@ def bare_compaction(session: Path, cells: int) -> float:
     return time.perf_counter() - start
 
 
-def metrics_time(session: Path, cells: int) -> float:
-    try:
-        from workbench.metrics import compute_forgotten, compute_metrics
-    except ModuleNotFoundError:
-        return 0.0
-    loaded = load_session(session)
-    text = "# Conversation Summary\n\n## User Intent\n- finish the task\n"
-    start = time.perf_counter()
-    for _ in range(cells):
-        compute_metrics(loaded, text, None, original_tokens=5000, summary_tokens=20)
-        compute_forgotten(loaded, text)
-    return time.perf_counter() - start
-
-
-def inspect_run(session: Path, cells: int, concurrency: int, latency: float, log_dir: Path) -> float:
+def inspect_run(session: Path, cells: int, concurrency: int, latency: float,
+                log_dir: Path) -> float:
+    """Wall seconds of one inspect_ai eval of `cells` samples."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.solver import Generate, TaskState, generate, solver
@@ -114,14 +127,14 @@ def inspect_run(session: Path, cells: int, concurrency: int, latency: float, log
     transcript = format_transcript(load_session(session).messages, "goose")
 
     @solver
-    def slow() -> Any:
+    def wait_latency() -> Any:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             await asyncio.sleep(latency)
             return state
         return solve
 
     task = Task(dataset=[Sample(input=transcript, id=i) for i in range(cells)],
-                solver=[slow(), generate()])
+                solver=[wait_latency(), generate()])
     start = time.perf_counter()
     logs = eval(task, model="mockllm/model", log_dir=str(log_dir), display="none",
                 max_samples=concurrency, max_connections=concurrency, max_tasks=1)
@@ -130,42 +143,113 @@ def inspect_run(session: Path, cells: int, concurrency: int, latency: float, log
     return wall
 
 
+def _med(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _span(values: list[float], scale: float = 1.0, fmt: str = ".1f") -> str:
+    return f"{min(values) * scale:{fmt}}-{max(values) * scale:{fmt}}"
+
+
+def compare(session: Path, n: int, c: int, repeats: int, tmp: Path) -> None:
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError as exc:
+        inspect_ok = False
+        print(f"inspect_ai: not importable ({exc}); `pip install -e '.[bench]'` to compare")
+    else:
+        inspect_ok = True
+    # warm both sides (imports, tiktoken, templates, pandas, inspect's registry)
+    bare_compaction(session, 2)
+    workbench_run(session, 2, c, 0.0, tmp / "warm")
+    if inspect_ok:
+        inspect_run(session, 2, c, 0.0, tmp / "inspect-warm")
+    rows: dict[str, list[float]] = {k: [] for k in ("bare", "wb0", "wb0cpu", "wb1", "in0", "in1")}
+    for r in range(repeats):
+        rows["bare"].append(bare_compaction(session, n) / n)
+        order = ("wb", "in") if r % 2 == 0 else ("in", "wb")
+        for side in order:
+            if side == "wb":
+                wall, cpu = workbench_run(session, n, c, 0.0, tmp / f"wb0-{r}")
+                rows["wb0"].append(wall / n)
+                rows["wb0cpu"].append(cpu / n)
+                rows["wb1"].append(workbench_run(session, n, c, LATENCY, tmp / f"wb1-{r}")[0])
+            elif inspect_ok:
+                rows["in0"].append(inspect_run(session, n, c, 0.0, tmp / f"in0-{r}") / n)
+                rows["in1"].append(inspect_run(session, n, c, LATENCY, tmp / f"in1-{r}"))
+    ideal = n * LATENCY / c
+    wb_over = [w - b for w, b in zip(rows["wb0"], rows["bare"], strict=True)]
+    print(f"{n} cells of {session.name}, concurrency {c}, {repeats} interleaved repeats "
+          f"(medians; ranges after them)")
+    print(f"zero latency: workbench {_med(rows['wb0']) * 1000:.1f} ms/cell wall "
+          f"({_span(rows['wb0'], 1000)}), {_med(rows['wb0cpu']) * 1000:.1f} ms/cell CPU; "
+          f"necessary work (bare compact_messages) {_med(rows['bare']) * 1000:.1f} ms/cell; "
+          f"harness overhead {_med(wb_over) * 1000:.1f} ms/cell ({_span(wb_over, 1000)})")
+    effs = [ideal / w for w in rows["wb1"]]
+    print(f"{LATENCY * 1000:.0f} ms latency: workbench wall {_med(rows['wb1']):.2f} s vs ideal "
+          f"{ideal:.2f} s: efficiency {_med(effs):.1%} ({_span(effs, 100, '.0f')} %)")
+    if not inspect_ok:
+        return
+    ratios = [o / i for o, i in zip(wb_over, rows["in0"], strict=True)]
+    ieffs = [ideal / w for w in rows["in1"]]
+    print(f"inspect_ai mockllm: {_med(rows['in0']) * 1000:.1f} ms/sample at zero latency "
+          f"({_span(rows['in0'], 1000)}); {LATENCY * 1000:.0f} ms latency: efficiency "
+          f"{_med(ieffs):.1%} ({_span(ieffs, 100, '.0f')} %)")
+    print(f"harness overhead per cell, workbench / inspect_ai: median ratio "
+          f"{_med(ratios):.3f} ({_span(ratios, 1, '.3f')}; goal <= 0.15)")
+    print(f"concurrency efficiency at {LATENCY * 1000:.0f} ms, concurrency {c}: workbench "
+          f"{_med(effs):.1%}, inspect_ai {_med(ieffs):.1%} (goal >= 95 %)")
+
+
+def sweep(n: int, repeats: int, tmp: Path) -> None:
+    manifest = read_manifest()
+    names = sorted(manifest)
+    if len(names) < 2:
+        print("sweep: fewer than two shipped datasets; skipped")
+        return
+    tokens = {name: _session_tokens(manifest[name][0]) for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:  # warm each session's load (and the caches a run fills)
+        workbench_run(manifest[name][0], 1, 1, 0.0, tmp / f"sweep-warm-{name}")
+    for r in range(repeats):
+        for name in (names if r % 2 == 0 else list(reversed(names))):
+            cpu[name].append(workbench_run(manifest[name][0], n, 1, 0.0,
+                                           tmp / f"sweep-{name}-{r}")[1] / n)
+    xs = [tokens[name] / 1000 for name in names]
+    ys = [_med(cpu[name]) * 1000 for name in names]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / \
+        sum((x - mx) ** 2 for x in xs)
+    print(f"session-length sweep: {n} cells per dataset, concurrency 1, {repeats} repeats "
+          f"(median CPU ms per cell)")
+    for name, x, y in zip(names, xs, ys, strict=True):
+        print(f"  {name:<14} {x:7.1f}k tokens  {y:7.1f} ms/cell")
+    print(f"growth: {slope:.3f} ms CPU per 1k session tokens per cell (least squares; "
+          f"goal <= 0.25)")
+
+
+def _session_tokens(path: Path) -> int:
+    from workbench.tokens import default_estimator
+
+    return default_estimator().count_context_tokens(load_session(path).messages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", type=int, default=60)
+    parser.add_argument("--cells", type=int, default=40)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sweep-cells", type=int, default=10)
+    parser.add_argument("--skip-sweep", action="store_true")
+    parser.add_argument("--skip-compare", action="store_true")
     args = parser.parse_args()
-    n, c = args.cells, args.concurrency
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         os.environ.setdefault("WORKBENCH_USER_PATH", str(tmp / "user"))
-        session = session_file(tmp)
-        print(f"session: {session.name}; {n} cells; concurrency {c}")
-        bare_compaction(session, 2)  # warm tiktoken and templates
-        timed_run(session, 2, c, 0.0, tmp / "warm")  # warm pandas, sessions, metrics imports
-        bare = bare_compaction(session, n)
-        metrics = metrics_time(session, n)
-        wall0 = timed_run(session, n, c, 0.0, tmp / "zero")
-        own = wall0 - bare - metrics
-        print(f"zero latency: {wall0 / n * 1000:.1f} ms/cell through the runner = compact_messages "
-              f"{bare / n * 1000:.1f} + metrics/probes {metrics / n * 1000:.1f} + harness itself "
-              f"{own / n * 1000:.1f} ms/cell (spec, store, files, scheduling, Results.load)")
-        wall1 = timed_run(session, n, c, LATENCY, tmp / "slow")
-        ideal = n * LATENCY / c
-        print(f"{LATENCY * 1000:.0f} ms latency: wall {wall1:.2f} s vs ideal {ideal:.2f} s "
-              f"(cells x latency / concurrency): efficiency {ideal / wall1:.0%}")
-        try:
-            import inspect_ai  # noqa: F401
-        except ImportError as exc:
-            print(f"inspect_ai: not importable ({exc}); `pip install inspect-ai` to compare")
-            return
-        inspect_run(session, 2, c, 0.0, tmp / "inspect-warm")
-        i0 = inspect_run(session, n, c, 0.0, tmp / "inspect0")
-        i1 = inspect_run(session, n, c, LATENCY, tmp / "inspect1")
-        print(f"inspect_ai mockllm, zero latency: {i0 / n * 1000:.1f} ms/sample "
-              f"(workbench/inspect wall ratio {wall0 / i0:.2f})")
-        print(f"inspect_ai mockllm, {LATENCY * 1000:.0f} ms latency: wall {i1:.2f} s, efficiency "
-              f"{ideal / i1:.0%} (workbench/inspect wall ratio {wall1 / i1:.2f})")
+        if not args.skip_compare:
+            compare(session_file(tmp), args.cells, args.concurrency, args.repeats, tmp)
+        if not args.skip_sweep:
+            sweep(args.sweep_cells, max(args.repeats // 2, 1) + 1, tmp)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ tokens) so the cost columns mean something; the tune runs over the shipped datas
 
 Prints, for sharing on and off: wall time, model calls made and shared, billed tokens, cost,
 and per-variant cost (cost / variants) and per-variant wall time; CPU seconds of the process
-beside the wall time, since the machine may be shared. Asserts nothing.
+beside the wall time, since the machine may be shared; and the CPU milliseconds per cell of the
+shared run (every cell but one per session re-renders a shared reply: a render-only cell; the
+goal is at most 5 ms). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -126,6 +128,9 @@ def main() -> None:
               f"{r['cost']:>9.4f} {r['cost'] / r['variants']:>10.6f} "
               f"{1000 * r['wall'] / r['variants']:>10.1f}")
     print(f"winner (pareto knee): {rows[0]['winner']}; front size {rows[0]['front']}")
+    shared = rows[0]
+    print(f"CPU per render-only cell (sharing on): {1000 * shared['cpu'] / shared['cells']:.1f} ms "
+          f"({shared['cells']} cells, {shared['calls']} of them calling the model; goal <= 5 ms)")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def test_the_winner_is_exported_with_its_evidence_as_a_jinja_comment(run_dir: Pa
     assert "#}\n{% set intent_limit = 1 %}\n" in summary
     point = load_variant("top3-intent{intent_limit=1}")
     assert render(summary, {"user_intent": ["a", "b"]}) == \
-        render(point.templates.summary, {"user_intent": ["a", "b"]}) == "# Conversation Summary\n\n## User Intent\n- a"
+        render(point.templates.summary, {"user_intent": ["a", "b"], **point.templates.params}) == "# Conversation Summary\n\n## User Intent\n- a"
     assert [p.name for p in result.written] == ["compaction.md", "compaction_summary.md"]
 
 

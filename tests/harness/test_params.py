@@ -91,9 +91,13 @@ def test_a_summary_only_point_leaves_the_prompt_byte_identical() -> None:
     prompt_point = load_variant("lean-facts{list_cap=3}")
 
     assert point.name == "lean-facts{intent_limit=2,key_code=false}"
-    assert point.templates.compaction == base.templates.compaction
-    assert point.templates.summary != base.templates.summary
-    assert prompt_point.templates.compaction != base.templates.compaction
+    assert point.templates.baked().compaction == base.templates.baked().compaction
+    assert point.templates.baked().summary != base.templates.baked().summary
+    assert prompt_point.templates.baked().compaction != base.templates.baked().compaction
+    # unbaked, every point shares the folder's sources (one compiled template per source)
+    assert (point.templates.compaction, point.templates.summary) == \
+        (base.templates.compaction, base.templates.summary)
+    assert point.templates.params["intent_limit"] == 2 and base.templates.params["intent_limit"] == 0
     assert point.params["intent_limit"] == 2 and point.params["problem_limit"] == 5
 
 
@@ -131,7 +135,7 @@ def test_a_shipped_parametrised_folder_used_as_is_renders_like_its_defaults(name
     from workbench.compaction import FileActivity, StructuredSummary
 
     folder = Path(__file__).resolve().parents[2] / "prompts" / name
-    baked = load_variant(name).templates
+    baked = load_variant(name).templates.baked()
     summary = StructuredSummary(user_intent=list("abcd"), technical_concepts=["t"],
                                 problem_solving=list("abcdefg"),
                                 files=[FileActivity("p.py", "read", "x = 1")])

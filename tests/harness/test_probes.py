@@ -17,6 +17,7 @@ from workbench.metrics import (
     files_probe,
     metric,
     requests_probe,
+    shared_probes,
     touched_files,
     unregister_metric,
     user_requests,
@@ -251,3 +252,26 @@ def test_facts_the_files_and_errors_probes_count_are_not_counted_again_and_kinds
     assert (m["facts_total"], m["facts_recalled"], m["facts_recall"]) == (4, 3, 0.5)
     assert compute_forgotten(session, summary)["facts"] == [
         "never touch migrations/0047_backfill.sql"]
+
+
+def test_inside_shared_probes_the_metrics_and_forgotten_items_run_each_probe_once() -> None:
+    session = make_session({"planted_facts": FACTS})
+    alone = (compute_metrics(session, SUMMARY, None, original_tokens=100, summary_tokens=10), compute_forgotten(session, SUMMARY))
+    with shared_probes():
+        first = files_probe(session.messages, SUMMARY)
+        assert files_probe(session.messages, SUMMARY) is first
+        assert files_probe(list(session.messages), SUMMARY) is not first  # another subject
+        assert files_probe(session.messages, SUMMARY + " setup.cfg") is not first
+        shared = (compute_metrics(session, SUMMARY, None, original_tokens=100, summary_tokens=10), compute_forgotten(session, SUMMARY))
+        forgotten = shared[1]
+        forgotten["files"].append("changed by the caller")
+        assert first.missing == ["tests/test_app.py", "setup.cfg"]  # the result is not aliased
+    assert shared[0] == alone[0]
+    assert {**forgotten, "files": forgotten["files"][:-1]} == alone[1]
+    assert files_probe(session.messages, SUMMARY) is not first  # nothing kept after the block
+    with shared_probes():
+        assert files_probe(session.messages, SUMMARY).missing == first.missing
+    session.messages.append(Message.assistant().with_tool_request(
+        "t9", "developer__text_editor", {"command": "view", "path": "lib/new.py"}))
+    with shared_probes():  # a new block sees the changed session
+        assert files_probe(session.messages, SUMMARY).missing == [*first.missing, "lib/new.py"]

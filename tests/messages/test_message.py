@@ -140,3 +140,17 @@ def test_agent_projection_drops_user_only_text_and_tool_blocks() -> None:
 def test_agent_only_metadata_hides_from_the_user() -> None:
     meta = MessageMetadata.agent_only()
     assert meta.to_goose() == {"userVisible": False, "agentVisible": True}
+
+
+def test_copy_with_is_a_separate_message_that_writes_the_same_shape():
+    recorded = {"role": "user", "content": [{"type": "text", "text": "hi"}], "created": 5}
+    original = Message.from_goose(recorded)
+    copy = original.copy_with()
+    assert copy is not original and copy.to_goose() == recorded == original.to_goose()
+    copy.id = "changed"
+    copy._shape["id"] = True  # the copy's shape is its own dict
+    assert original.to_goose() == recorded
+    assert copy.to_goose() == {"id": "changed", **recorded}
+    renamed = original.copy_with(id="other", created=9)
+    assert renamed.to_goose() == {"role": "user", "content": recorded["content"], "created": 9}
+    assert original.created == 5 and original.id != "other"

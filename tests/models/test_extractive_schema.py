@@ -51,7 +51,7 @@ def test_the_built_in_prompt_gets_every_field_in_full_as_before() -> None:
 def test_a_reduced_schema_with_a_list_cap_is_followed() -> None:
     variant = load_variant("lean-facts{list_cap=3,drop_fields=[technical_concepts,user_messages]}")
 
-    got = answer(variant.templates.compaction)
+    got = answer(variant.templates.baked().compaction)
 
     assert list(got) == ["user_intent", "files", "errors_and_fixes", "problem_solving",
                          "pending_tasks", "current_work", "next_step"]

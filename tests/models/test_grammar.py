@@ -29,7 +29,7 @@ def prompt_of(variant: str) -> str:
     """The compaction prompt a variant sends for `CONVERSATION`."""
     found = load_variant(variant)
     style = found.options.get("transcript_style", "goose")
-    return render(found.templates.compaction,
+    return render(found.templates.baked().compaction,
                   {"messages": format_transcript(CONVERSATION, style=style)})
 
 

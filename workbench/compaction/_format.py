@@ -19,6 +19,7 @@ from workbench.messages import (
     FrontendToolRequest,
     ImageContent,
     Message,
+    MessageMemo,
     SystemNotification,
     TextContent,
     ToolConfirmationRequest,
@@ -27,6 +28,8 @@ from workbench.messages import (
 )
 
 TranscriptStyle = Literal["goose", "jsonl"]
+_FORMATTED = MessageMemo("formatted transcript line")
+"""Each message's line per style: formatted once, whatever the cell, template or attempt."""
 EMPTY_MESSAGE = "<empty message>"
 
 _ACTION_LABELS = {
@@ -109,5 +112,7 @@ def format_message_for_compacting(msg: Message, style: TranscriptStyle = "goose"
 
 
 def format_transcript(messages: Iterable[Message], style: TranscriptStyle = "goose") -> str:
-    """The whole transcript: each message formatted, joined with newlines."""
-    return "\n".join(format_message_for_compacting(m, style) for m in messages)
+    """The whole transcript: each message formatted (once per message and style, see
+    `MessageMemo`), joined with newlines."""
+    return "\n".join(_FORMATTED.get(m, style, format_message_for_compacting, m, style)
+                     for m in messages)

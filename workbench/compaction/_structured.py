@@ -283,12 +283,15 @@ class StructuredSummary:
         ordered.update(self.extra)
         return ordered
 
-    def render(self, template: str | None = None, name: str | None = None) -> str:
+    def render(self, template: str | None = None, name: str | None = None,
+               params: dict[str, Any] | None = None) -> str:
         """Render the summary as markdown.
 
         Args:
             template: A summary template source; the built-in one when None.
             name: The template's name for error messages.
+            params: Template parameter values, rendered as variables over the summary's own
+                (as their baked ``{% set %}`` lines would be).
 
         Raises:
             TemplateError: The template does not compile or fails to render.
@@ -296,4 +299,7 @@ class StructuredSummary:
         if template is None:
             template = builtin_template(COMPACTION_SUMMARY_TEMPLATE) or ""
             name = name or COMPACTION_SUMMARY_TEMPLATE
-        return render(template, self.to_context(), name=name or COMPACTION_SUMMARY_TEMPLATE)
+        context = self.to_context()
+        if params:
+            context = {**context, **params}
+        return render(template, context, name=name or COMPACTION_SUMMARY_TEMPLATE)

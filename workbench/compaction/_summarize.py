@@ -261,7 +261,8 @@ def _apply_removal(messages: Sequence[Message], pct: int, order: RemovalOrder,
 # ---- structured rewrite -----------------------------------------------------------------------
 
 
-def apply_structured_summary(response: Message, summary_template: str | None) -> str:
+def apply_structured_summary(response: Message, summary_template: str | None,
+                             params: dict[str, Any] | None = None) -> str:
     """Rewrite `response` into the rendered structured summary when its JSON parses.
 
     Only text items are parsed (thinking is ignored). When parsing or rendering fails, the
@@ -270,6 +271,7 @@ def apply_structured_summary(response: Message, summary_template: str | None) ->
     Args:
         response: The summary message; its content is replaced in place on success.
         summary_template: The summary template source (None: the built-in one).
+        params: Template parameter values rendered as variables (`Templates.params`).
 
     Returns:
         ``"structured"``, or the reason the raw reply was kept: ``"no_candidate"``,
@@ -279,7 +281,7 @@ def apply_structured_summary(response: Message, summary_template: str | None) ->
     if outcome.summary is None:
         return outcome.reason
     try:
-        rendered = outcome.summary.render(summary_template)
+        rendered = outcome.summary.render(summary_template, params=params)
     except TemplateError as err:
         log.warning("Failed to render structured compaction summary, keeping raw output: %s", err)
         return "render_error"
@@ -292,6 +294,12 @@ def apply_structured_summary(response: Message, summary_template: str | None) ->
 
 
 # ---- the ladder -------------------------------------------------------------------------------
+
+
+def _context(templates: Any, variables: dict[str, Any]) -> dict[str, Any]:
+    """`variables` with the templates' parameters over them (`Templates.context`)."""
+    params = getattr(templates, "params", None)
+    return {**variables, **params} if params else variables
 
 
 async def summarize(
@@ -336,7 +344,8 @@ async def summarize(
         transcript = format_transcript(kept, transcript_style)
         # Off the event loop: a slow template then stalls only this call, never the others.
         system_prompt = await asyncio.to_thread(
-            render, templates.compaction, {"messages": transcript}, template_name)
+            render, templates.compaction, _context(templates, {"messages": transcript}),
+            template_name)
         record = Attempt(number=index + 1, removal_percent=pct, messages_removed=dropped,
                          tool_responses_removed=responses_removed, outcome="ok")
         records.append(record)
@@ -363,7 +372,8 @@ async def summarize(
         if estimator is not None:
             usage = ensure_usage_tokens(usage, estimator, system_prompt, request, response)
         record.usage = usage
-        outcome = await asyncio.to_thread(apply_structured_summary, response, templates.summary)
+        outcome = await asyncio.to_thread(apply_structured_summary, response, templates.summary,
+                                          getattr(templates, "params", None))
         return Summary(message=response, usage=usage, attempts=len(records),
                        structured=outcome == "structured", attempt_records=records,
                        parse_outcome=outcome, transcript_chars=len(transcript))

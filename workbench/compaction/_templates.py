@@ -19,9 +19,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.resources
+import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,12 @@ __all__ = [
     "COMPACTION_TEMPLATE",
     "RenderLimits",
     "Templates",
+    "bake",
     "builtin_template",
     "check_template",
     "code_fence",
     "goose_config_dir",
+    "jinja_literal",
     "render",
     "template_variables",
 ]
@@ -332,6 +335,36 @@ def render(source: str, context: dict[str, Any], name: str = "<template>",
         raise _template_error(exc, name) from exc
 
 
+def jinja_literal(value: Any) -> str:
+    """A value as a Jinja (and minijinja) literal."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(jinja_literal(v) for v in value) + "]"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value))
+
+
+def bake(source: str, values: dict[str, Any], name: str = "<template>") -> str:
+    """`source` with a ``{% set %}`` line for each parameter it reads (none: unchanged).
+
+    The workbench renders a parametrised template with its values as render variables (see
+    `Templates.params`); baking writes them into the text for a renderer that knows nothing of
+    parameters (Goose, after an export). Both render the same text.
+
+    Raises:
+        TemplateError: `source` cannot be parsed within the render limits (only when there
+            are values to bake: a template without parameters is returned unread).
+    """
+    if not values:
+        return source
+    used = template_variables(source, name)
+    lines = [f"{{% set {key} = {jinja_literal(v)} %}}\n" for key, v in values.items()
+             if key in used]
+    return "".join(lines) + source
+
+
 def goose_config_dir() -> Path:
     """Goose's config directory, resolved the way Goose resolves it.
 
@@ -374,11 +407,35 @@ class Templates:
         compaction: Source of the prompt template (`COMPACTION_TEMPLATE`).
         summary: Source of the summary render template (`COMPACTION_SUMMARY_TEMPLATE`).
         name: A label for reports (variant folder name, ``"default"``, ``"goose"``).
+        params: Template parameter values (a parametrised variant's point), passed to both
+            templates as render variables: every point of a variant shares one compiled
+            template per source. `baked` writes them into the text instead (an export).
     """
 
     compaction: str
     summary: str
     name: str = "default"
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def baked(self) -> Templates:
+        """These templates with `params` written in as ``{% set %}`` lines (see `bake`): what
+        an export writes, rendering without any variables beside the templates' own exactly
+        what these templates render with `params`. Computed once per instance.
+
+        Raises:
+            TemplateError: a source cannot be parsed within the render limits.
+        """
+        if not self.params:
+            return self
+        cached = self.__dict__.get("_baked")
+        if cached is None or cached[0] != (self.compaction, self.summary, self.params):
+            where = f"{self.name}/" if self.name else ""
+            done = Templates(bake(self.compaction, self.params, where + COMPACTION_TEMPLATE),
+                             bake(self.summary, self.params, where + COMPACTION_SUMMARY_TEMPLATE),
+                             self.name)
+            cached = ((self.compaction, self.summary, dict(self.params)), done)
+            self.__dict__["_baked"] = cached
+        return cached[1]
 
     @classmethod
     def default(cls) -> Templates:
@@ -430,9 +487,11 @@ class Templates:
         return cls(sources[0], sources[1], "goose")
 
     def content_hash(self) -> str:
-        """A tagged digest of both sources (``"sha256:<hex>"``) for cache keys and result rows."""
+        """A tagged digest of both sources (``"sha256:<hex>"``) for cache keys and result rows;
+        a parametrised pair is hashed baked, so it digests what it renders."""
         digest = hashlib.sha256()
-        for source in (self.compaction, self.summary):
+        baked = self.baked()
+        for source in (baked.compaction, baked.summary):
             data = source.encode("utf-8")
             digest.update(f"{len(data)}:".encode())
             digest.update(data)

@@ -14,7 +14,14 @@ from typing import Any
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._summarize import Summary, summarize
 from workbench.compaction._templates import Templates
-from workbench.messages import Message, MessageMetadata, TextContent, ToolRequest, ToolResponse
+from workbench.messages import (
+    Message,
+    MessageMemo,
+    MessageMetadata,
+    TextContent,
+    ToolRequest,
+    ToolResponse,
+)
 from workbench.tokens import context_tokens
 
 __all__ = [
@@ -88,6 +95,12 @@ def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | No
     return None
 
 
+_PROJECTED = MessageMemo("agent projection")
+"""Each recorded message's agent projection, built once (the same object in every cell)."""
+_ARCHIVED = MessageMemo("archived copy")
+"""Each recorded message's archived round trip, built once (copied for each compaction)."""
+
+
 def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
     """What Goose's ``do_compact`` sends to `summarize`.
 
@@ -104,13 +117,18 @@ def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
     for m in conversation:
         if m.is_turn_context or not m.is_agent_visible:
             continue
-        projected = m.agent_projection()
+        projected = _PROJECTED.get(m, None, m.agent_projection)
         if projected.content:
             out.append(projected)
     return out
 
 
 def _archived(message: Message) -> Message:
+    # One round trip per recorded message; each compaction gets its own (shallow) copy.
+    return _ARCHIVED.get(message, None, _archived_round_trip, message).copy_with()
+
+
+def _archived_round_trip(message: Message) -> Message:
     # A JSON round trip keeps unknown keys and makes sure the new flag is written on export.
     data = message.to_goose()
     data["metadata"] = {**message.metadata.to_goose(), "agentVisible": False}

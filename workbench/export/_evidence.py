@@ -165,9 +165,10 @@ def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     folder = Path(run_dir) / EXPORT_DIR / name
     folder.mkdir(parents=True, exist_ok=True)
     comment = evidence_comment(evidence)
-    (folder / COMPACTION_TEMPLATE).write_text(comment + variant.templates.compaction,
+    baked = variant.templates.baked()  # the parameter values written in, for Goose
+    (folder / COMPACTION_TEMPLATE).write_text(comment + baked.compaction,
                                               encoding="utf-8")
-    (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(comment + variant.templates.summary,
+    (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(comment + baked.summary,
                                                       encoding="utf-8")
     options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in variant.options.items())
     (folder / VARIANT_FILE).write_text(options, encoding="utf-8")

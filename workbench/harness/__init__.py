@@ -15,42 +15,63 @@ asyncio, or Ray per `ExecutorSpec`), `Results` (a run folder as DataFrames),
 `comparison_table` / `paired_comparison` / `verdict` (what the run says), `write_report`.
 `RunLock` keeps one writer per run folder; `RunBudget` / `BudgetedModel` reserve each call's
 cost.
+
+The names load lazily (PEP 562): ``import workbench.harness`` costs nothing until a name is used,
+and using `Experiment` or `run_experiment` does not load the report stage (matplotlib) or
+anything else that name does not need.
 """
 
-from workbench.harness.experiment import (
-    Budget,
-    CachePolicy,
-    Cell,
-    ExecutorSpec,
-    Experiment,
-    ModelEntry,
-    SessionSource,
-    expand_cells,
-)
-from workbench.harness.report import write_report
-from workbench.harness.results import (
-    ErrorCount,
-    MetricVerdict,
-    PairedResult,
-    Recommendation,
-    Results,
-    ResultsStore,
-    StratumVerdict,
-    Verdict,
-    comparison_table,
-    paired_comparison,
-    style_table,
-    verdict,
-)
-from workbench.harness.run import (
-    BudgetedModel,
-    DryRunEstimate,
-    RunBudget,
-    RunLock,
-    run_experiment,
-    run_experiment_async,
-)
-from workbench.metrics import compute_forgotten, compute_metrics, metric
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "Budget": "workbench.harness.experiment",
+    "CachePolicy": "workbench.harness.experiment",
+    "Cell": "workbench.harness.experiment",
+    "ExecutorSpec": "workbench.harness.experiment",
+    "Experiment": "workbench.harness.experiment",
+    "ModelEntry": "workbench.harness.experiment",
+    "SessionSource": "workbench.harness.experiment",
+    "expand_cells": "workbench.harness.experiment",
+    "write_report": "workbench.harness.report",
+    "ErrorCount": "workbench.harness.results",
+    "MetricVerdict": "workbench.harness.results",
+    "PairedResult": "workbench.harness.results",
+    "Recommendation": "workbench.harness.results",
+    "Results": "workbench.harness.results",
+    "ResultsStore": "workbench.harness.results",
+    "StratumVerdict": "workbench.harness.results",
+    "Verdict": "workbench.harness.results",
+    "comparison_table": "workbench.harness.results",
+    "paired_comparison": "workbench.harness.results",
+    "style_table": "workbench.harness.results",
+    "verdict": "workbench.harness.results",
+    "BudgetedModel": "workbench.harness.run",
+    "DryRunEstimate": "workbench.harness.run",
+    "RunBudget": "workbench.harness.run",
+    "RunLock": "workbench.harness.run",
+    "run_experiment": "workbench.harness.run",
+    "run_experiment_async": "workbench.harness.run",
+    "compute_forgotten": "workbench.metrics",
+    "compute_metrics": "workbench.metrics",
+    "metric": "workbench.metrics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'workbench.harness' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Budget",
@@ -84,3 +105,45 @@ __all__ = [
     "verdict",
     "write_report",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from workbench.harness.experiment import (
+        Budget,
+        CachePolicy,
+        Cell,
+        ExecutorSpec,
+        Experiment,
+        ModelEntry,
+        SessionSource,
+        expand_cells,
+    )
+    from workbench.harness.report import (
+        write_report,
+    )
+    from workbench.harness.results import (
+        ErrorCount,
+        MetricVerdict,
+        PairedResult,
+        Recommendation,
+        Results,
+        ResultsStore,
+        StratumVerdict,
+        Verdict,
+        comparison_table,
+        paired_comparison,
+        style_table,
+        verdict,
+    )
+    from workbench.harness.run import (
+        BudgetedModel,
+        DryRunEstimate,
+        RunBudget,
+        RunLock,
+        run_experiment,
+        run_experiment_async,
+    )
+    from workbench.metrics import (
+        compute_forgotten,
+        compute_metrics,
+        metric,
+    )

@@ -2,7 +2,8 @@
 
 Layers, smallest first: `_content` (the items, MCP blocks, unknown items kept whole),
 `_message` (the message, its metadata, visibility and audience projection),
-`_system` (system and internal messages carried in metadata, beside Goose's two roles).
+`_system` (system and internal messages carried in metadata, beside Goose's two roles),
+`_memo` (values derived from a message, computed once while it lives).
 """
 
 from workbench.messages._content import (
@@ -29,6 +30,7 @@ from workbench.messages._content import (
     content_from_goose,
     strip_unicode_tags,
 )
+from workbench.messages._memo import MessageMemo
 from workbench.messages._message import Message, MessageMetadata, Role, messages_from_goose
 from workbench.messages._system import (
     SYSTEM_METADATA_KEY,
@@ -41,7 +43,7 @@ from workbench.messages._system import (
 
 __all__ = [
     "SYSTEM_METADATA_KEY", "ActionRequired", "Annotations", "CallToolResult", "Content", "DocumentContent",
-    "ErrorContent", "FrontendToolRequest", "ImageContent", "McpBlock", "Message",
+    "ErrorContent", "FrontendToolRequest", "ImageContent", "McpBlock", "Message", "MessageMemo",
     "MessageMetadata", "RedactedThinkingContent", "Role", "SystemNotification", "TextContent",
     "ThinkingContent", "ToolCall", "ToolCallResult", "ToolConfirmationRequest", "ToolRequest",
     "ToolResponse", "ToolResponseResult", "UnknownContent", "content_from_goose",

@@ -242,8 +242,11 @@ class Message(BaseModel):
 
     def copy_with(self, **update: Any) -> Message:
         """A shallow copy with fields replaced (keeps the recorded JSON shape)."""
-        new = self.model_copy(update=update)
-        new._shape = dict(self._shape) if self._shape else None
+        new = self.model_copy(update=update) if update else self.__copy__()
+        private = new.__pydantic_private__
+        if private is not None and private.get("_shape"):
+            # its own dict, written straight in (pydantic's setattr is the slow part)
+            private["_shape"] = dict(private["_shape"])
         return new
 
 

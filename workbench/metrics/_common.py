@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'-][a-z0-9_]+)*")
+_WORD_PARTS = re.compile(r"[.'-]")
 
 # Common English function words and chat filler; a content word must be none of these.
 STOPWORDS = frozenset("""
@@ -42,12 +44,18 @@ def content_words(text: str, min_len: int = 4) -> list[str]:
 
 
 def word_set(text: str) -> set[str]:
-    """The set of `words` of `text`, plus the parts of dotted or dashed words."""
+    """The set of `words` of `text`, plus the parts of dotted or dashed words (a new set; the
+    last few texts' sets are remembered, since every probe of a cell asks for its summary's)."""
+    return set(_word_set(text))
+
+
+@functools.lru_cache(maxsize=16)
+def _word_set(text: str) -> frozenset[str]:
     out: set[str] = set()
     for w in words(text):
         out.add(w)
-        out.update(p for p in re.split(r"[.'-]", w) if p)
-    return out
+        out.update(p for p in _WORD_PARTS.split(w) if p)
+    return frozenset(out)
 
 
 @dataclass

@@ -62,13 +62,13 @@ def compute_forgotten(session: Session, summary_text: str) -> dict[str, list[str
     """
     text = summary_text or ""
     out = {
-        "files": files_probe(session.messages, text).missing,
-        "errors": errors_probe(session.messages, text).missing,
-        "requests": requests_probe(session.messages, text).missing,
+        "files": list(files_probe(session.messages, text).missing),
+        "errors": list(errors_probe(session.messages, text).missing),
+        "requests": list(requests_probe(session.messages, text).missing),
         "facts": [],
     }
     facts = facts_probe(session, text)
-    if facts is not None:
-        out["facts"] = facts[0].missing
-        out["stale"] = facts[1].missing
+    if facts is not None:  # lists of their own: a probe's result may be shared (shared_probes)
+        out["facts"] = list(facts[0].missing)
+        out["stale"] = list(facts[1].missing)
     return out

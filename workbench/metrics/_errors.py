@@ -32,9 +32,10 @@ from __future__ import annotations
 import functools
 import re
 
-from workbench.messages import Message, ToolResponse
+from workbench.messages import Message, MessageMemo, ToolResponse
 from workbench.metrics._common import ProbeResult, normalize_ws, word_set, words
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 
 MAX_ERROR_CHARS = 200
 """Longer error lines are cut here: the probe then asks for the first 200 characters verbatim."""
@@ -132,11 +133,22 @@ def session_errors(messages: list[Message]) -> list[str]:
     """Distinct error lines of the session's failing tool responses, in order."""
     seen: dict[str, None] = {}
     for msg in messages:
-        for resp in msg.tool_responses():
-            line = error_line(_flagged_text(resp), flagged=resp.tool_result.is_error)
-            if line:
-                seen.setdefault(line, None)
+        for line in _ERROR_LINES.get(msg, None, _message_errors, msg):
+            seen.setdefault(line, None)
     return list(seen)
+
+
+_ERROR_LINES = MessageMemo("error lines")
+"""Each message's error lines, found once (every cell scores the same recorded messages)."""
+
+
+def _message_errors(msg: Message) -> tuple[str, ...]:
+    lines = []
+    for resp in msg.tool_responses():
+        line = error_line(_flagged_text(resp), flagged=resp.tool_result.is_error)
+        if line:
+            lines.append(line)
+    return tuple(lines)
 
 
 def token_overlap(error: str, summary_words: set[str]) -> float:
@@ -147,6 +159,7 @@ def token_overlap(error: str, summary_words: set[str]) -> float:
     return sum(1 for w in toks if w in summary_words) / len(toks)
 
 
+@probe_once
 def errors_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     """Which tool errors the summary quotes verbatim.
 

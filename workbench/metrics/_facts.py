@@ -35,6 +35,7 @@ from workbench.metrics._common import ProbeResult, normalize_ws
 from workbench.metrics._errors import session_errors
 from workbench.metrics._files import path_suffixes, touched_files
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 from workbench.sessions import Session
 
 _SPAN = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'")
@@ -120,6 +121,7 @@ def probed_facts(session: Session) -> list[dict[str, Any]]:
     return [f for f in facts if not counted_elsewhere(f, files, errors)]
 
 
+@probe_once
 def facts_probe(session: Session, summary_text: str) -> tuple[ProbeResult, ProbeResult] | None:
     """Recall of current facts (weighed by kind) and the stale-value check.
 

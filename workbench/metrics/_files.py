@@ -22,9 +22,10 @@ import re
 import shlex
 from typing import Any
 
-from workbench.messages import Message
+from workbench.messages import Message, MessageMemo
 from workbench.metrics._common import ProbeResult
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 
 PATH_KEYS = ("path", "file", "file_path", "filename", "target_file", "paths")
 COMMAND_KEYS = ("command", "cmd", "script")
@@ -121,11 +122,21 @@ def touched_files(messages: list[Message]) -> list[str]:
     """
     seen: dict[str, None] = {}
     for msg in messages:
-        for req in msg.tool_requests():
-            if req.arguments:
-                for p in _argument_paths(req.arguments):
-                    seen.setdefault(p, None)
+        for p in _MESSAGE_PATHS.get(msg, None, _message_paths, msg):
+            seen.setdefault(p, None)
     return list(seen)
+
+
+_MESSAGE_PATHS = MessageMemo("touched paths")
+"""Each message's touched paths, found once (every cell scores the same recorded messages)."""
+
+
+def _message_paths(msg: Message) -> tuple[str, ...]:
+    paths: list[str] = []
+    for req in msg.tool_requests():
+        if req.arguments:
+            paths.extend(_argument_paths(req.arguments))
+    return tuple(paths)
 
 
 def path_suffixes(path: str) -> list[str]:
@@ -138,11 +149,16 @@ def path_suffixes(path: str) -> list[str]:
 
 
 def _mentions(summary: str, needle: str) -> bool:
+    return _mention_pattern(needle).search(summary) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _mention_pattern(needle: str) -> re.Pattern[str]:
     # A match must not be the middle of a longer name: `app.py` inside `myapp.py` does not count.
-    pattern = r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])"
-    return re.search(pattern, summary) is not None
+    return re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])")
 
 
+@probe_once
 def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     """Which touched files the summary names.
 

@@ -13,9 +13,10 @@ its parts, so ``config.yaml`` in the summary covers ``config``).
 
 from __future__ import annotations
 
-from workbench.messages import Message
+from workbench.messages import Message, MessageMemo
 from workbench.metrics._common import ProbeResult, content_words, normalize_ws, word_set
 from workbench.metrics._registry import MetricInput, metric
+from workbench.metrics._shared import probe_once
 
 MIN_WORDS = 3
 COVERAGE = 0.5
@@ -33,12 +34,21 @@ def user_requests(messages: list[Message]) -> list[str]:
     """The human requests of a session (whitespace-normalised, deduplicated, in order)."""
     seen: dict[str, None] = {}
     for msg in messages:
-        if not is_human_request(msg):
-            continue
-        text = normalize_ws(msg.concat_text())
-        if len(text.split()) >= MIN_WORDS and content_words(text):
+        text = _REQUEST.get(msg, None, _request_text, msg)
+        if text is not None:
             seen.setdefault(text, None)
     return list(seen)
+
+
+_REQUEST = MessageMemo("human request")
+"""Each message's request text (None: not a human request), found once."""
+
+
+def _request_text(msg: Message) -> str | None:
+    if not is_human_request(msg):
+        return None
+    text = normalize_ws(msg.concat_text())
+    return text if len(text.split()) >= MIN_WORDS and content_words(text) else None
 
 
 def request_coverage(request: str, summary_words: set[str]) -> float:
@@ -49,6 +59,7 @@ def request_coverage(request: str, summary_words: set[str]) -> float:
     return sum(1 for w in cw if w in summary_words) / len(cw)
 
 
+@probe_once
 def requests_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     """Which human requests the summary covers.
 

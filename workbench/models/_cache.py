@@ -19,6 +19,7 @@ standalone compacted copy, `ResponseCache.vacuum` folds the WAL into the main fi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -70,26 +71,59 @@ def _message_for_key(message: Message) -> dict[str, Any]:
 
 
 def prompt_hash(system: str, messages: Sequence[Message]) -> str:
-    """sha256 hex of the prompt alone (system + messages), whatever the model."""
-    body = {"system": system, "messages": [_message_for_key(m) for m in messages]}
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+    """sha256 hex of the prompt alone (system + messages), whatever the model.
+
+    The digest of canonical JSON ``{"messages": [...], "system": ...}``, computed once per
+    prompt: the cell's recorder, the shared calls and the cache ask for it (and for the cache
+    key) at every attempt, and the system prompt is the whole rendered transcript.
+    """
+    return _prompt_digest(system, _messages_json(messages))
 
 
 def cache_key(identity: Any, system: str, messages: Sequence[Message]) -> str:
     """sha256 hex of the model identity, the prompt and `KEY_VERSION`.
+
+    The digest of canonical JSON ``{"key_version", "messages", "model", "system"}`` (sorted
+    keys), streamed from parts so the system prompt is encoded once per prompt.
 
     Args:
         identity: The model identity, already stripped of secrets (see `model_identity`).
         system: The system prompt.
         messages: The request messages.
     """
-    body = {
-        "key_version": KEY_VERSION,
-        "model": identity,
-        "system": system,
-        "messages": [_message_for_key(m) for m in messages],
-    }
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+    return _key_digest(canonical_json(identity), system, _messages_json(messages))
+
+
+def _messages_json(messages: Sequence[Message]) -> str:
+    return canonical_json([_message_for_key(m) for m in messages])
+
+
+@functools.lru_cache(maxsize=64)
+def _system_json(system: str) -> bytes:
+    """The system prompt as a canonical JSON string, UTF-8 encoded (once per prompt)."""
+    return canonical_json(system).encode()
+
+
+@functools.lru_cache(maxsize=256)
+def _prompt_digest(system: str, messages_json: str) -> str:
+    digest = hashlib.sha256(b'{"messages":')
+    digest.update(messages_json.encode())
+    digest.update(b',"system":')
+    digest.update(_system_json(system))
+    digest.update(b"}")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _key_digest(identity_json: str, system: str, messages_json: str) -> str:
+    digest = hashlib.sha256(f'{{"key_version":{canonical_json(KEY_VERSION)},"messages":'.encode())
+    digest.update(messages_json.encode())
+    digest.update(b',"model":')
+    digest.update(identity_json.encode())
+    digest.update(b',"system":')
+    digest.update(_system_json(system))
+    digest.update(b"}")
+    return digest.hexdigest()
 
 
 # ---- migrations -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from workbench._offline import ensure_offline, litellm_tokenizer_dir
 from workbench.errors import ConfigError
-from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
+from workbench.messages import Message, MessageMemo, TextContent, ToolRequest, ToolResponse
 
 ENCODING = "o200k_base"
 PER_MESSAGE_TOKENS = 4
@@ -31,6 +31,8 @@ ENUM_DISCOUNT = 3
 ENUM_ITEM_TOKENS = 3
 TOOLS_FOOTER_TOKENS = 12
 _CACHE_SIZE = 65536
+_CONTENT_TOKENS = MessageMemo("content tokens")
+"""Each message's content tokens per counter: counted once, whatever the cell or ladder step."""
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 """Where tiktoken would fetch an encoding; its cache file is named by this URL's sha1."""
 
@@ -93,7 +95,11 @@ class GooseCounter:
         return self._count(text) if text else 0
 
     def content_tokens(self, message: Message) -> int:
-        """Tokens of a message's countable items (no per-message overhead)."""
+        """Tokens of a message's countable items (no per-message overhead), counted once per
+        message (see `MessageMemo`)."""
+        return _CONTENT_TOKENS.get(message, self, self._content_tokens, message)
+
+    def _content_tokens(self, message: Message) -> int:
         total = 0
         for item in message.content:
             if isinstance(item, TextContent):

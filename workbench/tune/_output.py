@@ -134,9 +134,10 @@ def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, 
             raise ConfigError(f"{target} exists; pass another --winner-name or --overwrite")
         shutil.rmtree(target)
     variant = load_variant(result.winner, getattr(result, "experiment", None))
+    baked = variant.templates.baked()  # the folder has no [params]: the values go in the text
     target.mkdir(parents=True)
-    (target / COMPACTION_TEMPLATE).write_text(variant.templates.compaction, encoding="utf-8")
-    (target / COMPACTION_SUMMARY_TEMPLATE).write_text(variant.templates.summary,
+    (target / COMPACTION_TEMPLATE).write_text(baked.compaction, encoding="utf-8")
+    (target / COMPACTION_SUMMARY_TEMPLATE).write_text(baked.summary,
                                                       encoding="utf-8")
     evidence = result.evidence()
     options = [f"{k} = {json.dumps(v)}" for k, v in variant.options.items()]

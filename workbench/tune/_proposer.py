@@ -138,7 +138,7 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, base
         proposer = load_model(str(tune.proposer))
     base = load_variant(baseline, experiment)
     forgotten = failure_analysis(first, baseline)
-    proposals = await propose(proposer, base.templates.compaction, forgotten, tune.proposals)
+    proposals = await propose(proposer, base.templates.baked().compaction, forgotten, tune.proposals)
     records = []
     for i, proposal in enumerate(proposals, start=1):
         name = f"proposal-{i}"
@@ -152,7 +152,7 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, base
         (folder / "reply.md").write_text(proposal["reply"], encoding="utf-8")
         if proposal["source"] is not None:
             (folder / COMPACTION_TEMPLATE).write_text(proposal["source"], encoding="utf-8")
-            (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(base.templates.summary,
+            (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(base.templates.baked().summary,
                                                               encoding="utf-8")
             options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in base.options.items())
             (folder / VARIANT_FILE).write_text(options, encoding="utf-8")

@@ -12,10 +12,12 @@ lists of those (a list-valued parameter lists its allowed lists under ``values``
 
 A *point* is one assignment of values; its label is ``name{k=v,...}`` listing only the values that
 differ from the defaults (so the defaults point is labelled by the bare name). Templates receive
-the values through ``{% set k = v %}`` lines prepended to each template that reads them
-(`bake`): the same text renders in the workbench, in the response-cache key and in Goose after an
-export, with no extra machinery. A template whose rendered prompt does not read a parameter is
-left byte-identical, so summary-only parameters never change the prompt sent to the model.
+the values as render variables (`Templates.params`), so every point of a variant renders through
+one compiled template per source. Exporting a point writes them in as ``{% set k = v %}`` lines
+(`bake`), for Goose, which knows nothing of parameters; baked or not, a point renders the same
+text, so the prompt (and the response-cache key over it) does not depend on which. A prompt that
+does not read a parameter renders byte-identically across its values, so summary-only
+parameters never change the prompt sent to the model.
 """
 
 from __future__ import annotations
@@ -28,8 +30,13 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.compaction._templates import bake, jinja_literal
 from workbench.compaction._templates import template_variables as _sandbox_variables
 from workbench.errors import ConfigError
+
+__all__ = ["MAX_DOMAIN", "MAX_POINTS", "PARAMS_KEY", "RESERVED", "Param", "bake", "expand_points",
+           "format_value", "jinja_literal", "parse_label", "parse_param", "parse_params",
+           "point_label", "resolve_point", "template_variables"]
 
 PARAMS_KEY = "params"
 MAX_DOMAIN = 10_000
@@ -259,32 +266,6 @@ def template_variables(source: str, name: str = "<template>") -> set[str]:
             depth, length, time); names the template.
     """
     return _sandbox_variables(source, name)
-
-
-def jinja_literal(value: Any) -> str:
-    """A value as a Jinja (and minijinja) literal."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(jinja_literal(v) for v in value) + "]"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return json.dumps(str(value))
-
-
-def bake(source: str, values: dict[str, Any], name: str = "<template>") -> str:
-    """`source` with a ``{% set %}`` line for each parameter it reads (none: unchanged).
-
-    Raises:
-        TemplateError: `source` cannot be parsed within the render limits (only when there
-            are values to bake: a template without parameters is returned unread).
-    """
-    if not values:
-        return source
-    used = template_variables(source, name)
-    lines = [f"{{% set {name} = {jinja_literal(v)} %}}\n" for name, v in values.items()
-             if name in used]
-    return "".join(lines) + source
 
 
 # ---- grids -----------------------------------------------------------------------------------

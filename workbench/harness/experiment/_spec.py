@@ -210,7 +210,8 @@ class Experiment(_Strict):
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     """How many times each cell runs (repeat index is part of the cell key)."""
     concurrency: int = Field(default=4, gt=0, le=MAX_CONCURRENCY)
-    """At most this many cells in flight at once."""
+    """At most this many cells calling models at once (a cell frees its slot when its calls are
+    done, before it is scored)."""
     regress: dict[str, str] = Field(default_factory=dict)
     """The regression gate's metric rules (``workbench regress``): metric name (a column of
     `Results.table()`) -> tolerance such as ``"not lower"`` or ``"+5%"`` (see

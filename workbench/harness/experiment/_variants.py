@@ -24,7 +24,6 @@ from workbench.errors import ConfigError
 from workbench.harness.experiment._params import (
     PARAMS_KEY,
     Param,
-    bake,
     parse_label,
     parse_params,
     point_label,
@@ -56,7 +55,7 @@ class Variant:
         params: The full parameter values of this point (empty for an unparametrised variant).
         base: The variant folder's name without the parameter point.
         declared: The parameters the folder declares.
-        raw_templates: The folder's template sources before the parameters were baked in.
+        raw_templates: The folder's template sources (`templates` without the parameters).
     """
 
     name: str
@@ -154,8 +153,9 @@ def read_variant_options(folder: Path) -> dict[str, Any]:
 def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     """Resolve a variant name (or a point ``name{k=v}``) to its templates and options.
 
-    A parametrised variant's templates get its values baked in (see ``_params.bake``); the
-    returned `Variant.name` is the point's canonical label (only non-default values listed).
+    A parametrised variant's templates carry its values as render variables
+    (`Templates.params`; ``templates.baked()`` writes them in for an export); the returned
+    `Variant.name` is the point's canonical label (only non-default values listed).
 
     Both templates are compiled here, in the renderer's sandbox and under its limits, so a
     template that cannot be compiled fails once, at load, naming the variant and the file.
@@ -180,8 +180,7 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     for text, file in ((source.compaction, COMPACTION_TEMPLATE),
                        (source.summary, COMPACTION_SUMMARY_TEMPLATE)):
         check_template(text, where[file])
-    templates = Templates(bake(source.compaction, values, where[COMPACTION_TEMPLATE]),
-                          bake(source.summary, values, where[COMPACTION_SUMMARY_TEMPLATE]), label)
+    templates = Templates(source.compaction, source.summary, label, params=values)
     return Variant(label, folder, templates, read_variant_options(folder), params=values,
                    base=base, declared=declared, raw_templates=source)
 

@@ -6,9 +6,14 @@ usage of every attempt that was billed before the failure.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import threading
 import time
 import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,9 +199,74 @@ def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
             "window": cell.window, "repeat": cell.repeat}
 
 
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def scoring_pool() -> ThreadPoolExecutor:
+    """The process's pool for cells' scoring steps: one thread per core (``os.cpu_count``).
+
+    Threads, not processes: the steps read the run's loaded sessions and write the run
+    folder, and a process would first need the session pickled to it, which costs about
+    what the metrics do. What the pool buys is an event loop that never runs a cell's
+    scoring, so the calls of the cells in flight are never held up by it.
+    """
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                            thread_name_prefix="workbench-scoring"))
+        return _POOL[0]
+
+
+def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: str,
+           last_text: str | None, estimator: Any, out: Path, original_tokens: int,
+           columns: dict[str, Any]) -> dict[str, Any]:
+    """A finished compaction's summary files, token counts, metrics, probes and forgotten
+    items, in the ``metrics_json`` order (synchronous: `run_cell` runs it in the scoring pool).
+    Row columns go into `columns` as they are known, so a failure part way keeps the ones
+    before it, as the row did."""
+    from workbench.harness.run._strategy_run import scored_session
+
+    summary_tokens = estimator.count_text_tokens(text)
+    columns.update({
+        "status": "ok", "retained_tokens": result.retained_tokens,
+        "summary_tokens": summary_tokens, "parse_outcome": result.parse_outcome,
+        "structured": int(bool(result.structured)) if cell.uses_model else None})
+    columns["summary_path"] = _write_summary(out, cell, text)
+    if last_text is not None:  # the parser's input (drill-down)
+        (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(last_text),
+                                                                   encoding="utf-8")
+    if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
+        session = scored_session(session, result)
+        original_tokens = columns["original_tokens"] = \
+            estimator.count_context_tokens(session.messages)
+    metrics = _metrics_module()
+    values: dict[str, Any] = {}
+    if metrics is not None:
+        with metrics.shared_probes():  # the metrics and the forgotten items run each probe once
+            values = _metrics_and_forgotten(metrics, cell, session, variant, text, last_text,
+                                            result, out, original_tokens, summary_tokens)
+    return values
+
+
+def _metrics_and_forgotten(metrics: Any, cell: Cell, session: Session, variant: Variant,
+                           text: str, last_text: str | None, result: Any, out: Path,
+                           original_tokens: int, summary_tokens: int) -> dict[str, Any]:
+    structured = _parse_structured(last_text) if result.structured else None
+    values: dict[str, Any] = metrics.compute_metrics(session, text, structured,
+                                                     original_tokens=original_tokens,
+                                                     summary_tokens=summary_tokens)
+    values["template_echo"] = metrics.template_echo(structured,
+                                                    variant.templates.baked().compaction)
+    forgotten = metrics.compute_forgotten(session, text)
+    (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
+        redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+    return values
+
+
 async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Any,
                    experiment: Experiment, out: Path, run_id: str,
-                   qa_bank: Any = None) -> CellOutcome:
+                   qa_bank: Any = None, calls_done: Callable[[], None] | None = None) -> CellOutcome:
     """Compact `session` as `cell` says and return its rows (errors become an 'error' row).
 
     Args:
@@ -209,6 +279,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         out: The run folder (summaries and ``qa/`` files are written under it).
         run_id: The current run's id.
         qa_bank: The run's `QuestionBank` (a fresh one when None and ``[qa]`` is set).
+        calls_done: Called once the cell will call no model again (after the compaction and
+            the ``[qa]`` step, before the scoring): the local executor frees the cell's
+            concurrency slot there, so the next cell's calls overlap this one's scoring.
     """
     from workbench.harness.run._strategy_run import run_strategy, scored_session
 
@@ -230,44 +303,35 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         row["latency_ms"] = (time.perf_counter() - started) * 1000
         records = list(result.attempts)
         text = result.summary_text
-        summary_tokens = estimator.count_text_tokens(text)
         usages = list(result.usages)
         row.update(_sum_usage(usages) | _ladder_columns(records))
         raw_usages = recorder.raw_usages if recorder is not None else []
         row.update(_billing_columns(records, raw_usages), http_retries=_http_retries(raw_usages),
                    outcome_kind=outcome_kind(None))
-        row.update(status="ok", retained_tokens=result.retained_tokens,
-                   summary_tokens=summary_tokens, parse_outcome=result.parse_outcome,
-                   structured=int(bool(result.structured)) if cell.uses_model else None)
-        row["summary_path"] = _write_summary(out, cell, text)
-        if model is not None and model.last_text is not None:  # the parser's input (drill-down)
-            (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(model.last_text),
-                                                                       encoding="utf-8")
-        whole = session
-        if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
-            session = scored_session(session, result)
-            row["original_tokens"] = estimator.count_context_tokens(session.messages)
-        metrics = _metrics_module()
-        values: dict[str, Any] = {}
-        if metrics is not None:
-            last_text = model.last_text if model is not None else None
-            structured = _parse_structured(last_text) if result.structured else None
-            values = metrics.compute_metrics(session, text, structured,
-                                             original_tokens=row["original_tokens"],
-                                             summary_tokens=summary_tokens)
-            values["template_echo"] = metrics.template_echo(structured,
-                                                            variant.templates.compaction)
-            forgotten = metrics.compute_forgotten(session, text)
-            (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
-                redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
-        if experiment.qa is not None:
+        last_text = model.last_text if model is not None else None
+        qa_metrics: dict[str, Any] = {}
+        if experiment.qa is not None:  # the cell's last model calls
             from workbench.harness.run._qa_bank import QuestionBank
             from workbench.harness.run._qa_run import run_qa
 
-            qa = await run_qa(cell, whole, session, result.context, experiment.qa,
-                              qa_bank if qa_bank is not None else QuestionBank(), model_for, out)
-            values.update(qa.metrics)
+            qa = await run_qa(cell, session, scored_session(session, result), result.context,
+                              experiment.qa, qa_bank if qa_bank is not None else QuestionBank(),
+                              model_for, out)
+            qa_metrics = qa.metrics
             qa_calls = qa.calls
+        if calls_done is not None:
+            calls_done()
+        # The cell's CPU-heavy pure steps (counts, metrics, probes, forgotten items) and its
+        # file writes run in the scoring pool, off the event loop: the loop stays free for
+        # the other cells' calls (tiktoken and file I/O release the interpreter lock).
+        columns: dict[str, Any] = {}
+        try:
+            values = await asyncio.get_running_loop().run_in_executor(
+                scoring_pool(), _score, cell, session, variant, result, text, last_text,
+                estimator, out, row["original_tokens"], columns)
+        finally:
+            row.update(columns)
+        values.update(qa_metrics)
         if values:
             row["metrics_json"] = json.dumps(values, default=float)
     except Exception as exc:  # one failing cell never stops the run

@@ -128,7 +128,7 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
             continue
         variant = variants[cell.template]
         call = (cell.session_id, cell.model, cell.window, cell.repeat,
-                variant.templates.compaction, json.dumps(variant.options, sort_keys=True))
+                variant.templates.baked().compaction, json.dumps(variant.options, sort_keys=True))
         if call in calls:  # the run shares this call (SharedCalls): no extra tokens or cost
             shared += 1
             continue

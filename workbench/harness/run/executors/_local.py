@@ -1,13 +1,14 @@
 """The local executor: every cell on this process's event loop, with bounded concurrency.
 
 The default. Cells run as asyncio tasks; a global semaphore and optional per-model semaphores
-bound how many are in flight; the budget is checked when a cell gets its slot.
+bound how many are calling models at once; the budget is checked when a cell gets its slot.
+A cell frees its slot when its calls are done, and scores (metrics, probes, files) in the
+scoring pool while the next cell calls.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 from typing import Any
 
@@ -34,16 +35,31 @@ class LocalExecutor:
 
         async def one(cell: Any) -> None:
             sem = model_sems.get(cell.model_index)
-            async with sem if sem is not None else contextlib.nullcontext():
-                async with global_sem:
-                    reason = job.budget_reached()
-                    if reason is not None:
-                        report.stopped = report.stopped or reason
-                        report.skipped += 1
-                        return
-                    outcome = await run_cell(cell, job.sessions[cell.session_id],
-                                             job.variants[cell.template], job.model_for,
-                                             experiment, job.out, job.run_id, job.qa_bank)
+            held: list[asyncio.Semaphore] = []
+
+            def free() -> None:  # the global slot first, as leaving the `async with`s did
+                while held:
+                    held.pop().release()
+
+            try:
+                if sem is not None:
+                    await sem.acquire()
+                    held.append(sem)
+                await global_sem.acquire()
+                held.append(global_sem)
+                reason = job.budget_reached()
+                if reason is not None:
+                    report.stopped = report.stopped or reason
+                    report.skipped += 1
+                    return
+                # The slots bound the cells calling models: this cell frees its own once its
+                # calls are done (`calls_done`), while it scores off the loop.
+                outcome = await run_cell(cell, job.sessions[cell.session_id],
+                                         job.variants[cell.template], job.model_for,
+                                         experiment, job.out, job.run_id, job.qa_bank,
+                                         calls_done=free)
+            finally:
+                free()
             job.record(outcome)
 
         await asyncio.gather(*(one(c) for c in job.cells))
