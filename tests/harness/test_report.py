@@ -118,8 +118,10 @@ def test_the_table_csv_holds_the_comparison_table(report):
 
 def test_the_cells_csv_has_one_row_per_cell_with_metrics_expanded(report):
     cells = pd.read_csv(report["cells_csv"])
-    assert cells["cell_id"].tolist() == ["c1", "c2", "c3"]
-    assert cells["files_recall"].tolist()[:2] == [1.0, 0.0]
+    # key order (session, strategy, model, template, window, repeat), not the order cells
+    # finished: c3 (terse, no window) sorts before c2 (terse, 8k)
+    assert cells["cell_id"].tolist() == ["c1", "c3", "c2"]
+    assert cells["files_recall"].fillna(-1).tolist() == [1.0, -1, 0.0]  # c3 failed: no value
 
 
 def test_forgotten_items_come_from_the_stored_file_else_are_computed(report):
@@ -222,3 +224,22 @@ def test_compare_fail_on_exits_1_when_b_is_worse_than_the_tolerance(tmp_path):
     wrong = CliRunner().invoke(command, [str(run_a), str(run_b), "--fail-on", "recall"])
     assert wrong.exit_code == 2
     assert "--fail-on 'recall': expected METRIC:TOLERANCE" in wrong.output
+
+
+def test_the_report_reads_the_same_whatever_order_the_cells_finished(tmp_path, json_importer):
+    """Cells load in key order, so a run whose cells finished in another order (a thread pool,
+    Ray) gives the same report: the same comparison baseline, the same sections, byte for byte
+    (before, the first template to finish was the baseline every other one was compared with)."""
+    first = make_run(tmp_path / "a")
+    second = make_run(tmp_path / "b")
+    db = sqlite3.connect(second / "results.sqlite")
+    rows = db.execute("SELECT * FROM cells ORDER BY rowid").fetchall()
+    db.execute("DELETE FROM cells")
+    db.executemany(f"INSERT INTO cells VALUES ({','.join('?' * len(rows[0]))})",
+                   list(reversed(rows)))
+    db.commit()
+    db.close()
+    a = write_report(first)["markdown"].read_text(encoding="utf-8")
+    b = write_report(second)["markdown"].read_text(encoding="utf-8")
+    assert "| goose | terse | probe_recall |" in a
+    assert a.replace(str(tmp_path / "a"), "") == b.replace(str(tmp_path / "b"), "")

@@ -26,13 +26,19 @@ QUESTIONS_DIR = "qa/questions"
 functional probes: ``qa/<cell_id>.json`` per cell, ``qa/questions/<key>.json`` per session."""
 
 
-def _read_table(db_path: Path, table: str) -> pd.DataFrame:
+CELL_ORDER = "session_id, strategy, model, template, window, repeat, rowid"
+"""Cells load in key order, not in the order they finished (which depends on scheduling), so
+everything made from a run (tables, comparisons, the report's sections) reads the same for the
+same cells."""
+
+
+def _read_table(db_path: Path, table: str, order: str = "rowid") -> pd.DataFrame:
     import pandas as pd
 
     # Read-only URI: loading a run never creates or migrates anything.
     db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY rowid", db)
+        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {order}", db)
     finally:
         db.close()
 
@@ -82,7 +88,7 @@ class Results:
                               f"--out {folder} first")
         spec_path = folder / SPEC_FILE
         spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
-        return cls(folder, spec, expand_metrics(_read_table(db, "cells")),
+        return cls(folder, spec, expand_metrics(_read_table(db, "cells", CELL_ORDER)),
                    _read_table(db, "attempts"), _read_table(db, "runs"))
 
     @property
