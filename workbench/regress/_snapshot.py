@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
+from workbench.sessions.importers._readers import open_brackets
 
 SUMMARIES_DIR = "summaries"
 METRICS_FILE = "metrics.json"
@@ -191,26 +192,8 @@ class Snapshot:
 
 def _too_deep_line(text: str, limit: int) -> int | None:
     """The line where arrays/objects (outside strings) nest past `limit`, or None."""
-    depth, in_string, escaped, line = 0, False, False, 1
-    for ch in text:
-        if ch == "\n":
-            line += 1
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return line
-        elif ch in "]}":
-            depth -= 1
-    return None
+    at = next((i for i, depth in open_brackets(text) if depth > limit), None)
+    return None if at is None else text.count("\n", 0, at) + 1
 
 
 def _shape_problem(data: Any) -> str | None:

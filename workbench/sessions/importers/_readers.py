@@ -123,9 +123,9 @@ def loads(text: str | bytes) -> Any:
             found.start() if found else 0) from None
 
 
-def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
-    """Index of the first ``[``/``{`` of `text` past nesting depth `limit` (else the deepest)."""
-    depth = deepest = deepest_at = 0
+def open_brackets(text: str) -> Iterator[tuple[int, int]]:
+    """``(index, depth)`` of every ``[``/``{`` of JSON `text` outside strings, depth from 1."""
+    depth = 0
     in_string = escaped = False
     for i, ch in enumerate(text):
         if in_string:
@@ -139,12 +139,19 @@ def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
             in_string = True
         elif ch in "[{":
             depth += 1
-            if depth > limit:
-                return i
-            if depth > deepest:
-                deepest, deepest_at = depth, i
+            yield i, depth
         elif ch in "]}":
             depth -= 1
+
+
+def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
+    """Index of the first ``[``/``{`` of `text` past nesting depth `limit` (else the deepest)."""
+    deepest = deepest_at = 0
+    for i, depth in open_brackets(text):
+        if depth > limit:
+            return i
+        if depth > deepest:
+            deepest, deepest_at = depth, i
     return deepest_at
 
 
