@@ -8,14 +8,13 @@ author again. A reply that is not such a list raises `ReplyFormatError`.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from workbench.errors import ReplyFormatError
 from workbench.messages import Message, MessageMetadata
 from workbench.probes._questions import KINDS, Question
+from workbench.probes._reply_json import json_in_reply
 
 __all__ = ["AUTHOR_SYSTEM", "author_message", "parse_author_reply"]
 
@@ -31,7 +30,6 @@ AUTHOR_SYSTEM = (
 """The probe author's system prompt."""
 
 AUTHOR_REQUEST = "Write {n} questions of these kinds: {kinds}."
-_FENCE = re.compile(r"```(?:json)?\s*(\[.*?\])\s*```", re.DOTALL)
 
 
 def author_message(n: int, kinds: Sequence[str] = KINDS) -> Message:
@@ -41,14 +39,7 @@ def author_message(n: int, kinds: Sequence[str] = KINDS) -> Message:
 
 
 def _array(text: str) -> Any:
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text[text.find("["):text.rfind("]") + 1]
-    if not body:
-        raise ReplyFormatError("the probe author's reply holds no JSON list")
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ReplyFormatError(f"the probe author's reply is not valid JSON ({exc.msg})") from None
+    return json_in_reply(text, "[]", "the probe author")
 
 
 def parse_author_reply(text: str, n: int, kinds: Sequence[str] = KINDS,

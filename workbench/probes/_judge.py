@@ -10,15 +10,14 @@ so a broken judge is an error row, never a silent bad score.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import ReplyFormatError
 from workbench.messages import Message
 from workbench.probes._questions import Question
+from workbench.probes._reply_json import json_in_reply
 
 __all__ = ["DIMENSIONS", "JUDGE_SYSTEM", "JudgeGrade", "judge_message", "parse_judge_reply"]
 
@@ -38,7 +37,6 @@ DIMENSIONS: dict[str, str] = {
 """The rubric: dimension -> what a 5 means."""
 
 MAX_SCORE = 5
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 JUDGE_SYSTEM = (
     "You grade one answer given by a coding agent whose conversation history was compacted. "
@@ -84,14 +82,7 @@ def judge_message(question: Question, answer: str) -> Message:
 
 
 def _object(text: str) -> Any:
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text[text.find("{"):text.rfind("}") + 1]
-    if not body:
-        raise ReplyFormatError("the judge's reply holds no JSON object")
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ReplyFormatError(f"the judge's reply is not valid JSON ({exc.msg})") from None
+    return json_in_reply(text, "{}", "the judge")
 
 
 def _score(value: Any, name: str) -> int:
