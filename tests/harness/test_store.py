@@ -27,6 +27,24 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     assert names == [m.__name__ for m in MIGRATIONS]
 
 
+def test_pending_migrations_apply_all_or_nothing(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.results import _migrations
+
+    def m999_broken(db: sqlite3.Connection) -> None:
+        db.execute("ALTER TABLE no_such_table ADD COLUMN x TEXT")
+
+    monkeypatch.setattr(_migrations, "MIGRATIONS", [*MIGRATIONS, m999_broken])
+    db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="no such table: no_such_table"):
+        migrate(db)
+    assert _migrations.applied(db) == []
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"_workbench_migrations"}  # m001-m017 rolled back with the broken one
+    monkeypatch.setattr(_migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrate(db) == [m.__name__ for m in MIGRATIONS]
+
+
 def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "r.sqlite")
     assert columns(store.db, "runs") == [

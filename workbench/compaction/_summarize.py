@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from workbench.compaction._format import TranscriptStyle, format_transcript
 from workbench.compaction._model import CompactionModel, Usage
-from workbench.compaction._structured import StructuredSummary
-from workbench.compaction._templates import COMPACTION_TEMPLATE, Templates, render
+from workbench.compaction._reuse import parsed_reply, remembered_render, render_and_remember
+from workbench.compaction._templates import COMPACTION_TEMPLATE, Templates
 from workbench.compaction._usage_estimate import ensure_usage_tokens
 from workbench.errors import CompactionError, ContextLengthExceeded, TemplateError
 from workbench.messages import (
@@ -277,7 +277,7 @@ def apply_structured_summary(response: Message, summary_template: str | None,
         ``"structured"``, or the reason the raw reply was kept: ``"no_candidate"``,
         ``"invalid_json"``, ``"empty"``, ``"render_error"`` or ``"render_empty"``.
     """
-    outcome = StructuredSummary.parse_detailed(response.concat_text())
+    outcome = parsed_reply(response.concat_text())  # read only: shared by equal replies
     if outcome.summary is None:
         return outcome.reason
     try:
@@ -342,10 +342,14 @@ async def summarize(
     for index, pct in enumerate(REMOVAL_PERCENTAGES):
         kept, dropped, responses_removed = _apply_removal(messages, pct, order, removal)
         transcript = format_transcript(kept, transcript_style)
-        # Off the event loop: a slow template then stalls only this call, never the others.
-        system_prompt = await asyncio.to_thread(
-            render, templates.compaction, _context(templates, {"messages": transcript}),
-            template_name)
+        context = _context(templates, {"messages": transcript})
+        remembered = remembered_render(templates.compaction, context)
+        if remembered is not None:  # the same prompt rendered before (a tune's variants)
+            system_prompt = remembered
+        else:
+            # Off the event loop: a slow template then stalls only this call, never the others.
+            system_prompt = await asyncio.to_thread(render_and_remember, templates.compaction,
+                                                    context, template_name)
         record = Attempt(number=index + 1, removal_percent=pct, messages_removed=dropped,
                          tool_responses_removed=responses_removed, outcome="ok")
         records.append(record)

@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 MAX_REPEATS = 1000
 """Most repeats of each cell."""
 MAX_CONCURRENCY = 512
-"""Most cells in flight at once (globally and per model)."""
+"""Most model calls (local executor) or cells (Ray) in flight at once, globally and per model."""
 MAX_CELLS = 250_000
 """Most cells one experiment may expand to (sessions x strategies x models x templates x
 windows x repeats)."""

@@ -1,7 +1,8 @@
 """`ResultsStore`: the run folder's ``results.sqlite`` (runs, cells, attempts).
 
-One writer: the runner's own event loop. A cell row and its attempt rows are written in a single
-transaction, so a killed run loses only the cells in flight and never leaves half a cell. Every
+One writer at a time: the runner writes the run's rows, and its `CellWriter` thread the cells
+(``_writer``). A cell row and its attempt rows are written in a single transaction, so a killed
+run loses only the cells in flight or queued and never leaves half a cell. Every
 text value is passed through `workbench._redact` on its way in, so no key reaches the file.
 """
 

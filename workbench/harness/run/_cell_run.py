@@ -26,6 +26,7 @@ from workbench.harness.results._outcomes import error_class, outcome_kind, root_
 from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import utc_now
 from workbench.harness.run._budget import NOT_BILLED_FLAGS
+from workbench.harness.run._score_memo import SCORES
 from workbench.messages import Message
 from workbench.models._cache import prompt_hash
 from workbench.models._cap import window_facts
@@ -186,9 +187,9 @@ def _ladder_columns(records: list[Any]) -> dict[str, Any]:
 def _parse_structured(raw: str | None) -> Any:
     if not raw:
         return None
-    from workbench.compaction import StructuredSummary
+    from workbench.compaction._reuse import parsed_reply
 
-    return StructuredSummary.parse(raw)
+    return parsed_reply(raw).summary  # read only (metrics and the echo check read it)
 
 
 def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
@@ -252,15 +253,24 @@ def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: st
 def _metrics_and_forgotten(metrics: Any, cell: Cell, session: Session, variant: Variant,
                            text: str, last_text: str | None, result: Any, out: Path,
                            original_tokens: int, summary_tokens: int) -> dict[str, Any]:
-    structured = _parse_structured(last_text) if result.structured else None
-    values: dict[str, Any] = metrics.compute_metrics(session, text, structured,
-                                                     original_tokens=original_tokens,
-                                                     summary_tokens=summary_tokens)
+    reply = last_text if result.structured else None
+
+    def compute() -> tuple[Any, dict[str, Any], str]:
+        structured = _parse_structured(reply)
+        values = metrics.compute_metrics(session, text, structured,
+                                         original_tokens=original_tokens,
+                                         summary_tokens=summary_tokens)
+        forgotten = metrics.compute_forgotten(session, text)
+        return structured, values, redact(json.dumps(forgotten, ensure_ascii=False, indent=1))
+
+    # Pure in these inputs: cells with the same summary of the same session share one scoring.
+    structured, computed, forgotten_json = SCORES.get(
+        session, (text, reply, original_tokens, summary_tokens), compute)
+    values = dict(computed)
     values["template_echo"] = metrics.template_echo(structured,
                                                     variant.templates.baked().compaction)
-    forgotten = metrics.compute_forgotten(session, text)
-    (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(
-        redact(json.dumps(forgotten, ensure_ascii=False, indent=1)), encoding="utf-8")
+    (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(forgotten_json,
+                                                                        encoding="utf-8")
     return values
 
 
@@ -280,8 +290,8 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
         run_id: The current run's id.
         qa_bank: The run's `QuestionBank` (a fresh one when None and ``[qa]`` is set).
         calls_done: Called once the cell will call no model again (after the compaction and
-            the ``[qa]`` step, before the scoring): the local executor frees the cell's
-            concurrency slot there, so the next cell's calls overlap this one's scoring.
+            the ``[qa]`` step, before the scoring): the local executor admits the next cell
+            there, so it prepares and calls while this one is scored.
     """
     from workbench.harness.run._strategy_run import run_strategy, scored_session
 

@@ -27,6 +27,7 @@ from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
+from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetedModel, RunBudget
 from workbench.harness.run._cell_run import CellOutcome, error_outcome
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
@@ -251,7 +252,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
             if not _billed(outcome.row):
                 return  # nothing was billed: the cell simply runs next time
             outcome.row["error_type"] = BUDGET_STOPPED
-        store.record_cell(outcome.row, outcome.attempts)
+        writer.put(outcome.row, outcome.attempts)
         bar.update(1)
 
     job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
@@ -260,10 +261,12 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                   record=record, budget_reached=budget.reached, model_factory=model_factory,
                   shared=shared,
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
+    writer = CellWriter(store.path)  # off the loop: SQLite never holds up a call
     try:
         report = await executor.run(job)
     finally:
         bar.close()
+        writer.close()
     reason = stopped[0] if stopped else report.stopped
     if reason:
         message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "

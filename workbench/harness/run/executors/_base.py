@@ -25,8 +25,9 @@ class CellJob:
         cells: The cells to run, in expansion order.
         sessions: Session id -> loaded `Session`.
         variants: Template variant name -> resolved `Variant`.
-        concurrency: The global limit on cells in flight.
-        model_for: Driver-side ``Cell -> CompactionModel`` (the local executor calls it).
+        concurrency: The global limit: model calls in flight (local), cells in flight (Ray).
+        model_for: Driver-side ``(cell, role=None) -> CompactionModel`` (the local executor
+            calls it: the summarizer, or with a role a ``[qa]`` model).
         model_factory: The user's factory, when one was given (shipped to Ray workers).
         shared: The run's `SharedCalls` table (``model_for`` already wraps models with it; a
             remote executor shares calls the same way through its own copy, then merges it
@@ -44,7 +45,7 @@ class CellJob:
     sessions: dict[str, Any]
     variants: dict[str, Any]
     concurrency: int
-    model_for: Callable[[Any], Any]
+    model_for: Callable[..., Any]
     record: Callable[[Any], None]
     budget_reached: Callable[[], str | None]
     model_factory: Callable[[Any], Any] | None = None

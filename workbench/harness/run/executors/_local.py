@@ -1,9 +1,12 @@
 """The local executor: every cell on this process's event loop, with bounded concurrency.
 
-The default. Cells run as asyncio tasks; a global semaphore and optional per-model semaphores
-bound how many are calling models at once; the budget is checked when a cell gets its slot.
-A cell frees its slot when its calls are done, and scores (metrics, probes, files) in the
-scoring pool while the next cell calls.
+The default. Cells run as asyncio tasks. The run's concurrency (and a model's own
+``concurrency``) bounds the model calls in flight: a call holds its slots only while it is out
+(`CallSlot`), so a cell prepares its prompt before it takes one and frees it the moment the
+reply is in. At most `LOOKAHEAD` times the concurrency cells are admitted at once (preparing,
+waiting for a slot or calling), which bounds memory and keeps a queue of prompts ready; a cell
+leaves that count once its calls are done and scores (metrics, probes, files) in the scoring
+pool. The budget is checked when a cell is admitted (and every call reserves its cost).
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from typing import Any
 
 from workbench.harness.run._cell_run import run_cell
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
+from workbench.harness.run.executors._call_slot import CallSlot
+
+LOOKAHEAD = 2
 
 
 class LocalExecutor:
@@ -28,38 +34,38 @@ class LocalExecutor:
     async def run(self, job: CellJob) -> ExecutorReport:
         """Run every cell of `job`, recording each as it finishes."""
         experiment = job.experiment
-        global_sem = asyncio.Semaphore(job.concurrency)
+        calls = asyncio.Semaphore(job.concurrency)
+        admitted = asyncio.Semaphore(job.concurrency * LOOKAHEAD)
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                       if m.concurrency}
         report = ExecutorReport()
 
+        def model_for(cell: Any, role: str | None = None) -> CallSlot:
+            own = model_sems.get(cell.model_index) if role is None else None
+            slots = [own, calls] if own is not None else [calls]
+            return CallSlot(job.model_for(cell, role), slots)
+
         async def one(cell: Any) -> None:
-            sem = model_sems.get(cell.model_index)
             held: list[asyncio.Semaphore] = []
 
-            def free() -> None:  # the global slot first, as leaving the `async with`s did
+            def leave() -> None:  # the cell's calls are done: admit the next one
                 while held:
                     held.pop().release()
 
             try:
-                if sem is not None:
-                    await sem.acquire()
-                    held.append(sem)
-                await global_sem.acquire()
-                held.append(global_sem)
+                await admitted.acquire()
+                held.append(admitted)
                 reason = job.budget_reached()
                 if reason is not None:
                     report.stopped = report.stopped or reason
                     report.skipped += 1
                     return
-                # The slots bound the cells calling models: this cell frees its own once its
-                # calls are done (`calls_done`), while it scores off the loop.
                 outcome = await run_cell(cell, job.sessions[cell.session_id],
-                                         job.variants[cell.template], job.model_for,
+                                         job.variants[cell.template], model_for,
                                          experiment, job.out, job.run_id, job.qa_bank,
-                                         calls_done=free)
+                                         calls_done=leave)
             finally:
-                free()
+                leave()
             job.record(outcome)
 
         await asyncio.gather(*(one(c) for c in job.cells))

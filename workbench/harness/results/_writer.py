@@ -1,0 +1,89 @@
+"""`CellWriter`: the run's finished cells written to ``results.sqlite`` from one thread.
+
+The event loop hands a finished cell over and goes on; the writer thread, with its own
+connection, writes each cell and its attempts in one transaction, in the order they were
+handed over. SQLite's work (and the wait for the interpreter lock after each statement) then
+never holds up the calls of the cells in flight.
+
+Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
+killed process loses the cells still queued, as it loses the cells in flight; they run again
+on resume (a cached or recorded reply answers them without billing again). A write that fails
+is raised to the runner on the next `put` or at `close`, and stops the run as a failed write
+on the loop did.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from workbench.harness.results._store import ResultsStore
+
+_STOP = object()
+
+
+class CellWriter:
+    """Writes cells to the store at `path` on a background thread (see the module docstring).
+
+    Args:
+        path: The ``results.sqlite`` file (already created and migrated by the runner).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.written = 0
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write_all, name="workbench-store-writer",
+                                        daemon=True)
+        self._thread.start()
+
+    def put(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> None:
+        """Queue a finished cell (its row and attempt rows) for writing.
+
+        Raises:
+            Exception: an earlier write failed (the store's own error).
+        """
+        self._raise_failure()
+        self._queue.put((row, list(attempts)))
+
+    def close(self) -> None:
+        """Write everything queued, stop the thread, and raise a write that failed."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+        self._raise_failure()
+
+    def __enter__(self) -> CellWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _raise_failure(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _write_all(self) -> None:
+        try:
+            store = ResultsStore(self.path)
+        except BaseException as exc:  # noqa: BLE001 - handed to the runner
+            self._error = exc
+            return
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _STOP:
+                    return
+                if self._error is not None:
+                    continue  # the run is failing: drain without writing
+                try:
+                    store.record_cell(*item)
+                    self.written += 1
+                except BaseException as exc:  # noqa: BLE001 - handed to the runner
+                    self._error = exc
+        finally:
+            store.close()
