@@ -277,14 +277,13 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     final["params"] = [json.dumps(params.get(t, {}), sort_keys=True) for t in final["template"]]
     winner = objective.winner(final)
     comparison = None
+    stored = _stored_cells(folder)
     if winner != baseline:
         from workbench.harness import paired_comparison
 
-        cells = _stored_cells(folder)
-        cells = cells[cells["session_id"].isin(sessions[:scored_n])]
+        cells = stored[stored["session_id"].isin(sessions[:scored_n])]
         comparison = paired_comparison(cells, baseline, winner, on="template",
                                        metric=objective.metric, seed=experiment.seed)
-    stored = _stored_cells(folder)
     dropped = {label for rung in rungs for label in rung["dropped"]} - set(final["template"])
     made = _total(stored, "calls_made")
     by_table = int(final["calls_made"].sum())

@@ -101,7 +101,20 @@ def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]
     base = (root or project_root()) / MANIFEST
     if not base.is_file():
         return {}
-    data = json.loads(base.read_text(encoding="utf-8"))
+    # Parsed once per content: a spec names many datasets, and the manifest (with every
+    # session's ground truth) takes milliseconds to parse but a fraction of one to read.
+    raw = base.read_bytes()
+    cached = _MANIFESTS.get(base)
+    if cached is None or cached[0] != raw:
+        cached = _MANIFESTS[base] = (raw, _parse_manifest(base, raw))
+    return dict(cached[1])
+
+
+_MANIFESTS: dict[Path, tuple[bytes, dict[str, tuple[Path, str | None]]]] = {}
+
+
+def _parse_manifest(base: Path, raw: bytes) -> dict[str, tuple[Path, str | None]]:
+    data = json.loads(raw.decode("utf-8"))
     if isinstance(data, dict):
         data = data.get("sessions", data.get("datasets", []))
     out: dict[str, tuple[Path, str | None]] = {}

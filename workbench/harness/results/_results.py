@@ -32,13 +32,17 @@ everything made from a run (tables, comparisons, the report's sections) reads th
 same cells."""
 
 
-def _read_table(db_path: Path, table: str, order: str = "rowid") -> pd.DataFrame:
+def _read_tables(db_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The cells (in `CELL_ORDER`), attempts and runs tables, over one read-only connection
+    (loading a run never creates or migrates anything)."""
     import pandas as pd
 
-    # Read-only URI: loading a run never creates or migrates anything.
     db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {order}", db)
+        cells, attempts, runs = (
+            pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {order}", db)
+            for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")))
+        return cells, attempts, runs
     finally:
         db.close()
 
@@ -88,8 +92,8 @@ class Results:
                               f"--out {folder} first")
         spec_path = folder / SPEC_FILE
         spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
-        return cls(folder, spec, expand_metrics(_read_table(db, "cells", CELL_ORDER)),
-                   _read_table(db, "attempts"), _read_table(db, "runs"))
+        cells, attempts, runs = _read_tables(db)
+        return cls(folder, spec, expand_metrics(cells), attempts, runs)
 
     @property
     def status(self) -> str | None:

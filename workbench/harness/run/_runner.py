@@ -31,6 +31,7 @@ from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetedModel, RunBudget
 from workbench.harness.run._cell_run import CellOutcome, error_outcome
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
+from workbench.harness.run._heap import still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
@@ -263,7 +264,8 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
     writer = CellWriter(store.path)  # off the loop: SQLite never holds up a call
     try:
-        report = await executor.run(job)
+        with still_heap():  # no pass over the loaded heap stalls the calls in flight
+            report = await executor.run(job)
     finally:
         bar.close()
         writer.close()

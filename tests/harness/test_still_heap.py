@@ -1,0 +1,37 @@
+"""During a run the heap loaded before it is frozen out of collection, and handed back after."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from workbench.harness.run._heap import still_heap
+
+
+def test_the_heap_is_frozen_inside_nested_blocks_and_handed_back_after_the_last() -> None:
+    assert gc.get_freeze_count() == 0
+    with still_heap():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with still_heap():  # a tuner's rung inside a run: no second freeze
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_heap_is_handed_back_when_the_run_fails() -> None:
+    with pytest.raises(RuntimeError, match="cell exploded"), still_heap():
+        raise RuntimeError("cell exploded")
+    assert gc.get_freeze_count() == 0
+
+
+def test_garbage_made_during_a_run_is_still_collected() -> None:
+    class Node:
+        other: object = None
+
+    with still_heap():
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle only the collector frees
+        del a, b
+        assert gc.collect() >= 2
