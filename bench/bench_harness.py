@@ -26,9 +26,11 @@ are medians over the repeats:
    each shipped dataset, against the session's tokens; the least-squares slope in ms per 1k
    session tokens.
 
-Whole runs are timed, so a run's fixed costs (the store's migrations, `Results.load`: about
-50-90 ms here) count against the efficiency: with 40 cells at 200 ms and concurrency 8 the
-ideal is 1 s, so they alone cost several points. On a shared machine the load falls on both
+Whole runs are timed, so a run's fixed costs count against the efficiency: with 40 cells at
+200 ms and concurrency 8 the ideal is 1 s. Here the first call goes out 10-15 ms after the run
+starts (sessions, a new store and its migrations: about 5 ms) and the run returns 15-20 ms after
+the last reply (the last cells' scoring, the store's final checkpoint: about 4 ms,
+`Results.load`: about 8 ms), so they alone cost 2.5-3.5 points. On a shared machine the load falls on both
 sides of each pair; the ranges say how much it moved the figures.
 """
 
