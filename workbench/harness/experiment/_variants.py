@@ -11,6 +11,7 @@ of a parametrised variant.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,18 @@ def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
     if not path.is_file():
         return path, {}
     try:
-        text = path.read_bytes().decode("utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the variant file: {exc}") from exc
-    return path, loads_toml(text, str(path))
+    # Parsed once per content: a tune resolves every point of a variant from the same file.
+    cached = _PARSED.get(path)
+    if cached is None or cached[0] != raw:
+        cached = _PARSED[path] = (raw, loads_toml(text, str(path)))
+    return path, copy.deepcopy(cached[1])
+
+
+_PARSED: dict[Path, tuple[bytes, dict[str, Any]]] = {}
 
 
 def read_variant_params(folder: Path | None) -> dict[str, Param]:
