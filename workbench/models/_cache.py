@@ -36,7 +36,8 @@ from workbench._redact import redactor
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import CacheMiss, ConfigError, ContextLengthExceeded
 from workbench.messages import Message
-from workbench.models._identity import model_identity, model_label, model_name
+from workbench.models._identity import model_label
+from workbench.models._wrapper import ModelWrapper
 
 KEY_VERSION = 1
 """Bump when the key recipe changes; old recordings then simply miss."""
@@ -506,7 +507,7 @@ class ResponseCache:
 
 # ---- the wrapper ------------------------------------------------------------------------------
 
-class CachedModel:
+class CachedModel(ModelWrapper):
     """Serve a model's calls from a `ResponseCache`.
 
     Modes: ``"rw"`` looks up, calls the model on a miss and records the answer; ``"replay"``
@@ -525,15 +526,9 @@ class CachedModel:
     def __init__(self, inner: CompactionModel, cache: ResponseCache, mode: CacheMode = "rw") -> None:
         if mode not in CACHE_MODES:
             raise ConfigError(f"unknown cache mode {mode!r}; use one of {', '.join(CACHE_MODES)}")
-        self.inner = inner
+        self._wrap(inner)
         self.cache = cache
         self.mode = mode
-        self._identity = model_identity(inner)
-
-    @property
-    def model(self) -> str:
-        """The inner model's id."""
-        return model_name(self.inner)
 
     async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
         """Answer from the recording when there is one, else per `mode`.
@@ -574,15 +569,6 @@ class CachedModel:
                        latency_ms=latency_ms)
         usage.extra["cache_hit"] = False
         return message, usage
-
-    def cache_identity(self) -> Any:
-        """The inner model's identity (caching does not change answers)."""
-        return self._identity
-
-    def context_window(self) -> int | None:
-        """The inner model's context window, when it reports one."""
-        fn = getattr(self.inner, "context_window", None)
-        return fn() if callable(fn) else None
 
     def describe(self) -> str:
         """Label for tables: the inner label, prefixed by the mode (``cached:``/``replay:``)."""

@@ -36,7 +36,7 @@ from typing import Any
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
 from workbench.models._cache import cache_key
-from workbench.models._identity import model_identity, model_label, model_name
+from workbench.models._wrapper import ModelWrapper, find_window_check
 
 __all__ = ["SharedAnswer", "SharedCalls", "SharedModel", "billed_answer", "find_window_check",
            "new_call_id", "share_key", "shared_reply"]
@@ -91,18 +91,6 @@ def shared_reply(answer: SharedAnswer) -> tuple[Message, Usage]:
     extra = {k: v for k, v in (answer.usage.extra or {}).items() if k not in SHARER_DROPS}
     usage = answer.usage.copy(extra={**extra, "shared": True, "shared_from": answer.call_id})
     return answer.message.model_copy(deep=True), usage
-
-
-def find_window_check(model: Any) -> Any:
-    """The ``check_window`` of `model` or of the first wrapper under it that has one, or None."""
-    seen = set()
-    while model is not None and id(model) not in seen:
-        seen.add(id(model))
-        check = getattr(model, "check_window", None)
-        if callable(check):
-            return check
-        model = getattr(model, "inner", None)
-    return None
 
 
 class SharedCalls:
@@ -215,7 +203,7 @@ class SharedCalls:
         return shared_reply(answer)
 
 
-class SharedModel:
+class SharedModel(ModelWrapper):
     """A `CompactionModel` whose calls go through a `SharedCalls` table.
 
     Args:
@@ -225,40 +213,15 @@ class SharedModel:
     """
 
     def __init__(self, inner: CompactionModel, shared: SharedCalls, scope: Any = None) -> None:
-        self.inner = inner
+        self._wrap(inner)
         self.shared = shared
         self.scope = scope
-        self._identity = model_identity(inner)
-        self._check = find_window_check(inner)
-
-    @property
-    def model(self) -> str:
-        """The inner model's id."""
-        return model_name(self.inner)
 
     async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
         """Check the simulated window, then answer through the shared table."""
         if self._check is not None:
             self._check(system, messages)
         return await self.shared.call(self.inner, self._identity, self.scope, system, messages)
-
-    def check_window(self, system: str, messages: list[Message]) -> None:
-        """The inner simulated window's check (none: every prompt fits)."""
-        if self._check is not None:
-            self._check(system, messages)
-
-    def cache_identity(self) -> Any:
-        """The inner model's identity (sharing does not change answers)."""
-        return self._identity
-
-    def context_window(self) -> int | None:
-        """The inner model's context window, when it reports one."""
-        fn = getattr(self.inner, "context_window", None)
-        return fn() if callable(fn) else None
-
-    def describe(self) -> str:
-        """The inner model's label."""
-        return model_label(self.inner)
 
     def __repr__(self) -> str:
         return f"SharedModel({self.inner!r}, scope={self.scope!r})"

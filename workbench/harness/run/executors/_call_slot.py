@@ -12,11 +12,10 @@ import asyncio
 from typing import Any
 
 from workbench.messages import Message
-from workbench.models._identity import model_identity, model_label, model_name
-from workbench.models._shared import find_window_check
+from workbench.models._wrapper import ModelWrapper
 
 
-class CallSlot:
+class CallSlot(ModelWrapper):
     """Wraps a model so each `complete` holds `slots` (acquired in order) for the call.
 
     Args:
@@ -26,15 +25,8 @@ class CallSlot:
     """
 
     def __init__(self, inner: Any, slots: list[asyncio.Semaphore]) -> None:
-        self.inner = inner
+        self._wrap(inner)
         self.slots = slots
-        self._check = find_window_check(inner)
-        self._identity = model_identity(inner)
-
-    @property
-    def model(self) -> str:
-        """The inner model's id."""
-        return model_name(self.inner)
 
     async def complete(self, system: str, messages: list[Message]) -> Any:
         """Take the slots, call the inner model, give them back as soon as it answers."""
@@ -47,24 +39,6 @@ class CallSlot:
         finally:
             while held:
                 held.pop().release()
-
-    def check_window(self, system: str, messages: list[Message]) -> None:
-        """The inner simulated window's check (none: every prompt fits)."""
-        if self._check is not None:
-            self._check(system, messages)
-
-    def cache_identity(self) -> Any:
-        """The inner model's identity (slots do not change answers)."""
-        return self._identity
-
-    def context_window(self) -> int | None:
-        """The inner model's context window, when it reports one."""
-        fn = getattr(self.inner, "context_window", None)
-        return fn() if callable(fn) else None
-
-    def describe(self) -> str:
-        """The inner model's label."""
-        return model_label(self.inner)
 
     def __repr__(self) -> str:
         return f"CallSlot({self.inner!r})"
