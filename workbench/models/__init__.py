@@ -16,9 +16,9 @@ Wrappers compose: ``CachedModel(WindowCap(LiteLLMModel(...), 8192), cache)`` is 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from workbench._lazy import lazy_exports
 from workbench.models._cache import CACHE_MISS_MESSAGE, CachedModel, ResponseCache, cache_key
 from workbench.models._cap import MISSING_TOKENIZER_MESSAGE, OVER_WINDOW_MESSAGE, WindowCap
 from workbench.models._counts import PromptCounts, RecordedCounts, SnapshotCounts, count_key
@@ -56,17 +56,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'workbench.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("workbench.models", _LAZY, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover

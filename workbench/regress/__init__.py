@@ -11,8 +11,9 @@ pull in pandas.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workbench._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Tolerance": "workbench.harness.experiment._tolerance",
@@ -32,17 +33,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'workbench.regress' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("workbench.regress", _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover - mirrors _EXPORTS for type checkers
