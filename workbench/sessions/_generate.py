@@ -240,8 +240,7 @@ class _Writer(WriterBase):
         i = self.add(Message.user(
             f"Change of plan: ops moved things around, so the dev server must now use port "
             f"{self.port} instead of {old}. Update the config accordingly."))
-        new = self.fact("value", f"port {self.port}", i)
-        self.port_fact.stale, self.port_fact.superseded_by = True, new.id
+        self.supersede(self.port_fact, "value", f"port {self.port}", i)
         config = (f'[server]\nhost = "127.0.0.1"\nport = {self.port}\nworkers = '
                   f'{rng.randint(2, 8)}\n\n[database]\nurl = "postgresql://localhost/'
                   f'{self.project}"\npool_size = {rng.randint(5, 20)}\n')

@@ -80,6 +80,12 @@ class WriterBase:
         self.facts.append(f)
         return f
 
+    def supersede(self, old: PlantedFact, kind: str, text: str, index: int) -> PlantedFact:
+        """A new fact at message `index` that replaces `old` (marked stale, superseded by it)."""
+        new = self.fact(kind, text, index)
+        old.stale, old.superseded_by = True, new.id
+        return new
+
     def call(self, say: str, name: str, args: dict[str, Any], result: str,
              is_error: bool = False) -> tuple[int, int]:
         call_id = f"call_{gt.hex_id(self.rng, 12)}"

@@ -165,19 +165,22 @@ class ShapedWriter(WriterBase):
                   self.fit(lambda n: go.pytest_pass(self.rng, self.project, tests, n),
                            max(budget, 150), 22, 5))
 
+    def _fresh_number(self, old: int, low: int, high: int, corpus: str) -> int:
+        """A number in [low, high] other than `old` that the session has not mentioned yet."""
+        value = old
+        while value == old or str(value) in corpus:
+            value = self.rng.randint(low, high)
+        return value
+
     def change_value(self, which: str) -> None:
         rng = self.rng
         corpus = "\n".join(self.corpus)
         if which == "port":
-            old = self.port
-            while self.port == old or str(self.port) in corpus:
-                self.port = rng.randint(20000, 60999)
+            old, self.port = self.port, self._fresh_number(self.port, 20000, 60999, corpus)
             i = self.add(Message.user(
                 f"Change of plan: ops moved things around, so the dev server must now use port "
                 f"{self.port} instead of {old}. Update the config accordingly."))
-            new = self.fact("value", f"port {self.port}", i)
-            self.port_fact.stale, self.port_fact.superseded_by = True, new.id
-            self.port_fact = new
+            self.port_fact = self.supersede(self.port_fact, "value", f"port {self.port}", i)
             config = (f'[server]\nhost = "127.0.0.1"\nport = {self.port}\nworkers = '
                       f'{rng.randint(2, 8)}\n')
             how = f"sets the dev server port to {self.port}"
@@ -186,15 +189,11 @@ class ShapedWriter(WriterBase):
                              f"Wrote {len(config.encode())} bytes to config/dev.toml")
             self.changed("config/dev.toml", "created", how, j)
             return
-        old = self.limit
-        while self.limit == old or str(self.limit) in corpus:
-            self.limit = rng.randint(1000, 9999)
+        old, self.limit = self.limit, self._fresh_number(self.limit, 1000, 9999, corpus)
         i = self.add(Message.user(
             f"The DBA says {old} rows per batch still locks too long: use batch limit "
             f"{self.limit} from now on."))
-        new = self.fact("value", f"batch limit {self.limit}", i)
-        self.limit_fact.stale, self.limit_fact.superseded_by = True, new.id
-        self.limit_fact = new
+        self.limit_fact = self.supersede(self.limit_fact, "value", f"batch limit {self.limit}", i)
         self.add(Message.assistant(f"Noted: batches stay at or under {self.limit} rows."))
 
     # ---- episodes ----------------------------------------------------------------------
