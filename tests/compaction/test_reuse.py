@@ -1,4 +1,5 @@
-"""Work done once: a prompt rendered once per distinct input, a reply parsed once per text."""
+"""Work done once: a prompt rendered once per distinct input, a reply parsed once per text,
+and its summary rendered once per template and parameters."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import pytest
 
 from workbench.compaction import _reuse
 from workbench.compaction._reuse import parsed_reply, remembered_render, render_and_remember
-from workbench.compaction._summarize import summarize
+from workbench.compaction._summarize import (
+    apply_structured_summary,
+    remembered_structured_summary,
+    summarize,
+)
 from workbench.compaction._templates import Templates, render
 from workbench.errors import TemplateError
 from workbench.messages import Message
@@ -22,6 +27,7 @@ SOURCE = "History ({{ tone }}):\n{{ messages }}"
 def _fresh_memos() -> None:
     _reuse.PROMPTS.clear()
     _reuse.REPLIES.clear()
+    _reuse.SUMMARIES.clear()
 
 
 def _counting_render(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -90,3 +96,48 @@ def test_a_reply_is_parsed_once_per_text() -> None:
     assert parsed_reply(REPLY) is first
     assert parsed_reply(REPLY + " ").summary is not first.summary
     assert parsed_reply("no json here").reason == "no_candidate"
+
+
+SUMMARY = "Intent: {{ user_intent | join(', ') }}{% if tone %} ({{ tone }}){% endif %}"
+
+
+def test_a_remembered_summary_rewrites_the_reply_as_the_parse_and_render_do() -> None:
+    fresh, known = Message.assistant(REPLY), Message.assistant(REPLY)
+    assert remembered_structured_summary(known, SUMMARY, {"tone": "dry"}) is None  # work to do
+    assert known.concat_text() == REPLY  # left as it was
+    assert apply_structured_summary(fresh, SUMMARY, {"tone": "dry"}) == "structured"
+    assert fresh.concat_text() == "Intent: ship the parser (dry)"
+    assert remembered_structured_summary(known, SUMMARY, {"tone": "dry"}) == "structured"
+    assert known.content == fresh.content
+    # another parameter value, template or reply text is a render of its own
+    for template, params, text in ((SUMMARY, {"tone": "warm"}, REPLY), (SUMMARY, None, REPLY),
+                                   (None, {"tone": "dry"}, REPLY),
+                                   (SUMMARY, {"tone": "dry"}, REPLY + " ")):
+        assert remembered_structured_summary(Message.assistant(text), template, params) is None
+
+
+def test_a_remembered_parse_failure_keeps_the_raw_reply_without_a_render() -> None:
+    raw = Message.assistant("no json here")
+    assert remembered_structured_summary(raw, SUMMARY) is None
+    assert apply_structured_summary(Message.assistant("no json here"), SUMMARY) == "no_candidate"
+    assert remembered_structured_summary(raw, SUMMARY) == "no_candidate"
+    assert raw.concat_text() == "no json here"
+
+
+def test_a_failing_summary_render_is_never_remembered() -> None:
+    broken = "{{ user_intent | no_such_filter }}"
+    reply = Message.assistant(REPLY)
+    assert apply_structured_summary(reply, broken) == "render_error"
+    assert reply.concat_text() == REPLY
+    assert remembered_structured_summary(Message.assistant(REPLY), broken) is None
+
+
+def test_an_empty_remembered_summary_still_keeps_the_raw_reply(
+        caplog: pytest.LogCaptureFixture) -> None:
+    empty = "{% if false %}x{% endif %}"
+    assert apply_structured_summary(Message.assistant(REPLY), empty) == "render_empty"
+    caplog.clear()
+    reply = Message.assistant(REPLY)
+    assert remembered_structured_summary(reply, empty) == "render_empty"
+    assert reply.concat_text() == REPLY
+    assert "rendered empty" in caplog.text  # warned each time, as the render does

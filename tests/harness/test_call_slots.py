@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from workbench.compaction import _summarize
+from workbench.compaction import _reuse, _summarize
 from workbench.harness import Experiment, run_experiment
 from workbench.testing import ScriptedModel
 
@@ -68,6 +68,8 @@ def test_the_next_call_goes_out_while_the_last_reply_is_parsed(
         return REPLY
 
     monkeypatch.setattr(_summarize, "apply_structured_summary", slow_parse)
+    _reuse.REPLIES.clear()  # a reply parsed and rendered before is applied without a thread
+    _reuse.SUMMARIES.clear()
     results = run_experiment(_spec(1, 2), tmp_path / "run", progress=False,
                              model_factory=lambda cell: ScriptedModel(respond=respond))
     assert list(results.cells["status"]) == ["ok", "ok"]
@@ -92,3 +94,39 @@ def test_a_slot_is_given_back_when_the_call_fails() -> None:
         return slot._value
 
     assert asyncio.run(main()) == 1
+
+
+def test_calls_woken_by_a_wave_of_replies_go_out_before_any_reply_is_processed() -> None:
+    from workbench.harness.run.executors._call_slot import CallSlot
+
+    log: list[str] = []
+
+    class Gated:
+        def __init__(self) -> None:
+            self.answer = asyncio.Event()
+
+        async def complete(self, system: str, messages: list) -> Any:  # type: ignore[type-arg]
+            log.append(f"{system} call")
+            if system in ("a", "b"):  # the first wave lands together
+                await self.answer.wait()
+            return system, None
+
+    async def main() -> None:
+        inner = Gated()
+        model = CallSlot(inner, [asyncio.Semaphore(2)])
+
+        async def cell(name: str) -> None:
+            await model.complete(name, [])
+            log.append(f"{name} post")  # the cell's post-reply work
+
+        tasks = [asyncio.create_task(cell(n)) for n in "abcd"]
+        while len(log) < 2:
+            await asyncio.sleep(0)
+        inner.answer.set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())
+    assert log[:2] == ["a call", "b call"]
+    # both freed slots carry the next calls out before either reply is processed
+    assert log[2:4] == ["c call", "d call"]
+    assert sorted(log[4:]) == ["a post", "b post", "c post", "d post"]

@@ -84,6 +84,29 @@ def test_ok_cells_record_tokens_usage_and_the_summary(tmp_path: Path) -> None:
     assert results.status == "finished"
 
 
+def test_a_run_returns_the_results_a_fresh_load_reads_and_leaves_no_log_beside_the_store(
+        tmp_path: Path) -> None:
+    import pandas as pd
+    from pandas.testing import assert_frame_equal
+
+    write_session(tmp_path, "s1")
+    write_session(tmp_path, "s2")
+    out = tmp_path / "run"
+    returned = run_experiment(experiment(tmp_path, windows=[None, "8k"]), out,
+                              model_factory=scripted(), progress=False)
+    # the store was closed (its write-ahead log checkpointed into the file) before returning
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith("results")) == [
+        "results.sqlite"]
+    loaded = Results.load(out)
+    for name in ("cells", "attempts", "runs"):
+        assert_frame_equal(getattr(returned, name), getattr(loaded, name))
+    db = sqlite3.connect(out / "results.sqlite")  # the frames are what read_sql_query builds
+    for table in ("attempts", "runs"):
+        expected = pd.read_sql_query(f"SELECT * FROM {table} ORDER BY rowid", db)
+        assert_frame_equal(getattr(loaded, table), expected)
+    assert returned.status == "finished" and len(returned.cells) == 4
+
+
 def test_a_failing_cell_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     write_session(tmp_path, "s1")
     write_session(tmp_path, "s2")

@@ -212,3 +212,17 @@ def test_an_older_store_is_brought_to_honest_billing_sharers_at_their_calls_usag
                    ("replayed", 40, 10, 0.2, 50, 0, 0, 0, 0.0)]
     assert db.execute("SELECT input_tokens, output_tokens, cost, shared FROM attempts"
                       " WHERE attempt_id = 'A2'").fetchone() == (100, 20, 0.5, 1)
+
+
+def test_an_empty_store_loads_as_read_sql_query_would(tmp_path: Path) -> None:
+    import pandas as pd
+    from pandas.testing import assert_frame_equal
+
+    from workbench.harness.results._results import CELL_ORDER, read_tables
+
+    store = ResultsStore(tmp_path / "r.sqlite")
+    frames = dict(zip(("cells", "attempts", "runs"), read_tables(store.db), strict=True))
+    for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
+        expected = pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {order}", store.db)
+        assert_frame_equal(frames[table], expected)
+        assert frames[table].empty and list(frames[table].columns) == list(expected.columns)

@@ -22,7 +22,14 @@ from typing import Any, Literal
 
 from workbench.compaction._format import TranscriptStyle, format_transcript
 from workbench.compaction._model import CompactionModel, Usage
-from workbench.compaction._reuse import parsed_reply, remembered_render, render_and_remember
+from workbench.compaction._reuse import (
+    parsed_reply,
+    remembered_render,
+    remembered_reply,
+    remembered_summary,
+    render_and_remember,
+    render_summary,
+)
 from workbench.compaction._templates import COMPACTION_TEMPLATE, Templates
 from workbench.compaction._usage_estimate import ensure_usage_tokens
 from workbench.errors import CompactionError, ContextLengthExceeded, TemplateError
@@ -277,14 +284,34 @@ def apply_structured_summary(response: Message, summary_template: str | None,
         ``"structured"``, or the reason the raw reply was kept: ``"no_candidate"``,
         ``"invalid_json"``, ``"empty"``, ``"render_error"`` or ``"render_empty"``.
     """
-    outcome = parsed_reply(response.concat_text())  # read only: shared by equal replies
+    text = response.concat_text()
+    outcome = parsed_reply(text)  # read only: shared by equal replies
     if outcome.summary is None:
         return outcome.reason
     try:
-        rendered = outcome.summary.render(summary_template, params=params)
+        rendered = render_summary(text, outcome.summary, summary_template, params)
     except TemplateError as err:
         log.warning("Failed to render structured compaction summary, keeping raw output: %s", err)
         return "render_error"
+    return _rewrite(response, rendered)
+
+
+def remembered_structured_summary(response: Message, summary_template: str | None,
+                                  params: dict[str, Any] | None = None) -> str | None:
+    """`apply_structured_summary` done from what is remembered (this reply text parsed, and
+    its summary rendered with this template and parameters, before), or None when there is
+    work to do. Cheap, for the event loop; the outcome and the rewrite are the same."""
+    text = response.concat_text()
+    outcome = remembered_reply(text)
+    if outcome is None:
+        return None
+    if outcome.summary is None:
+        return outcome.reason
+    rendered = remembered_summary(text, summary_template, params)
+    return None if rendered is None else _rewrite(response, rendered)
+
+
+def _rewrite(response: Message, rendered: str) -> str:
     if not rendered.strip():
         log.warning("Structured compaction summary rendered empty (broken template override?), "
                     "keeping raw output")
@@ -376,8 +403,11 @@ async def summarize(
         if estimator is not None:
             usage = ensure_usage_tokens(usage, estimator, system_prompt, request, response)
         record.usage = usage
-        outcome = await asyncio.to_thread(apply_structured_summary, response, templates.summary,
-                                          getattr(templates, "params", None))
+        params = getattr(templates, "params", None)
+        outcome = remembered_structured_summary(response, templates.summary, params)
+        if outcome is None:  # off the event loop: parsing and rendering are CPU work
+            outcome = await asyncio.to_thread(apply_structured_summary, response,
+                                              templates.summary, params)
         return Summary(message=response, usage=usage, attempts=len(records),
                        structured=outcome == "structured", attempt_records=records,
                        parse_outcome=outcome, transcript_chars=len(transcript))

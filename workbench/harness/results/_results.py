@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,18 +34,32 @@ same cells."""
 
 
 def _read_tables(db_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The cells (in `CELL_ORDER`), attempts and runs tables, over one read-only connection
-    (loading a run never creates or migrates anything)."""
-    import pandas as pd
-
+    """The cells, attempts and runs tables over one read-only connection (loading a run
+    never creates or migrates anything)."""
     db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        cells, attempts, runs = (
-            pd.read_sql_query(f"SELECT * FROM {table} ORDER BY {order}", db)
-            for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")))
-        return cells, attempts, runs
+        return read_tables(db)
     finally:
         db.close()
+
+
+def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database.
+
+    The frames are what ``pandas.read_sql_query`` builds (the same columns, values and
+    dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its per-query setup.
+    """
+    import pandas as pd
+
+    frames = []
+    for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
+        cursor = db.cursor()
+        cursor.row_factory = None  # plain tuples, whatever the connection's factory
+        rows = cursor.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+        columns = [d[0] for d in cursor.description]
+        frames.append(pd.DataFrame.from_records(rows, columns=columns, coerce_float=True))
+    cells, attempts, runs = frames
+    return cells, attempts, runs
 
 
 def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
@@ -90,9 +105,35 @@ class Results:
         if not db.is_file():
             raise ConfigError(f"{folder}: no {DB_FILE} here; run `workbench run` with "
                               f"--out {folder} first")
+        return cls._from_tables(folder, _read_tables(db))
+
+    @classmethod
+    def load_closing(cls, run_dir: str | Path, store: Any) -> Results:
+        """Load the run `store` (an open `ResultsStore` of ``<run_dir>``) has just written,
+        and close the store.
+
+        The tables are read over the store's own connection; its close, which runs SQLite's
+        final checkpoint of the write-ahead log (an fsync), then goes on in a thread while the
+        frames are built. The store is closed when this returns, or raises.
+        """
+        try:
+            tables = read_tables(store.db)
+        except BaseException:
+            store.close()
+            raise
+        closing = threading.Thread(target=store.close, name="workbench-store-close")
+        closing.start()
+        try:
+            return cls._from_tables(Path(run_dir), tables)
+        finally:
+            closing.join()
+
+    @classmethod
+    def _from_tables(cls, folder: Path, tables: tuple[pd.DataFrame, pd.DataFrame,
+                                                       pd.DataFrame]) -> Results:
         spec_path = folder / SPEC_FILE
         spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
-        cells, attempts, runs = _read_tables(db)
+        cells, attempts, runs = tables
         return cls(folder, spec, expand_metrics(cells), attempts, runs)
 
     @property

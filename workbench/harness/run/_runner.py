@@ -176,11 +176,12 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             finally:
                 runner.close()
                 store.finish_run(run_id, status if status != "running" else "interrupted")
-        finally:
+        except BaseException:
             store.close()
-    from workbench.harness.results._results import Results
+            raise
+        from workbench.harness.results._results import Results
 
-    return Results.load(out)
+        return Results.load_closing(out, store)  # closes the store (still under the lock)
 
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
