@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,25 +107,10 @@ class Results:
         return cls._from_tables(folder, _read_tables(db))
 
     @classmethod
-    def load_closing(cls, run_dir: str | Path, store: Any) -> Results:
-        """Load the run `store` (an open `ResultsStore` of ``<run_dir>``) has just written,
-        and close the store.
-
-        The tables are read over the store's own connection; its close, which runs SQLite's
-        final checkpoint of the write-ahead log (an fsync), then goes on in a thread while the
-        frames are built. The store is closed when this returns, or raises.
-        """
-        try:
-            tables = read_tables(store.db)
-        except BaseException:
-            store.close()
-            raise
-        closing = threading.Thread(target=store.close, name="workbench-store-close")
-        closing.start()
-        try:
-            return cls._from_tables(Path(run_dir), tables)
-        finally:
-            closing.join()
+    def from_store(cls, run_dir: str | Path, store: Any) -> Results:
+        """Load the run folder `run_dir` over its open `ResultsStore` (the runner's, once its
+        run is written: no second connection). The store stays open."""
+        return cls._from_tables(Path(run_dir), read_tables(store.db))
 
     @classmethod
     def _from_tables(cls, folder: Path, tables: tuple[pd.DataFrame, pd.DataFrame,

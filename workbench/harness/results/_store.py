@@ -69,10 +69,7 @@ def new_ulid() -> str:
 
 def connect(path: str | Path) -> sqlite3.Connection:
     """Open (creating) a results database: autocommit, WAL, busy timeout, migrated."""
-    # One thread at a time, not always the opener's: a run's store is closed on a thread
-    # while its results load (`Results.load_closing`).
-    db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                         check_same_thread=False)
+    db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

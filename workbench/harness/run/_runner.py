@@ -176,12 +176,11 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             finally:
                 runner.close()
                 store.finish_run(run_id, status if status != "running" else "interrupted")
-        except BaseException:
-            store.close()
-            raise
-        from workbench.harness.results._results import Results
+            from workbench.harness.results._results import Results
 
-        return Results.load_closing(out, store)  # closes the store (still under the lock)
+            return Results.from_store(out, store)
+        finally:
+            store.close()
 
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
