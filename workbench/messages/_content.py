@@ -20,14 +20,22 @@ def strip_unicode_tags(text: str) -> str:
     return _TAG_CHARS.sub("", text) if text and not text.isascii() else text
 
 
+_ALWAYS_WRITTEN: dict[type, tuple[str, ...]] = {}
+"""Per item class, the tag fields it always writes (``type``, ``status``) when it has them."""
+
+
 class _Item(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=False)
 
     def model_post_init(self, context: Any, /) -> None:
         # Tags that Goose always writes must be emitted even when a caller left the default.
-        for name in ("type", "status"):
-            if name in type(self).model_fields:
-                self.__pydantic_fields_set__.add(name)
+        cls = type(self)
+        tags = _ALWAYS_WRITTEN.get(cls)
+        if tags is None:  # once per class: pydantic's model_fields is slow to reach
+            tags = _ALWAYS_WRITTEN[cls] = tuple(n for n in ("type", "status")
+                                                if n in cls.model_fields)
+        if tags:
+            self.__pydantic_fields_set__.update(tags)
 
     def to_goose(self) -> dict[str, Any]:
         """Dump as Goose JSON: camelCase aliases, only the keys that were read or set."""
