@@ -46,3 +46,39 @@ def test_a_failed_write_is_raised_on_the_next_put_and_at_close(tmp_path: Path) -
     db = sqlite3.connect(path)
     assert db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 0
     db.close()
+
+
+def test_a_new_store_is_made_and_its_prelude_written_before_the_first_cell(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    assert not path.exists()
+    seen: list[list[str]] = []
+
+    def prelude(store: ResultsStore) -> None:
+        seen.append([r["cell_id"] for r in store.db.execute("SELECT cell_id FROM cells")])
+        store.start_run("t", "{}", "0", run_id="R1")
+
+    with CellWriter(path, prelude) as writer:
+        writer.put(_row("c1"))
+    db = sqlite3.connect(path)
+    assert seen == [[]]  # migrated and empty when the prelude ran
+    assert db.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "running")]
+    assert [r[0] for r in db.execute("SELECT cell_id FROM cells")] == ["c1"]
+
+
+def test_a_failing_prelude_is_raised_like_a_failed_write_and_no_cell_is_written(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+
+    def prelude(store: ResultsStore) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    writer = CellWriter(path, prelude)
+    deadline = time.monotonic() + 10
+    while writer._error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.put(_row("c1"))
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.close()
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM cells").fetchone() == (0,)

@@ -16,6 +16,7 @@ from workbench.harness import (
     DryRunEstimate,
     Experiment,
     Results,
+    ResultsStore,
     run_experiment,
     run_experiment_async,
 )
@@ -266,3 +267,44 @@ def test_a_variant_name_resolves_beside_the_spec_then_the_working_folder_then_th
     (spec_dir / "my-top3" / "compaction_summary.md").unlink()
     (spec_dir / "my-top3").rmdir()
     assert load_variant("my-top3", exp).templates.summary == "in the working folder"
+
+
+def test_a_new_folder_whose_executor_cannot_start_keeps_an_interrupted_run_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.run import _runner
+
+    class NoCluster:
+        kind = "local"
+
+        def start(self) -> dict[str, Any]:
+            raise ConnectionError("no cluster at ray://nowhere:10001")
+
+        def close(self) -> None:
+            pass
+
+    write_session(tmp_path, "s1")
+    monkeypatch.setattr(_runner, "_executor", lambda *args: NoCluster())
+    out = tmp_path / "run"
+    with pytest.raises(ConnectionError, match="no cluster"):
+        run_experiment(experiment(tmp_path), out, model_factory=scripted(), progress=False)
+    runs = rows(out, "runs")
+    assert [(r["status"], r["executor"]) for r in runs] == [("interrupted", None)]
+    assert rows(out) == []
+
+
+def test_a_new_folder_and_a_resumed_one_store_the_same_run_rows(tmp_path: Path) -> None:
+    write_session(tmp_path, "s1")
+    write_session(tmp_path, "s2")
+    fresh, resumed = tmp_path / "fresh", tmp_path / "resumed"
+    run_experiment(experiment(tmp_path), fresh, model_factory=scripted(), progress=False)
+    resumed.mkdir()
+    ResultsStore(resumed / "results.sqlite").close()  # an (empty) store: the runner reads it first
+    run_experiment(experiment(tmp_path), resumed, model_factory=scripted(), progress=False)
+    volatile = {"run_id", "started_at", "finished_at", "cluster", "attempt_id", "latency_ms"}
+
+    def stable(out: Path, table: str) -> list[dict[str, Any]]:
+        return [{k: v for k, v in r.items() if k not in volatile} for r in rows(out, table)]
+
+    for table in ("runs", "cells", "attempts"):
+        assert stable(fresh, table) == stable(resumed, table), table
+    assert [r["status"] for r in rows(fresh, "runs")] == ["finished"]

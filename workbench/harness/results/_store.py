@@ -101,9 +101,10 @@ class ResultsStore:
 
     # -- runs -------------------------------------------------------------------------------
 
-    def start_run(self, name: str, spec_json: str, version: str) -> str:
-        """Insert a ``running`` run row and return its id."""
-        run_id = new_ulid()
+    def start_run(self, name: str, spec_json: str, version: str,
+                  run_id: str | None = None) -> str:
+        """Insert a ``running`` run row and return its id (`run_id`, or a new one)."""
+        run_id = run_id or new_ulid()
         with transaction(self.db):
             self.db.execute(
                 "INSERT INTO runs (run_id, name, spec_json, started_at, workbench_version, status)"
@@ -133,6 +134,11 @@ class ResultsStore:
         with transaction(self.db):
             self.db.execute("UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
                             (executor, redact(cluster), run_id))
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether a run row `run_id` is stored."""
+        return self.db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() \
+            is not None
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run row, oldest first."""

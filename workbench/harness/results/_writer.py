@@ -5,6 +5,10 @@ connection, writes each cell and its attempts in one transaction, in the order t
 handed over. SQLite's work (and the wait for the interpreter lock after each statement) then
 never holds up the calls of the cells in flight.
 
+A new run folder's store is made here too: given a `prelude`, the thread creates and migrates
+the store and runs the prelude (the run's own rows) before the first cell, so the first calls
+go out while it does.
+
 Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
 killed process loses the cells still queued, as it loses the cells in flight; they run again
 on resume (a cached or recorded reply answers them without billing again). A write that fails
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +33,15 @@ class CellWriter:
     """Writes cells to the store at `path` on a background thread (see the module docstring).
 
     Args:
-        path: The ``results.sqlite`` file (already created and migrated by the runner).
+        path: The ``results.sqlite`` file (created and migrated here when missing).
+        prelude: Called with the open store before any cell is written (a new folder's run
+            row, its executor and its error rows); a failure is raised like a failed write.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path,
+                 prelude: Callable[[ResultsStore], None] | None = None) -> None:
         self.path = Path(path)
+        self.prelude = prelude
         self.written = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -74,6 +82,11 @@ class CellWriter:
             self._error = exc
             return
         try:
+            if self.prelude is not None:
+                try:
+                    self.prelude(store)
+                except BaseException as exc:  # noqa: BLE001 - handed to the runner
+                    self._error = exc
             while True:
                 item = self._queue.get()
                 if item is _STOP:

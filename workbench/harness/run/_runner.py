@@ -9,6 +9,8 @@ compiled (`_preflight`), which are stored as error rows before the other cells s
 
 One writer per folder: the run holds `RunLock` from before it reads the store until it has
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
+A new folder has nothing to resume, so its store is created, migrated and given the run's own
+rows by the writer thread while the first calls go out.
 With a budget, every model call reserves its estimated cost first (`BudgetedModel`). Everything
 written (spec copy, rows, logs) passes through the redaction layer.
 """
@@ -26,7 +28,7 @@ from workbench._version import __version__
 from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR
-from workbench.harness.results._store import ResultsStore
+from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetedModel, RunBudget
 from workbench.harness.run._cell_run import CellOutcome, error_outcome
@@ -129,8 +131,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     if dry_run:
         todo = cells
         if (out / DB_FILE).is_file():
-            with ResultsStore(out / DB_FILE) as store:
-                todo = cells_to_run(cells, store, retry_errors)
+            with ResultsStore(out / DB_FILE) as stored:
+                todo = cells_to_run(cells, stored, retry_errors)
         estimate = estimate_cells(experiment, cells, [c for c in todo if c.cell_id not in
                                                       plan.doomed], sessions, variants, qa_bank)
         estimate.to_run = len(todo)
@@ -146,28 +148,54 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                         lock.previous.get("started_at"))
         (out / SUMMARIES_DIR).mkdir(exist_ok=True)
         write_spec(experiment, out)
-        store = ResultsStore(out / DB_FILE)
+        db_path = out / DB_FILE
+        run_id = new_ulid()
+        spec_json = experiment.model_dump_json(
+            exclude={"models": {"__all__": {"params": {"api_key"}}}})
+        cluster: dict[str, Any] | None = None
+        doomed: list[Cell] = []
+
+        def open_run(s: ResultsStore) -> None:
+            s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
+
+        def started(s: ResultsStore) -> None:  # the executor, and the cells that cannot start
+            s.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
+            for cell in doomed:
+                s.record_cell(error_outcome(cell, plan.doomed[cell.cell_id], run_id).row)
+
+        def new_folder(s: ResultsStore) -> None:
+            open_run(s)
+            started(s)
+
+        # A new folder has nothing to resume: its store is made by the writer thread while the
+        # first calls go out (the `CellWriter` prelude). An existing one is read here first.
+        store: ResultsStore | None = ResultsStore(db_path) if db_path.exists() else None
         try:
-            store.mark_interrupted()
-            if only_sessions is None:
-                forget_fixed_sessions(store, cells)
-            todo = cells_to_run(cells, store, retry_errors)
-            run_id = store.start_run(experiment.name, experiment.model_dump_json(
-                exclude={"models": {"__all__": {"params": {"api_key"}}}}), _version())
+            if store is not None:
+                store.mark_interrupted()
+                if only_sessions is None:
+                    forget_fixed_sessions(store, cells)
+                todo = cells_to_run(cells, store, retry_errors)
+                billed = store.billed()
+                open_run(store)  # the run row comes before the executor starts
+            else:
+                todo, billed = list(cells), (0.0, 0, 0)
+            doomed = [c for c in todo if c.cell_id in plan.doomed]
+            todo = [c for c in todo if c.cell_id not in plan.doomed]
             status = "running"
             try:
                 cluster = runner.start()
-                store.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
+                if store is not None:
+                    started(store)
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
-                for cell in todo:  # cells that cannot start are error rows at once
-                    if cell.cell_id in plan.doomed:
-                        store.record_cell(error_outcome(cell, plan.doomed[cell.cell_id],
-                                                        run_id).row)
-                todo = [c for c in todo if c.cell_id not in plan.doomed]
-                status = await _run_cells(experiment, out, store, run_id, todo, sessions,
-                                          variants, model_factory, progress, concurrency, shared,
-                                          runner, qa_bank, qa_model_factory)
+                status = await _run_cells(experiment, out, db_path, billed,
+                                          None if store is not None else new_folder, run_id,
+                                          todo, sessions, variants, model_factory, progress,
+                                          concurrency, shared, runner, qa_bank,
+                                          qa_model_factory)
+                if store is None:
+                    store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
                     from workbench.harness.run._replay_run import run_replays
 
@@ -175,12 +203,19 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                                       retry_errors=retry_errors)
             finally:
                 runner.close()
+                if store is None:  # a new folder whose run stopped before its writer ran
+                    store = ResultsStore(db_path)
+                if not store.has_run(run_id):
+                    open_run(store)
+                    if cluster is not None:
+                        started(store)
                 store.finish_run(run_id, status if status != "running" else "interrupted")
             from workbench.harness.results._results import Results
 
             return Results.from_store(out, store)
         finally:
-            store.close()
+            if store is not None:
+                store.close()
 
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
@@ -192,7 +227,9 @@ def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> 
             or (retry_errors and stored[c.cell_id] == "error")]
 
 
-async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run_id: str,
+async def _run_cells(experiment: Experiment, out: Path, db_path: Path,
+                     billed: tuple[float, int, int],
+                     prelude: Callable[[ResultsStore], None] | None, run_id: str,
                      todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
                      concurrency: int | None, shared: SharedCalls,
@@ -200,7 +237,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                      qa_model_factory: QAModelFactory | None = None) -> str:
     from tqdm.auto import tqdm
 
-    budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *store.billed())
+    budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *billed)
     wrappers: dict[str, list[BudgetedModel]] = {}
     stopped: list[str] = []
     skipped = 0
@@ -262,7 +299,7 @@ async def _run_cells(experiment: Experiment, out: Path, store: ResultsStore, run
                   record=record, budget_reached=budget.reached, model_factory=model_factory,
                   shared=shared,
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
-    writer = CellWriter(store.path)  # off the loop: SQLite never holds up a call
+    writer = CellWriter(db_path, prelude)  # off the loop: SQLite never holds up a call
     try:
         with still_heap():  # no pass over the loaded heap stalls the calls in flight
             report = await executor.run(job)
