@@ -36,12 +36,16 @@ class CellWriter:
         path: The ``results.sqlite`` file (created and migrated here when missing).
         prelude: Called with the open store before any cell is written (a new folder's run
             row, its executor and its error rows); a failure is raised like a failed write.
+
+    Attributes:
+        ready: Set once the store is open and the prelude written.
     """
 
     def __init__(self, path: str | Path,
                  prelude: Callable[[ResultsStore], None] | None = None) -> None:
         self.path = Path(path)
         self.prelude = prelude
+        self.ready = threading.Event()
         self.written = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -87,6 +91,8 @@ class CellWriter:
                     self.prelude(store)
                 except BaseException as exc:  # noqa: BLE001 - handed to the runner
                     self._error = exc
+            if self._error is None:
+                self.ready.set()
             while True:
                 item = self._queue.get()
                 if item is _STOP:

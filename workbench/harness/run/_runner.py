@@ -189,11 +189,21 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                     started(store)
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
-                status = await _run_cells(experiment, out, db_path, billed,
-                                          None if store is not None else new_folder, run_id,
-                                          todo, sessions, variants, model_factory, progress,
-                                          concurrency, shared, runner, qa_bank,
-                                          qa_model_factory)
+                # Off the loop: SQLite never holds up a call.
+                writer = CellWriter(db_path, None if store is not None else new_folder)
+                try:
+                    status = await _run_cells(experiment, out, writer, billed, run_id, todo,
+                                              sessions, variants, model_factory, progress,
+                                              concurrency, shared, runner, qa_bank,
+                                              qa_model_factory)
+                finally:
+                    try:
+                        if store is None and writer.ready.is_set():
+                            # Opened before the writer's connection closes, so the log is
+                            # checkpointed once, when this one closes at the end.
+                            store = ResultsStore(db_path)
+                    finally:
+                        writer.close()
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
@@ -227,10 +237,8 @@ def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> 
             or (retry_errors and stored[c.cell_id] == "error")]
 
 
-async def _run_cells(experiment: Experiment, out: Path, db_path: Path,
-                     billed: tuple[float, int, int],
-                     prelude: Callable[[ResultsStore], None] | None, run_id: str,
-                     todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
+async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
+                     billed: tuple[float, int, int], run_id: str, todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
                      concurrency: int | None, shared: SharedCalls,
                      executor: Executor, qa_bank: QuestionBank | None = None,
@@ -299,13 +307,11 @@ async def _run_cells(experiment: Experiment, out: Path, db_path: Path,
                   record=record, budget_reached=budget.reached, model_factory=model_factory,
                   shared=shared,
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
-    writer = CellWriter(db_path, prelude)  # off the loop: SQLite never holds up a call
     try:
         with still_heap():  # no pass over the loaded heap stalls the calls in flight
             report = await executor.run(job)
     finally:
         bar.close()
-        writer.close()
     reason = stopped[0] if stopped else report.stopped
     if reason:
         message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "
