@@ -303,7 +303,9 @@ def test_a_new_folder_and_a_resumed_one_store_the_same_run_rows(tmp_path: Path) 
     volatile = {"run_id", "started_at", "finished_at", "cluster", "attempt_id", "latency_ms"}
 
     def stable(out: Path, table: str) -> list[dict[str, Any]]:
-        return [{k: v for k, v in r.items() if k not in volatile} for r in rows(out, table)]
+        kept = [{k: v for k, v in r.items() if k not in volatile} for r in rows(out, table)]
+        # rows are stored in the order cells finish, which depends on scheduling
+        return sorted(kept, key=lambda r: (r.get("cell_id") or "", r.get("attempt_no") or 0))
 
     for table in ("runs", "cells", "attempts"):
         assert stable(fresh, table) == stable(resumed, table), table
