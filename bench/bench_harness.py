@@ -27,12 +27,12 @@ are medians over the repeats:
    session tokens.
 
 Whole runs are timed, so a run's fixed costs count against the efficiency: with 40 cells at
-200 ms and concurrency 8 the ideal is 1 s. Here the first call goes out 10-15 ms after the run
-starts (the plan and the sessions: about 3 ms; a new store and its migrations: 5-7 ms) and the
-run returns 12-20 ms after the last reply (the last cells' scoring: 1-8 ms; the results read
-over the store's connection: 5-7 ms; the store's close, SQLite's final checkpoint: 2-5 ms), so
-they alone cost 2.5-3.5 points. On a shared machine the load falls on both sides of each pair;
-the ranges say how much it moved the figures.
+200 ms and concurrency 8 the ideal is 1 s. Here the first call goes out 5-8 ms after the run
+starts (the plan and the sessions: about 3 ms; a new folder's store is made by the writer
+thread meanwhile) and the run returns 15-22 ms after the last reply (the last cells' scoring:
+3-7 ms; the results read over the store's connection: 5-8 ms; the store's close, SQLite's final
+checkpoint: about 4 ms), so they alone cost 2-3 points. On a shared machine the load falls on
+both sides of each pair; the ranges say how much it moved the figures.
 """
 
 from __future__ import annotations
