@@ -238,7 +238,8 @@ def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> 
 
 
 async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
-                     billed: tuple[float, int, int], run_id: str, todo: list[Cell], sessions: list[Any], variants: dict[str, Any],
+                     billed: tuple[float, int, int], run_id: str, todo: list[Cell],
+                     sessions: list[Any], variants: dict[str, Any],
                      model_factory: ModelFactory | None, progress: bool,
                      concurrency: int | None, shared: SharedCalls,
                      executor: Executor, qa_bank: QuestionBank | None = None,
