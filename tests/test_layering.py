@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "workbench"
 
-BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy"}
+BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy", "_sqlite"}
 """The foundation: no workbench imports beyond each other."""
 
 MAY_IMPORT: dict[str, set[str]] = {
@@ -28,6 +28,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_offline": set(),
     "_sync": set(),
     "_lazy": set(),
+    "_sqlite": set(),
     "_redact": {"errors"},
     "messages": BASE,
     "tokens": BASE | {"messages"},

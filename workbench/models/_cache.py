@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from workbench._paths import cache_path as default_cache_path
 from workbench._redact import redactor
+from workbench._sqlite import enable_wal
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import CacheMiss, ConfigError, ContextLengthExceeded
 from workbench.messages import Message
@@ -328,7 +329,7 @@ class ResponseCache:
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                      timeout=BUSY_TIMEOUT_MS / 1000)
         self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        enable_wal(self._conn, BUSY_TIMEOUT_MS / 1000)  # a new file opened at once elsewhere
         self._conn.execute("PRAGMA synchronous=NORMAL")
         with self._lock:
             migrate(self._conn)

@@ -281,7 +281,9 @@ def migrate(db: sqlite3.Connection) -> list[str]:
 
     One transaction is one commit (a new run folder's store opens in a fraction of the time
     a commit per migration took) and all or nothing: a migration that fails leaves the
-    database as it was, with none of this call's migrations applied.
+    database as it was, with none of this call's migrations applied. Connections that
+    migrate one new file at once apply each migration once: what is pending is read again
+    under the write lock.
 
     Args:
         db: A connection in autocommit mode (``isolation_level=None``).
@@ -290,10 +292,12 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         The names applied by this call.
     """
     done = set(applied(db))
-    pending = [m for m in MIGRATIONS if m.__name__ not in done]
-    if not pending:
+    if all(m.__name__ in done for m in MIGRATIONS):
         return []
     with transaction(db):
+        # Again under the write lock: another connection may have migrated it meanwhile.
+        done = set(applied(db))
+        pending = [m for m in MIGRATIONS if m.__name__ not in done]
         for migration in pending:
             migration(db)
             db.execute("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._redact import redact, redactor
+from workbench._sqlite import enable_wal
 from workbench.harness.results._migrations import migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
@@ -71,8 +72,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
     """Open (creating) a results database: autocommit, WAL, busy timeout, migrated."""
     db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    enable_wal(db, BUSY_TIMEOUT_MS / 1000)
     db.execute("PRAGMA synchronous=NORMAL")
     migrate(db)
     return db
