@@ -45,6 +45,43 @@ def test_pending_migrations_apply_all_or_nothing(tmp_path: Path,
     assert migrate(db) == [m.__name__ for m in MIGRATIONS]
 
 
+def _schema(db: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")
+    return [tuple(r) for r in rows]
+
+
+def test_a_blank_file_gets_in_one_step_the_schema_the_migrations_build(tmp_path: Path) -> None:
+    from workbench.harness.results import _migrations
+
+    stepwise = sqlite3.connect(tmp_path / "stepwise.sqlite", isolation_level=None)
+    _migrations.applied(stepwise)
+    for m in MIGRATIONS:
+        m(stepwise)
+    statements = _migrations.new_store_schema(tuple(MIGRATIONS))
+    assert statements is not None and not any("ALTER" in s for s in statements)
+    tables = [s.split()[2] for s in statements if s.startswith("CREATE TABLE")]
+    assert tables == ["runs", "cells", "attempts", "replays"]
+    store = ResultsStore(tmp_path / "r.sqlite")
+    assert _schema(store.db) == _schema(stepwise)
+    assert [c[0] for c in columns(store.db, "cells")] == list(CELL_COLUMNS)
+    assert _migrations.applied(store.db) == [m.__name__ for m in MIGRATIONS]
+
+
+def test_a_migration_that_leaves_rows_runs_on_the_file_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.results import _migrations
+
+    def m998_seed(db: sqlite3.Connection) -> None:
+        db.execute("INSERT INTO runs (run_id, status) VALUES ('seed', 'finished')")
+
+    migrations = (*MIGRATIONS, m998_seed)
+    assert _migrations.new_store_schema(migrations) is None
+    monkeypatch.setattr(_migrations, "MIGRATIONS", list(migrations))
+    db = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
+    assert migrate(db)[-1] == "m998_seed"
+    assert db.execute("SELECT run_id FROM runs").fetchall() == [("seed",)]
+
+
 def test_the_tables_have_exactly_the_contract_columns(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "r.sqlite")
     assert columns(store.db, "runs") == [

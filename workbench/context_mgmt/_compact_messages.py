@@ -75,7 +75,7 @@ class CompactionResult:
 
 def _replayable_text(message: Message) -> list[TextContent] | None:
     """The agent-visible text items of a text-only user prompt, else None."""
-    projected = message.agent_projection()
+    projected = _PROJECTED.get(message, None, message.agent_projection)
     if any(isinstance(c, (ToolRequest, ToolResponse)) for c in projected.content):
         return None
     texts = [c for c in projected.content if isinstance(c, TextContent)]

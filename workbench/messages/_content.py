@@ -12,6 +12,8 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from workbench.messages._deepcopy import deepcopy_model
+
 _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
 
 
@@ -26,6 +28,8 @@ _ALWAYS_WRITTEN: dict[type, tuple[str, ...]] = {}
 
 class _Item(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=False)
+
+    __deepcopy__ = deepcopy_model
 
     def model_post_init(self, context: Any, /) -> None:
         # Tags that Goose always writes must be emitted even when a caller left the default.

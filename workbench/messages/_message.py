@@ -23,6 +23,7 @@ from workbench.messages._content import (
     UnknownContent,
     content_from_goose,
 )
+from workbench.messages._deepcopy import deepcopy_model
 
 Role = Literal["user", "assistant"]
 
@@ -39,6 +40,8 @@ class MessageMetadata(BaseModel):
     user_visible: bool = Field(default=True, alias="userVisible")
     agent_visible: bool = Field(default=True, alias="agentVisible")
     turn_context: bool | None = Field(default=None, alias="turnContext")
+
+    __deepcopy__ = deepcopy_model
 
     def model_post_init(self, context: Any, /) -> None:
         self.__pydantic_fields_set__.update({"user_visible", "agent_visible"})
@@ -75,6 +78,8 @@ class Message(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """Top-level keys of the recorded JSON the model does not know; written back by `to_goose`."""
     _shape: dict[str, bool] | None = PrivateAttr(default=None)
+
+    __deepcopy__ = deepcopy_model
 
     @field_validator("content", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -298,8 +299,44 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         # Again under the write lock: another connection may have migrated it meanwhile.
         done = set(applied(db))
         pending = [m for m in MIGRATIONS if m.__name__ not in done]
+        schema = new_store_schema(tuple(MIGRATIONS)) if not done and _blank(db) else None
+        for statement in schema or ():
+            db.execute(statement)
         for migration in pending:
-            migration(db)
+            if schema is None:
+                migration(db)
             db.execute("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
                        (migration.__name__, datetime.now(UTC).isoformat()))
     return [m.__name__ for m in pending]
+
+
+def _blank(db: sqlite3.Connection) -> bool:
+    """True when the database holds nothing but the (empty) migrations table."""
+    return db.execute("SELECT count(*) FROM sqlite_master"
+                      " WHERE tbl_name != '_workbench_migrations'").fetchone()[0] == 0
+
+
+@lru_cache(maxsize=4)
+def new_store_schema(migrations: tuple[Migration, ...]) -> tuple[str, ...] | None:
+    """The schema `migrations` build on a blank database, as the statements that build it at
+    once: worked out on an in-memory database (once per process), read back from its
+    ``sqlite_master`` in creation order. A blank file then gets its tables in one step, not
+    by the dozens of ``ALTER TABLE`` a new store otherwise replays (each one makes SQLite parse
+    the whole schema again: 4 of a new store's 5 ms). None when a migration fails or leaves
+    rows behind (then each migration runs on the file itself, as on an older store)."""
+    mem = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        applied(mem)
+        with transaction(mem):
+            for migration in migrations:
+                migration(mem)
+        rows = mem.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+                           " AND tbl_name != '_workbench_migrations' ORDER BY rowid").fetchall()
+        for kind, name, _ in rows:
+            if kind == "table" and mem.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
+                return None
+        return tuple(sql for _, _, sql in rows)
+    except sqlite3.Error:
+        return None
+    finally:
+        mem.close()

@@ -44,6 +44,8 @@ ATTEMPT_COLUMNS: tuple[str, ...] = (
     "prompt_hash", "shared", "shared_from", "task_attempt", "purpose", "question_id",
     "node_id")
 
+_CELL_COLUMN_SET = frozenset(CELL_COLUMNS)
+
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()
 _ulid_last = [0, 0]
@@ -180,18 +182,31 @@ class ResultsStore:
             attempts: Attempt columns (see `ATTEMPT_COLUMNS`); ``attempt_id`` is generated
                 and ``cell_id`` filled in when absent.
         """
-        unknown = set(row) - set(CELL_COLUMNS)
-        if unknown:
-            raise ValueError(f"unknown cell columns: {sorted(unknown)}")
-        cell_id = row["cell_id"]
+        self.record_cells([(row, attempts)])
+
+    def record_cells(self, cells: Iterable[tuple[dict[str, Any],
+                                                 Iterable[dict[str, Any]]]]) -> None:
+        """Write several finished cells, each as `record_cell` does, in one transaction: all
+        of them or none (never part of a cell), at the cost of one commit.
+
+        Raises:
+            ValueError: a row has a column the table does not (nothing is written).
+        """
+        cells = [(row, list(attempts)) for row, attempts in cells]
+        for row, _ in cells:
+            unknown = set(row) - _CELL_COLUMN_SET
+            if unknown:
+                raise ValueError(f"unknown cell columns: {sorted(unknown)}")
         clean = redactor().text
         with transaction(self.db):
-            self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
-            self.db.execute("DELETE FROM cells WHERE cell_id = ?", (cell_id,))
-            self._insert("cells", CELL_COLUMNS, row, clean)
-            for attempt in attempts:
-                full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
-                self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
+            for row, attempts in cells:
+                cell_id = row["cell_id"]
+                self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
+                self.db.execute("DELETE FROM cells WHERE cell_id = ?", (cell_id,))
+                self._insert("cells", CELL_COLUMNS, row, clean)
+                for attempt in attempts:
+                    full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
+                    self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
 
     def _insert(self, table: str, columns: tuple[str, ...], row: dict[str, Any],
                 clean: Any = None) -> None:

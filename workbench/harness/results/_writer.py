@@ -1,9 +1,10 @@
 """`CellWriter`: the run's finished cells written to ``results.sqlite`` from one thread.
 
 The event loop hands a finished cell over and goes on; the writer thread, with its own
-connection, writes each cell and its attempts in one transaction, in the order they were
-handed over. SQLite's work (and the wait for the interpreter lock after each statement) then
-never holds up the calls of the cells in flight.
+connection, writes the cells in the order they were handed over, each with its attempts, and
+all the cells waiting when it comes round in one transaction (one commit for a wave of cells
+that finished together; never part of a cell). SQLite's work (and the wait for the
+interpreter lock after each statement) then never holds up the calls of the cells in flight.
 
 A new run folder's store is made here too: given a `prelude`, the thread creates and migrates
 the store and runs the prelude (the run's own rows) before the first cell, so the first calls
@@ -93,16 +94,35 @@ class CellWriter:
                     self._error = exc
             if self._error is None:
                 self.ready.set()
-            while True:
-                item = self._queue.get()
-                if item is _STOP:
-                    return
-                if self._error is not None:
-                    continue  # the run is failing: drain without writing
-                try:
-                    store.record_cell(*item)
-                    self.written += 1
-                except BaseException as exc:  # noqa: BLE001 - handed to the runner
-                    self._error = exc
+            stopping = False
+            while not stopping:
+                batch = [self._queue.get()]
+                while True:  # and whatever else is queued: one transaction for them all
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                stop = next((i for i, item in enumerate(batch) if item is _STOP), None)
+                if stop is not None:
+                    stopping, batch = True, batch[:stop]
+                if self._error is None and batch:
+                    self._write(store, batch)
         finally:
             store.close()
+
+    def _write(self, store: ResultsStore, batch: list[Any]) -> None:
+        try:
+            store.record_cells(batch)
+            self.written += len(batch)
+            return
+        except BaseException as exc:  # noqa: BLE001 - handed to the runner
+            if len(batch) == 1:
+                self._error = exc
+                return
+        for item in batch:  # one at a time: every cell before the failing one is kept
+            try:
+                store.record_cell(*item)
+                self.written += 1
+            except BaseException as exc:  # noqa: BLE001 - handed to the runner
+                self._error = exc
+                return

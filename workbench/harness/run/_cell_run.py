@@ -26,7 +26,7 @@ from workbench.harness.results._outcomes import error_class, outcome_kind, root_
 from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import utc_now
 from workbench.harness.run._budget import NOT_BILLED_FLAGS
-from workbench.harness.run._score_memo import SCORES
+from workbench.harness.run._score_memo import SCORES, ScoreMemo
 from workbench.messages import Message
 from workbench.models._cache import prompt_hash
 from workbench.models._cap import window_facts
@@ -200,6 +200,25 @@ def cell_identity(cell: Cell, run_id: str) -> dict[str, Any]:
             "window": cell.window, "repeat": cell.repeat}
 
 
+SESSION_TOKENS = ScoreMemo(per_session=4)
+"""Each session's context tokens, per estimator: the same figure for every cell of it."""
+
+
+def session_tokens(session: Session, estimator: Any) -> int:
+    """``estimator.count_context_tokens(session.messages)``, counted once per session object
+    (and again if its message list is replaced, or grows or shrinks). A run never edits its
+    sessions; each run loads its own."""
+    messages = session.messages
+
+    def count() -> tuple[Any, list[Message], int]:
+        return estimator, messages, estimator.count_context_tokens(messages)
+
+    # The entry holds the estimator and the list, so the ids in its key cannot be reused.
+    key = (id(estimator), id(messages), len(messages))
+    tokens: int = SESSION_TOKENS.get(session, key, count)[2]
+    return tokens
+
+
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 
@@ -235,8 +254,7 @@ def _score(cell: Cell, session: Session, variant: Variant, result: Any, text: st
         "structured": int(bool(result.structured)) if cell.uses_model else None})
     columns["summary_path"] = _write_summary(out, cell, text)
     if last_text is not None:  # the parser's input (drill-down)
-        (out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt").write_text(redact(last_text),
-                                                                   encoding="utf-8")
+        write_file(out / SUMMARIES_DIR / f"{cell.cell_id}.raw.txt", redact(last_text))
     if "scored_messages" in result.detail:  # a recorded summary covers only a prefix
         session = scored_session(session, result)
         original_tokens = columns["original_tokens"] = \
@@ -269,8 +287,7 @@ def _metrics_and_forgotten(metrics: Any, cell: Cell, session: Session, variant: 
     values = dict(computed)
     values["template_echo"] = metrics.template_echo(structured,
                                                     variant.templates.baked().compaction)
-    (out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json").write_text(forgotten_json,
-                                                                        encoding="utf-8")
+    write_file(out / SUMMARIES_DIR / f"{cell.cell_id}.forgotten.json", forgotten_json)
     return values
 
 
@@ -304,7 +321,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
     recorder: _Recorder | None = None
     qa_calls: Any = None
     try:
-        row["original_tokens"] = estimator.count_context_tokens(session.messages)
+        row["original_tokens"] = session_tokens(session, estimator)
         inner_model = model_for(cell) if cell.uses_model else None
         if inner_model is not None:
             row.update(_window_columns(inner_model))
@@ -408,5 +425,26 @@ def error_outcome(cell: Cell, exc: BaseException, run_id: str) -> CellOutcome:
 def _write_summary(out: Path, cell: Cell, text: str) -> str:
     rel = f"summaries/{cell.cell_id}.md"
     text = redact(text)
-    (out / rel).write_text(text + ("\n" if not text.endswith("\n") else ""), encoding="utf-8")
+    write_file(out / rel, text + ("\n" if not text.endswith("\n") else ""))
     return rel
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_BINARY", 0)
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it.
+
+    What ``Path.write_text`` does in three system calls and no Python file object: each cell
+    writes three files from the scoring pool, and every call that releases the interpreter
+    lock costs a hand-over with the event loop. A short write (rare on a local file) goes on
+    from where it stopped.
+    """
+    data = memoryview(text.encode("utf-8"))
+    fd = os.open(path, _WRITE_FLAGS, 0o666)
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
