@@ -43,3 +43,15 @@ def test_equal_prompts_share_a_digest_and_different_ones_do_not() -> None:
     assert prompt_hash("a" * 10 + "b", request) == prompt_hash("a" * 10 + "b", [Message.user("go")])
     assert prompt_hash("a" * 10 + "b", request) != prompt_hash("a" * 10 + "c", request)
     assert cache_key({"m": 1}, "s", request) != cache_key({"m": 2}, "s", request)
+
+
+def test_a_request_message_edited_between_calls_is_keyed_afresh() -> None:
+    from workbench.messages import TextContent
+
+    request = [Message.user("first")]
+    before = prompt_hash("s", request)
+    assert prompt_hash("s", request) == before  # its JSON remembered for the second ask
+    request[0].content = [TextContent(text="second")]
+    assert prompt_hash("s", request) == _recipe({"system": "s",
+                                                  "messages": [_message(request[0])]})
+    assert prompt_hash("s", request) != before

@@ -36,7 +36,7 @@ from workbench._redact import redactor
 from workbench._sqlite import enable_wal
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import CacheMiss, ConfigError, ContextLengthExceeded
-from workbench.messages import Message
+from workbench.messages import Message, MessageMemo
 from workbench.models._identity import model_label
 from workbench.models._wrapper import ModelWrapper
 
@@ -96,8 +96,18 @@ def cache_key(identity: Any, system: str, messages: Sequence[Message]) -> str:
     return _key_digest(canonical_json(identity), system, _messages_json(messages))
 
 
+_KEY_JSON = MessageMemo("cache-key JSON")
+"""Each request message's canonical JSON: the recorder and the shared calls (and a response
+cache) key the same request objects in one attempt."""
+
+
 def _messages_json(messages: Sequence[Message]) -> str:
-    return canonical_json([_message_for_key(m) for m in messages])
+    # canonical_json of the list, item by item: "[" + the items' JSON joined by "," + "]".
+    return "[" + ",".join(_KEY_JSON.get(m, None, _message_json, m) for m in messages) + "]"
+
+
+def _message_json(message: Message) -> str:
+    return canonical_json(_message_for_key(message))
 
 
 @functools.lru_cache(maxsize=64)
