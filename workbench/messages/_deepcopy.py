@@ -8,7 +8,8 @@ class, equal to the original, sharing no mutable part with it (the fields that w
 extra keys and the private attributes copied the way pydantic copies them; two references to
 one list or model inside the copied value stay one reference, through `copy.deepcopy`'s
 ``memo``). A reply is deep-copied up to three times per compaction (the shared-call table,
-each sharer, the summarizer's own copy), and at a third of pydantic's time.
+each sharer, the summarizer's own copy); this takes about 0.6 of pydantic's time (a reply:
+7.3 against 12.2 us; a session's 26 messages: 372 against 655 us).
 """
 
 from __future__ import annotations
