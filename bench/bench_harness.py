@@ -27,12 +27,13 @@ are medians over the repeats:
    session tokens.
 
 Whole runs are timed, so a run's fixed costs count against the efficiency: with 40 cells at
-200 ms and concurrency 8 the ideal is 1 s. Here the first call goes out 5-8 ms after the run
-starts (the plan and the sessions: about 3 ms; a new folder's store is made by the writer
-thread meanwhile) and the run returns 15-22 ms after the last reply (the last cells' scoring:
-3-7 ms; the results read over the store's connection: 5-8 ms; the store's close, SQLite's final
-checkpoint: about 4 ms), so they alone cost 2-3 points. On a shared machine the load falls on
-both sides of each pair; the ranges say how much it moved the figures.
+200 ms and concurrency 8 the ideal is 1 s. Here the first call goes out about 5 ms after the
+run starts (the plan and the sessions; a new folder's store is made by the writer thread
+meanwhile) and the run returns about 14 ms after the last reply (the last cells' scoring and
+the writer's last transaction: about 4 ms; the results read over the store's connection: about
+5 ms; the store's close, SQLite's final checkpoint, and the event loop's teardown: about 4 ms),
+so they alone cost about 2 points. On a shared machine the load falls on both sides of each
+pair; the ranges say how much it moved the figures.
 """
 
 from __future__ import annotations
