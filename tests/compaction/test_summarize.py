@@ -319,3 +319,23 @@ async def test_scripted_replies_are_copied_so_reusing_one_is_safe() -> None:
     second = await summarize(model, None, PLAIN, [Message.user("b")])
     assert reply.role == "assistant"
     assert first.message is not second.message
+
+
+@pytest.mark.parametrize("removal", ["drop", "elide"])
+@pytest.mark.parametrize("order", ["goose", "centred"])
+def test_each_ladder_step_keeps_what_the_public_removal_functions_keep(removal: str,
+                                                                       order: str) -> None:
+    from workbench.compaction._summarize import _apply_removal
+
+    messages = [Message.user("start")]
+    for i in range(7):
+        messages.append(Message.assistant("look").with_tool_request(f"t{i}", "shell", {"n": i}))
+        messages.append(Message.user().with_tool_response(f"t{i}", f"out {i}"))
+    public = elide_tool_responses if removal == "elide" else filter_tool_responses
+    for pct in REMOVAL_PERCENTAGES:
+        kept, dropped, responses = _apply_removal(messages, pct, order, removal)  # type: ignore[arg-type]
+        expected = public(messages, pct, order)  # type: ignore[arg-type]
+        assert [m.to_goose() for m in kept] == [m.to_goose() for m in expected]
+        removed = len(removal_positions(7, pct, order))  # type: ignore[arg-type]
+        assert (dropped, responses) == ((0 if removal == "elide" else removed), removed)
+        assert kept is not messages

@@ -220,7 +220,10 @@ def filter_tool_responses(messages: Sequence[Message], pct: int,
     Returns:
         The kept messages in their original order.
     """
-    removed = set(_removed_indices(messages, pct, order))
+    return _dropped(messages, set(_removed_indices(messages, pct, order)))
+
+
+def _dropped(messages: Sequence[Message], removed: set[int]) -> list[Message]:
     return [m for i, m in enumerate(messages) if i not in removed]
 
 
@@ -245,7 +248,10 @@ def elide_tool_responses(messages: Sequence[Message], pct: int,
         A new list; chosen messages are copies whose tool responses read
         `ELIDED_TOOL_RESPONSE_TEXT`.
     """
-    removed = set(_removed_indices(messages, pct, order))
+    return _elided_at(messages, set(_removed_indices(messages, pct, order)))
+
+
+def _elided_at(messages: Sequence[Message], removed: set[int]) -> list[Message]:
     out: list[Message] = []
     for i, m in enumerate(messages):
         if i in removed:
@@ -258,11 +264,13 @@ def elide_tool_responses(messages: Sequence[Message], pct: int,
 def _apply_removal(messages: Sequence[Message], pct: int, order: RemovalOrder,
                    removal: Removal) -> tuple[list[Message], int, int]:
     """The attempt's messages, how many messages were dropped and how many responses removed."""
+    if pct == 0:  # the first attempt sends everything (no scan for tool responses)
+        return list(messages), 0, 0
     removed = _removed_indices(messages, pct, order)
     responses = sum(len(messages[i].tool_responses()) for i in removed)
     if removal == "elide":
-        return elide_tool_responses(messages, pct, order), 0, responses
-    return filter_tool_responses(messages, pct, order), len(removed), responses
+        return _elided_at(messages, set(removed)), 0, responses
+    return _dropped(messages, set(removed)), len(removed), responses
 
 
 # ---- structured rewrite -----------------------------------------------------------------------
@@ -363,7 +371,6 @@ async def summarize(
     request = [Message.user(SUMMARY_REQUEST)]
     variant = getattr(templates, "name", "")
     template_name = f"{variant}/{COMPACTION_TEMPLATE}" if variant else COMPACTION_TEMPLATE
-    has_tool_responses = any(m.has_tool_response() for m in messages)
     records: list[Attempt] = []
     last = len(REMOVAL_PERCENTAGES) - 1
     for index, pct in enumerate(REMOVAL_PERCENTAGES):
@@ -386,7 +393,7 @@ async def summarize(
         except ContextLengthExceeded as err:
             record.latency_ms = (time.perf_counter() - started) * 1000
             record.outcome, record.error = "context_length_exceeded", str(err)
-            if not has_tool_responses:
+            if not any(m.has_tool_response() for m in messages):
                 raise CompactionContextExceeded(NO_TOOL_RESPONSES_ERROR, [], records,
                                                 err.model) from err
             if index < last:
