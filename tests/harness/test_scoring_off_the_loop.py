@@ -83,3 +83,56 @@ def test_rows_are_the_same_at_any_concurrency(tmp_path: Path) -> None:
         for file in files_one:
             assert (tmp_path / "one" / name / file).read_bytes() == \
                 (tmp_path / "eight" / name / file).read_bytes()
+
+
+def test_the_loop_writes_the_cells_files_after_the_pool_scored_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writers: list[tuple[str, str]] = []
+    original = _cell_run.write_file
+
+    def spy(path: Path, text: str) -> None:
+        writers.append((path.name, threading.current_thread().name))
+        original(path, text)
+
+    monkeypatch.setattr(_cell_run, "write_file", spy)
+    results = run_experiment(_spec(concurrency=2, repeats=1), tmp_path / "run", progress=False,
+                             model_factory=lambda cell: ScriptedModel([REPLY]))
+    ids = sorted(results.cells["cell_id"])
+    assert sorted(name for name, _ in writers) == sorted(
+        f"{i}{ext}" for i in ids for ext in (".md", ".raw.txt", ".forgotten.json"))
+    assert {thread for _, thread in writers} == {threading.main_thread().name}
+    for cell_id, path in zip(results.cells["cell_id"], results.cells["summary_path"],
+                             strict=True):
+        assert path == f"summaries/{cell_id}.md" and (tmp_path / "run" / path).is_file()
+
+
+def test_a_scoring_step_that_fails_part_way_keeps_the_files_it_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import workbench.metrics as metrics
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("metric exploded")
+
+    monkeypatch.setattr(metrics, "compute_metrics", broken)
+    results = run_experiment(_spec(concurrency=1, repeats=1), tmp_path / "run", progress=False,
+                             model_factory=lambda cell: ScriptedModel([REPLY]))
+    rows = results.cells
+    assert set(rows["status"]) == {"error"} and set(rows["error_message"]) == {"metric exploded"}
+    for cell_id, path in zip(rows["cell_id"], rows["summary_path"], strict=True):
+        # the summary and the raw reply were made before the metrics: written, and named
+        assert path == f"summaries/{cell_id}.md" and (tmp_path / "run" / path).is_file()
+        assert (tmp_path / "run" / "summaries" / f"{cell_id}.raw.txt").is_file()
+        assert not (tmp_path / "run" / "summaries" / f"{cell_id}.forgotten.json").exists()
+
+
+def test_a_file_that_cannot_be_written_makes_the_cell_an_error_without_its_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_cell_run, "write_file", full)
+    results = run_experiment(_spec(concurrency=1, repeats=1), tmp_path / "run", progress=False,
+                             model_factory=lambda cell: ScriptedModel([REPLY]))
+    rows = results.cells
+    assert set(rows["status"]) == {"error"} and set(rows["error_type"]) == {"OSError"}
+    assert rows["summary_path"].isna().all()  # named only once written
