@@ -16,7 +16,14 @@ model reads the context; a question is answered by
    error question takes the error line (the errors probe's extraction) of the latest or first
    failing tool output, or, in a context without tool outputs (a summary), of its text; an
    open question takes the best passage's whole text; a list of files takes every path a
-   writing tool call or an edit sentence names.
+   writing tool call or an edit sentence names. A ``value`` question with words before its
+   blank takes the token that follows them, whatever its shape (a commit hash, a version);
+3. where a question says its answer stands in a tool call (`Question.answer_in`: which
+   command ran, how a file was touched), only the tool calls are ranked; for a question about
+   a call's outcome (an exit code, an error, what a command printed), the tool call its cue
+   words name best (ties by position), and the value of the asked type in that call's own
+   output. A context without tool calls (a summary) is searched like any other, by the cue
+   (and, for an outcome, the question's own words).
 
 It never sees the expected answer, so a context that lost a value cannot score it; it is
 generous the other way (a value merely present near the right words counts). Its scores bound
@@ -39,7 +46,7 @@ from workbench.metrics._errors import error_line
 from workbench.metrics._files import FILE_EXTENSIONS
 from workbench.probes._normalize import normalize_text
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_TOOL_OUTPUT, CUE_USER, Question
-from workbench.probes._transcript import is_injected, written_paths
+from workbench.probes._transcript import is_human, written_paths
 
 __all__ = ["LookupAnswerer", "PASSAGE_CHARS", "TOP_PASSAGES"]
 
@@ -54,10 +61,11 @@ EDIT_WORDS = ("edited", "modified", "changed", "updated", "created", "wrote", "w
               "deleted", "removed", "patched")
 CHOICE_WORDS = {
     "created": ("created", "create", "wrote", "write", "write_file", "create_file", "new",
-                "added"),
+                "added", "cat <<"),
     "edited": ("edited", "edit", "edit_file", "modified", "changed", "updated", "patched",
-               "fixed", "str_replace", "multiedit"),
+               "fixed", "str_replace", "multiedit", "sed -i"),
     "deleted": ("deleted", "delete", "delete_file", "removed", "rm"),
+    "read": ("read", "read_file", "view", "open", "cat", "nl", "head", "tail", "sed -n"),
 }
 ERROR_HINTS = ("error", "exception", "failed", "fatal", "traceback", "not found", "denied")
 """A text passage is searched for an error line only when it holds one of these."""
@@ -67,6 +75,7 @@ _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _BROAD_ERROR = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception):.*|\b(?:error|fatal):.*")
 _PARAGRAPH = re.compile(r"\n\s*\n")
+_TOKEN_AFTER = re.compile(r"\s*[`'\"(\[]?([^\s`'\"()\[\],;]+)")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+", re.MULTILINE)
 SECTION_CHARS = 1500
 """An open answer that lands on a heading takes the section under it, up to this many
@@ -98,12 +107,6 @@ def _paragraphs(text: str) -> list[str]:
         else:
             out.extend(line.strip() for line in para.splitlines() if line.strip())
     return out
-
-
-def _is_human(message: Message, text: str) -> bool:
-    return (message.role == "user" and message.is_user_visible
-            and not message.has_tool_response() and not message.is_turn_context
-            and not is_injected(text))
 
 
 def _agent_view(message: Message) -> Message:
@@ -174,6 +177,8 @@ class LookupAnswerer:
     def __init__(self, messages: Sequence[Message]) -> None:
         self.passages: list[Passage] = []
         self._output_errors: list[tuple[int, str]] = []
+        self._call_ids: dict[int, str] = {}
+        self._outputs: dict[str, tuple[int, int, str]] = {}
         for message in messages:
             if message.is_agent_visible:
                 self._add(_agent_view(message))
@@ -190,7 +195,7 @@ class LookupAnswerer:
     def _add(self, message: Message) -> None:
         text = message.concat_text().strip()
         if text:
-            if _is_human(message, text):
+            if is_human(message, text):
                 self.passages.append(Passage(text, USER_MARK))
             else:
                 self.passages.extend(Passage(p) for p in _paragraphs(text))
@@ -201,8 +206,11 @@ class LookupAnswerer:
             lines = [line.strip() for line in body.splitlines() if line.strip()]
             if error is not None:
                 self._output_errors.append((len(self.passages), error))
+            self._outputs.setdefault(response.id, (len(self.passages),
+                                                   len(self.passages) + len(lines), body))
             self.passages.extend(Passage(line, OUTPUT_MARK) for line in lines)
         for request in message.tool_requests():
+            self._call_ids[len(self.passages)] = request.id
             written = tuple(written_paths(request.name or "", request.arguments or {}))
             self.passages.append(Passage(f"{request.name} {request.arguments or {}}", CALL_MARK,
                                          written))
@@ -239,6 +247,8 @@ class LookupAnswerer:
     def answer(self, question: Question) -> str:
         """The answer `question` gets from this context (``""`` when nothing fits)."""
         first = question.position == "first"
+        if question.answer_in == "output":
+            return self._in_output(question, first)
         if question.answer_type == "error":
             return self._error(first)
         if question.answer_type == "paths":
@@ -248,16 +258,37 @@ class LookupAnswerer:
         ranked = self.ranked(marks, first) if marks else []
         if not ranked:
             ranked = self.ranked(words or content_words(question.text, min_len=3), first)
+        if question.answer_in == "call":
+            ranked = [n for n in ranked if self.passages[n].mark == CALL_MARK] or ranked
         if question.answer_type == "text":
             return self._section(ranked[0]) if ranked else ""
         if question.answer_type == "choice":
             return self._choice(ranked, question.choices)
         asked = normalize_text(question.text)
-        for n in ranked[:TOP_PASSAGES]:
-            value = self._value(self.passages[n].text, question, asked)
-            if value:
-                return value
-        return ""
+        return self._first_value([self.passages[n].text for n in ranked[:TOP_PASSAGES]],
+                                 question, asked)
+
+    def _first_value(self, texts: Sequence[str], question: Question, asked: str) -> str:
+        """The first value of `texts` (best first); a ``value`` blank is looked for after its
+        words in every text before any other value is taken."""
+        if question.answer_type == "value":
+            found = next((v for text in texts if (v := self._after_lead(text, question, asked))),
+                         "")
+            if found:
+                return found
+        return next((v for text in texts if (v := self._value(text, question, asked))), "")
+
+    def _after_lead(self, text: str, question: Question, asked: str) -> str:
+        """The token right after the words before the blank (whitespace aside; their last
+        occurrence for a question about the latest value), or ``""``."""
+        lead = question.blank_before.strip().lower()
+        if not lead:
+            return ""
+        flat = " ".join(text.split())
+        at = flat.lower().rfind(lead) if question.position == "last" else flat.lower().find(lead)
+        token = _TOKEN_AFTER.match(flat, at + len(lead)) if at >= 0 else None
+        value = token.group(1).rstrip(".:") if token else ""
+        return value if value and normalize_text(value) not in asked else ""
 
     def _section(self, n: int) -> str:
         """Passage `n`, or when it is a heading (``## User Intent``, ``Next steps:``) the text
@@ -274,13 +305,38 @@ class LookupAnswerer:
             size += len(nxt.text)
         return "\n".join(parts)
 
+    def _in_output(self, question: Question, first: bool) -> str:
+        """The answer read from the output of the tool call the cue names best, or, in a
+        context without one, from the passages the cue and the question's words name."""
+        words = [w for w in question.cue if w not in MARKS]
+        calls = [n for n in self.ranked(words, first) if n in self._call_ids]
+        asked = normalize_text(question.text)
+        output = self._outputs.get(self._call_ids[calls[0]]) if calls else None
+        if output is not None:
+            start, end, body = output
+            lines = [p.text for p in self.passages[start:end]]
+            if question.answer_type == "error":
+                return (error_line(body, flagged=True) or "") if body else ""
+            if question.answer_type == "text":
+                return "\n".join(lines)
+            lead = question.blank_before.strip().lower()
+            ordered = sorted(lines, key=lambda line: not (lead and lead in line.lower()))
+            return self._first_value(ordered, question, asked)
+        ranked = self.ranked(words + content_words(question.text, min_len=3), first)
+        if question.answer_type == "text":
+            return self._section(ranked[0]) if ranked else ""
+        texts = [self.passages[n].text for n in ranked[:TOP_PASSAGES]]
+        if question.answer_type == "error":
+            return next((e for text in texts if (e := _text_error(text))), "")
+        return self._first_value(texts, question, asked)
+
     def _value(self, text: str, question: Question, asked: str) -> str:
+        lead = question.blank_before.strip().lower()
         kind = question.answer_type if question.answer_type != "value" else "any"
         found = [(at, v) for at, v in _candidates(text, kind)
                  if v and normalize_text(v) not in asked]
         if not found:
             return ""
-        lead = question.blank_before.strip().lower()
         if lead:
             at = text.lower().find(lead)
             if at >= 0:

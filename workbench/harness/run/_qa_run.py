@@ -176,7 +176,7 @@ async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | No
     async with bank.lock(key):
         found = bank.known(key)
         if found is None:
-            found = bank.build(session, boundary, list(qa.kinds), qa.per_session)
+            found = bank.build(session, boundary, qa)
             bank.remember(found)
         if qa.probe_author is not None and found.author is None:
             found = await _authored(cell, found, scored, qa, model_for(cell, "probe_author"),
