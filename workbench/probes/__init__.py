@@ -23,7 +23,12 @@ Layers, smallest first:
 """
 
 from workbench.probes._actions import NextActionCase, actions_match, next_action_case, parse_action
-from workbench.probes._author import AUTHOR_SYSTEM, author_message, parse_author_reply
+from workbench.probes._author import (
+    AUTHOR_SYSTEM,
+    author_message,
+    ground_authored,
+    parse_author_reply,
+)
 from workbench.probes._build import (
     DEFAULT_PER_SESSION,
     MANIFEST_KEYS,
@@ -62,6 +67,7 @@ from workbench.probes._normalize import (
 )
 from workbench.probes._prompts import ANSWERER_SYSTEM, next_action_system, question_message
 from workbench.probes._questions import (
+    AUTHOR_SOURCE,
     GRADERS,
     KINDS,
     Evidence,
@@ -75,17 +81,17 @@ from workbench.probes._score import QA_METRICS, AnsweredQuestion, NextActionResu
 from workbench.probes._transcript import ToolAction, action_of, main_argument, modified_files
 
 __all__ = [
-    "ANSWERER_SYSTEM", "AUTHOR_SYSTEM", "DEFAULT_MAX_QUESTIONS", "DEFAULT_MIN_QUESTIONS",
-    "DEFAULT_PER_SESSION", "DIMENSIONS", "GRADERS", "JUDGE_SYSTEM", "KINDS", "MANIFEST_KEYS",
-    "NORMALIZERS", "OVERLAP_PASS", "QA_METRICS", "TOKENS_PER_QUESTION", "AnsweredQuestion",
-    "Evidence", "JudgeGrade", "LookupAnswerer", "NextActionCase", "NextActionResult", "Question",
-    "QuestionSet", "ToolAction", "action_of", "actions_match", "author_message",
-    "build_questions", "build_transcript_questions", "check_evidence", "contains",
-    "grade_answer", "is_recording", "is_unknown", "judge_message", "locate_evidence",
-    "message_texts", "question_target", "transcript_candidates",
-    "main_argument", "modified_files", "next_action_case", "next_action_system",
-    "normalize_choice", "normalize_command", "normalize_error", "normalize_number",
-    "normalize_path", "normalize_text", "parse_action", "parse_author_reply",
-    "parse_judge_reply", "path_matches", "qa_metrics", "question_message", "question_set_key",
-    "read_question_set", "select_questions", "stale_only", "write_question_set",
+    "ANSWERER_SYSTEM", "AUTHOR_SOURCE", "AUTHOR_SYSTEM", "AnsweredQuestion",
+    "DEFAULT_MAX_QUESTIONS", "DEFAULT_MIN_QUESTIONS", "DEFAULT_PER_SESSION", "DIMENSIONS",
+    "Evidence", "GRADERS", "JUDGE_SYSTEM", "JudgeGrade", "KINDS", "LookupAnswerer",
+    "MANIFEST_KEYS", "NORMALIZERS", "NextActionCase", "NextActionResult", "OVERLAP_PASS",
+    "QA_METRICS", "Question", "QuestionSet", "TOKENS_PER_QUESTION", "ToolAction", "action_of",
+    "actions_match", "author_message", "build_questions", "build_transcript_questions",
+    "check_evidence", "contains", "grade_answer", "ground_authored", "is_recording", "is_unknown",
+    "judge_message", "locate_evidence", "main_argument", "message_texts", "modified_files",
+    "next_action_case", "next_action_system", "normalize_choice", "normalize_command",
+    "normalize_error", "normalize_number", "normalize_path", "normalize_text", "parse_action",
+    "parse_author_reply", "parse_judge_reply", "path_matches", "qa_metrics", "question_message",
+    "question_set_key", "question_target", "read_question_set", "select_questions", "stale_only",
+    "transcript_candidates", "write_question_set",
 ]

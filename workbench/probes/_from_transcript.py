@@ -96,7 +96,8 @@ def _positions(session: Session) -> list[float]:
     return out
 
 
-def _select(questions: list[Question], positions: list[float], target: int | None) -> list[Question]:
+def _select(questions: list[Question], positions: list[float],
+            target: int | None) -> list[Question]:
     def where(q: Question) -> float:
         index = max(e.message for e in q.evidence)
         return positions[index] if 0 <= index < len(positions) else 1.0

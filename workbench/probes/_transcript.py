@@ -23,7 +23,7 @@ from workbench.messages import Message
 from workbench.metrics._files import command_paths, normalize_path
 from workbench.probes._normalize import normalize_command
 
-__all__ = ["INJECTED_TAGS", "ToolAction", "action_of", "is_human", "is_injected",
+__all__ = ["HARNESS_REPLIES", "INJECTED_TAGS", "ToolAction", "action_of", "is_human", "is_injected",
            "main_argument", "message_text", "modified_files", "shell_file_ops", "tool_actions",
            "written_paths"]
 
@@ -50,6 +50,10 @@ INJECTED_TAGS = frozenset({
 """Tags that open a user-role text an agent or a hook wrote, not the human (Claude Code's
 hook, command and background-task echoes). A task a harness wraps in its own tags
 (mini-swe-agent's ``<pr_description>``) is the human's request."""
+HARNESS_REPLIES = ("Please always provide EXACTLY ONE action in triple backticks",
+                   "The last command <command>")
+"""How an agent harness's own user-role replies open (mini-swe-agent's format-error and
+timeout messages): the harness wrote them, not the human."""
 NOT_HUMAN_FLAGS = ("isMeta", "isDemo", "compactSummary")
 """Message metadata flags the importers set on user messages nobody typed: a skill's text
 (Claude Code's ``isMeta``), a pasted demonstration (SWE-agent), the recorded summary. A
@@ -219,11 +223,12 @@ def modified_files(messages: Sequence[Message]) -> list[str]:
 
 
 def is_injected(text: str) -> bool:
-    """True for a user-role text that an agent or hook injected rather than the human typed
-    (it opens with one of `INJECTED_TAGS`: ``<task-notification>``, ``<command-name>``,
-    ``<system-reminder>``...)."""
+    """True for a user-role text that an agent, a hook or a harness injected rather than the
+    human typed (it opens with one of `INJECTED_TAGS`: ``<task-notification>``,
+    ``<command-name>``, ``<system-reminder>``...; or as one of `HARNESS_REPLIES`)."""
     match = _INJECTED.match(text)
-    return match is not None and match.group(1) in INJECTED_TAGS
+    return ((match is not None and match.group(1) in INJECTED_TAGS)
+            or text.lstrip().startswith(HARNESS_REPLIES))
 
 
 def is_human(message: Message, text: str) -> bool:

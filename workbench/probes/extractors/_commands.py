@@ -40,7 +40,11 @@ ls cat nl head tail less more grep rg find fd sed awk echo printf cd pwd wc sort
 diff cp mv rm mkdir touch chmod tree which file stat du df env export true false sleep
 """.split())
 """Programs whose output is not an outcome (they show files or set things up)."""
-_NOISE_LINE = re.compile(r"^(?:</?output>|<returncode>.*|\(Open file: .*\)|\(Current directory: .*\)"
+QUIET_COMMANDS = frozenset({"git diff", "git show", "git log", "git blame", "git grep"})
+"""Commands whose output is a file's text or history, not an outcome (a diff's last line is
+some line of code)."""
+_NOISE_LINE = re.compile(r"^(?:</?output>|<returncode>.*|\(Open file: .*\)"
+                         r"|\(Current directory: .*\)"
                          r"|bash-\$.*|[=_\-*]{3,}|\s*)$")
 _MIN_CHARS = 6
 
@@ -80,8 +84,11 @@ def _described(history: History) -> list[Question]:
 
 
 def _runs_program(call: Call) -> bool:
-    head = normalize_command(call.command).split(" ", 1)[0]
-    return bool(head) and head not in QUIET
+    head = normalize_command(call.command)
+    if head in QUIET_COMMANDS or call.output.lstrip().startswith(("diff --git", "<returncode>0"
+                                                                  "</returncode>\n<output>\ndiff")):
+        return False
+    return bool(head) and head.split(" ", 1)[0] not in QUIET
 
 
 def command_questions(history: History) -> list[Question]:

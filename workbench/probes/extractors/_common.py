@@ -147,11 +147,11 @@ def cloze_question(kind: str, source: str, text: str, value: str, at: int, index
             or line.startswith(SKIPPED_LINES)):
         return None
     cut = make_cloze(text, value, at=at)
-    if cut is None:
-        return None
-    cloze, _ = cut
-    if len(cue_words(cloze)) < MIN_CONTEXT_WORDS:
+    if cut is not None and len(cue_words(cut[0])) < MIN_CONTEXT_WORDS:
+        cut = make_cloze(text, value, 2, at=at)  # a short sentence: the one before it too
+    if cut is None or len(cue_words(cut[0])) < MIN_CONTEXT_WORDS:
         return None  # too little around the blank to tell what is asked
+    cloze = cut[0]
     asked = template.format(cloze=cloze)
     if normalize_text(value) in normalize_text(asked.replace(BLANK, " ")):
         return None

@@ -56,7 +56,8 @@ def constraint_questions(history: History) -> list[Question]:
             value = _WORD.match(turn.text, at)
             assert value is not None
             question = cloze_question("decision", SOURCE, turn.text, value.group(), at,
-                                      turn.index, "value", template=CONSTRAINT_QUESTION, corpus=history.corpus_lower)
+                                      turn.index, "value", template=CONSTRAINT_QUESTION,
+                                      corpus=history.corpus_lower)
             if question is not None and question.text not in seen:
                 seen.add(question.text)
                 out.append(question)

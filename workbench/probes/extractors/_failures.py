@@ -109,7 +109,8 @@ def failure_questions(history: History) -> list[Question]:
                 continue
             seen.add(name)
             question = cloze_question("recall", SOURCE, call.output, name, at, call.result,
-                                      "identifier", template=TEST_QUESTION, corpus=history.corpus_lower)
+                                      "identifier", template=TEST_QUESTION,
+                                      corpus=history.corpus_lower)
             if question is not None:
                 out.append(question)
     return out

@@ -175,11 +175,13 @@ def file_questions(history: History) -> list[Question]:
             out.append(Question(
                 id="", kind="artifact", text=READ_QUESTION.format(path=path), expected="read",
                 answer_type="choice", choices=READ_CHOICES, source=SOURCE,
-                cue=cue_words(path, [path.lower()]), answer_in="call", evidence=[Evidence(first.index, normalize_ws(first.quote))]))
+                cue=cue_words(path, [path.lower()]), answer_in="call",
+                evidence=[Evidence(first.index, normalize_ws(first.quote))]))
             continue
         decisive = next(t for t in reversed(ts) if t.how != "read")
         out.append(Question(
             id="", kind="artifact", text=CHANGE_QUESTION.format(path=path), expected=fate,
             answer_type="choice", choices=CHANGES, source=SOURCE,
-            cue=cue_words(path, [path.lower()]), answer_in="call", evidence=[Evidence(decisive.index, normalize_ws(decisive.quote))]))
+            cue=cue_words(path, [path.lower()]), answer_in="call",
+            evidence=[Evidence(decisive.index, normalize_ws(decisive.quote))]))
     return out

@@ -41,14 +41,15 @@ _DEFINED = re.compile(r"^[^A-Za-z\n]{0,12}(?:(?:export |pub |async |public |priv
                       r"([A-Za-z_][\w.]*\w)\s*[(:{<]|^[^A-Za-z\n]{0,12}defmodule ([\w.]+) do",
                       re.MULTILINE)
 _ENDPOINT = re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE) (/[\w/{}:.-]+)|(https?://[^\s)`'\"<>]+)")
-_VERSION = re.compile(r"(?:\b[\w-]+(?:==|>=|<=|@| )|~> |\bversion:? |\bv)(\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?)"
+_VERSION = re.compile(r"(?:\b[\w-]+(?:==|>=|<=|@| )|~> |\bversion:? |\bv)"
+                      r"(\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?)"
                       r"(?![\w.])", re.IGNORECASE)
 _COMMIT_LINE = re.compile(r"\bcommit\b|^\[[\w./-]+ [0-9a-f]{7,40}\]|HEAD is now at", re.IGNORECASE)
 _HASH = re.compile(r"(?<![\w/.])([0-9a-f]{7,40})(?![\w/])")
 _LIMIT = re.compile(
     r"\b[\w.]*(?:timeout|limit|max|min|size|port|retries|retry|threshold|budget|interval|ttl|"
     r"workers|threads|depth|width|length|capacity)[\w.]*['\"]?\s*(?:[:=]|=>|:=| is| to| of)\s*"
-    r"(\d[\d_,]*(?:\.\d+)?)(?![\w.])", re.IGNORECASE)
+    r"(\d+(?:[_,]\d{3})*(?:\.\d+)?)(?![\w.])", re.IGNORECASE)
 
 
 def _is_name(value: str) -> bool:
@@ -129,7 +130,8 @@ def identifier_questions(history: History) -> list[Question]:
             if value in found:
                 continue
             question = cloze_question("recall", SOURCE, text, value, at, index,
-                                      "number" if answer_type == "number" else "value", corpus=history.corpus_lower)
+                                      "number" if answer_type == "number" else "value",
+                                      corpus=history.corpus_lower)
             if question is not None:
                 found[value] = question
     ordered = sorted(found.values(), key=lambda q: q.evidence[0].message)

@@ -2,8 +2,8 @@
 
 - *the last request*: the human's latest turn of three words or more (a ``continue`` is not a
   request); and, when the session had more than one, *the task it started with*;
-- *what was pending*: the last tool call, the action in flight when the session stopped
-  (which file or command the agent acted on last).
+- *what was pending*: the last tool call, the action in flight when the session stopped: the
+  command it ran (quoted whole), else the file it acted on.
 
 All are *continuation* questions. The requests are open (graded by word overlap, and by a
 judge when one is configured); a request longer than `REQUEST_CHARS` is asked up to the end
@@ -19,6 +19,7 @@ import re
 from workbench.metrics._common import normalize_ws
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_USER, Evidence, Question
 from workbench.probes._transcript import action_of
+from workbench.probes.extractors._common import one_line
 from workbench.probes.extractors._history import History, Turn
 
 __all__ = ["request_questions"]
@@ -58,16 +59,17 @@ def request_questions(history: History) -> list[Question]:
     if human and len(human[0].text.split()) >= MIN_WORDS and (
             len(human) > 1 or not out):
         out.append(_request(human[0], FIRST_QUESTION, "first"))
-    answered = [c for c in history.calls if c.arguments or c.name]
-    if answered:
-        call = answered[-1]
+    if history.calls:
+        call = history.calls[-1]
+        command = one_line(call.command) if call.command else None
         action = action_of(call.name, call.arguments)
-        expected = action.argument if action.kind in ("path", "command") else ""
+        expected, answer_type = ((command, "text") if command and "\\" not in command
+                                 else (action.argument, "path") if action.kind == "path"
+                                 else ("", ""))
         if expected and expected in _holding(call.arguments):
             out.append(Question(id="", kind="continuation", text=TOOL_QUESTION,
-                                expected=expected,
-                                answer_type="path" if action.kind == "path" else "text",
-                                source=SOURCE, cue=TOOL_CUE, position="last",
+                                expected=expected, answer_type=answer_type, source=SOURCE,
+                                cue=TOOL_CUE, position="last",
                                 evidence=[Evidence(call.index, expected)]))
     return out
 

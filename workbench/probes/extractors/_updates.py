@@ -42,7 +42,8 @@ _COUNTS = re.compile(r"\b(\d+) (failed|passed|errors?|skipped|failures?|tests?)\
 _RAN = re.compile(r"^Ran (\d+) tests?\b", re.MULTILINE)
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _LENGTH = re.compile(r"^\[File: (\S+) \((\d+) lines total\)\]", re.MULTILINE)
-_SETTING = re.compile(r"^\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*(?:=|:|=>)\s*([^\s,;{}\[\]#]+)[,;]?\s*$")
+_SETTING = re.compile(r"^\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*(?:=|:|=>)\s*"
+                      r"([^\s,;{}\[\]#]+)[,;]?\s*$")
 LABELS = {"failed": "failed", "failure": "failed", "failures": "failed", "passed": "passed",
           "error": "errored", "errors": "errored", "skipped": "were skipped", "test": "ran",
           "tests": "ran"}
@@ -172,7 +173,8 @@ def _edited_settings(history: History) -> list[Question]:
             for key, (value, at) in after.items():
                 if key in before and before[key][0] != value:
                     question = cloze_question("recall", SOURCE, new, value, at, call.index,
-                                              "value", stale=[before[key][0]], position="last", corpus=history.corpus_lower)
+                                              "value", stale=[before[key][0]],
+                                              position="last", corpus=history.corpus_lower)
                     if question is not None:
                         out.append(question)
     return out
