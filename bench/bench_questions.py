@@ -112,10 +112,13 @@ def main() -> None:
     print(f"\nquestions per session: minimum over the {len(large)} sessions above {LARGE:,} "
           f"tokens {min(large) if large else 0}, median over all "
           f"{statistics.median(n for _, _, n, _ in rows):g}")
-    print(f"CPU per session (median): build {statistics.median(build_times) * 1000:.0f} ms, "
-          f"lookup from the full history {statistics.median(answer_times) * 1000:.0f} ms; "
-          f"loading all sessions took {load_time * 1000:.0f} ms "
-          f"({load_time / len(sessions) * 1000:.0f} ms per session)")
+    load = load_time / len(sessions)
+    build, answer = statistics.median(build_times), statistics.median(answer_times)
+    print(f"CPU per session: building the questions {build * 1000:.0f} ms (median; range "
+          f"{min(build_times) * 1000:.0f}-{max(build_times) * 1000:.0f}), answering them by "
+          f"lookup from the full history {answer * 1000:.0f} ms (median), against loading a "
+          f"session {load * 1000:.0f} ms (mean): {build / load:.2f}x and {answer / load:.2f}x "
+          "a load")
     if args.failures:
         print("\nnot answered from the full history:")
         for sid, q, answer in misses:

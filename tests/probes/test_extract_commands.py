@@ -15,18 +15,18 @@ def test_a_described_command_is_asked_by_its_description(real: Callable[[str], S
     questions = command_questions(History.read(real(CC)))
     described = [(q.text, q.expected) for q in questions if q.answer_in == "call"]
     assert described[:3] == [
-        ("Which command did we run to show issue details for spotter-4te? Quote it exactly.",
+        ("Which command did we run for \"Show issue details for spotter-4te\"? Quote it exactly.",
          "bd show spotter-4te"),
-        ("Which command did we run to show details of first subtask? Quote it exactly.",
+        ("Which command did we run for \"Show details of first subtask\"? Quote it exactly.",
          "bd show spotter-4te.1"),
-        ("Which command did we run to check if opentelemetry_bandit is currently in mix.lock? "
+        ("Which command did we run for \"Check if opentelemetry_bandit is currently in mix.lock\"? "
          "Quote it exactly.", "grep -A 2 opentelemetry_bandit mix.lock")]
     # "Run tests" ran six times, and "Claim the task" says no more than "Claim task 4" does:
     # which call would be meant?
-    assert not any(text.startswith(("Which command did we run to run tests?",
-                                     "Which command did we run to claim the task?"))
+    assert not any(text.startswith(("Which command did we run for \"Run tests\"?",
+                                     "Which command did we run for \"Claim the task\"?"))
                    for text, _ in described)
-    assert ("Which command did we run to claim the next task? Quote it exactly.",
+    assert ("Which command did we run for \"Claim the next task\"? Quote it exactly.",
             "bd update spotter-4te.2 --status in_progress") in described
 
 

@@ -146,3 +146,24 @@ def test_a_skills_text_is_not_the_humans_message() -> None:
     request = next(q for q in build_questions(manifest_session(), per_session=None).questions
                    if q.id == "continuation-last-request")
     assert answerer.answer(request) == human.concat_text()
+
+
+def test_a_calls_kind_is_read_from_what_it_does_not_from_what_it_carries() -> None:
+    answerer = LookupAnswerer([
+        Message.assistant().with_tool_request(
+            "e", "edit", {"path": "aider/main.py", "search": "x = 1",
+                          "replace": "# create a new repo when none exists\nx = 2"}),
+        Message.user().with_tool_response("e", "Applied edit to aider/main.py"),
+        Message.assistant().with_tool_request(
+            "w", "shell", {"command": "cat <<'EOF' > fix_main.py\nopen('aider/main.py')\nEOF"}),
+        Message.user().with_tool_response("w", ""),
+        *[m for n in range(6) for m in (
+            Message.assistant().with_tool_request(f"r{n}", "shell",
+                                                  {"command": f"sed -n '{n},9p' aider/main.py"}),
+            Message.user().with_tool_response(f"r{n}", "x = 2"))]])
+    fate = Question(id="f", kind="artifact", text="Was `aider/main.py` created or edited?",
+                    expected="edited", answer_type="choice", choices=["created", "edited"],
+                    cue=["aider/main.py"], answer_in="call")
+    # the heredoc names the file only inside the script it writes; six later calls only read
+    # it: the edit is found behind them, by its tool name, not by the "create a new" it wrote
+    assert answerer.answer(fate) == "edited"

@@ -13,7 +13,8 @@ the session itself, never from a model. `build_transcript_questions`:
 4. spreads them over the session: the session is cut into as many stretches as questions,
    and the stretches are visited ends and middles first (`spread`), each giving the question
    of the extractor asked least so far; the requests (the last one, the task, what was
-   pending) are always asked. The set lists them in session order.
+   pending) and the list of the files changed are always asked. The set lists them in
+   session order.
 
 Everything is deterministic: the same session always gets the same questions.
 """
@@ -44,7 +45,8 @@ DEFAULT_MIN_QUESTIONS = 15
 DEFAULT_MAX_QUESTIONS = 40
 """At most this many per session."""
 ALWAYS = "transcript:requests"
-"""The source whose questions are always asked (what the user wants and what was pending)."""
+"""The source whose questions are always asked (what the user wants and what was pending),
+with the list of the files the session changed."""
 
 
 def question_target(tokens: int, *, tokens_per_question: int = TOKENS_PER_QUESTION,
@@ -96,14 +98,18 @@ def _positions(session: Session) -> list[float]:
     return out
 
 
+def _always(question: Question) -> bool:
+    return question.source == ALWAYS or question.grader == "list"
+
+
 def _select(questions: list[Question], positions: list[float],
             target: int | None) -> list[Question]:
     def where(q: Question) -> float:
         index = max(e.message for e in q.evidence)
         return positions[index] if 0 <= index < len(positions) else 1.0
 
-    chosen = [q for q in questions if q.source == ALWAYS]
-    rest = [q for q in questions if q.source != ALWAYS]
+    chosen = [q for q in questions if _always(q)][:target]
+    rest = [q for q in questions if not _always(q)]
     if target is None:
         chosen += rest
     else:

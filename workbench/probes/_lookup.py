@@ -19,7 +19,9 @@ model reads the context; a question is answered by
    writing tool call or an edit sentence names. A ``value`` question with words before its
    blank takes the token that follows them, whatever its shape (a commit hash, a version);
 3. where a question says its answer stands in a tool call (`Question.answer_in`: which
-   command ran, how a file was touched), only the tool calls are ranked; for a question about
+   command ran, how a file was touched), only the tool calls are ranked, and a choice is read
+   from what a call does (its name, command and paths), not from the text it carries; for a
+   question about
    a call's outcome (an exit code, an error, what a command printed), the tool call its cue
    words name best (ties by position), and the value of the asked type in that call's own
    output. A context without tool calls (a summary) is searched like any other, by the cue
@@ -46,7 +48,7 @@ from workbench.metrics._errors import error_line
 from workbench.metrics._files import FILE_EXTENSIONS
 from workbench.probes._normalize import normalize_text
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_TOOL_OUTPUT, CUE_USER, Question
-from workbench.probes._transcript import is_human, written_paths
+from workbench.probes._transcript import call_head, is_human, written_paths
 
 __all__ = ["LookupAnswerer", "PASSAGE_CHARS", "TOP_PASSAGES"]
 
@@ -90,11 +92,14 @@ class Passage:
         text: The passage as the context shows it.
         mark: Where it came from: `USER_MARK`, `CALL_MARK`, `OUTPUT_MARK` or ``""`` (text).
         written: For a tool call that writes files, the paths it writes.
+        head: For a tool call, what it does without what it carries (`call_head`): a
+            question about a call's kind reads this, not the file content it wrote.
     """
 
     text: str
     mark: str = ""
     written: tuple[str, ...] = ()
+    head: str = ""
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -167,6 +172,18 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def _holds_word(text: str, word: str) -> bool:
+    """`word` occurs in `text`, not as the middle of a longer word."""
+    at = text.find(word)
+    while at >= 0 and word:
+        end = at + len(word)
+        if ((at == 0 or not _is_word(text[at - 1]))
+                and (end == len(text) or not _is_word(text[end]))):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
 class LookupAnswerer:
     """Answers questions from one context by retrieval (see the module docstring).
 
@@ -213,7 +230,8 @@ class LookupAnswerer:
             self._call_ids[len(self.passages)] = request.id
             written = tuple(written_paths(request.name or "", request.arguments or {}))
             self.passages.append(Passage(f"{request.name} {request.arguments or {}}", CALL_MARK,
-                                         written))
+                                         written, call_head(request.name or "",
+                                                            request.arguments)))
 
     def _passages_with(self, word: str) -> set[int]:
         """Indexes of the passages holding `word` as a whole word (or carrying it as mark)."""
@@ -263,7 +281,9 @@ class LookupAnswerer:
         if question.answer_type == "text":
             return self._section(ranked[0]) if ranked else ""
         if question.answer_type == "choice":
-            return self._choice(ranked, question.choices)
+            if question.answer_in == "call":
+                ranked = self._by_head(ranked, words, first)
+            return self._choice(ranked, question.choices, heads=question.answer_in == "call")
         asked = normalize_text(question.text)
         return self._first_value([self.passages[n].text for n in ranked[:TOP_PASSAGES]],
                                  question, asked)
@@ -356,10 +376,22 @@ class LookupAnswerer:
             return ""
         return errors[0][1] if first else errors[-1][1]
 
-    def _choice(self, ranked: list[int], choices: Sequence[str]) -> str:
+    def _by_head(self, ranked: list[int], words: Sequence[str], first: bool) -> list[int]:
+        """The tool calls of `ranked` whose head (`call_head`) holds a cue word, the most
+        first (ties by position): a call that only carries the word in a file it wrote, or in
+        a script it ran, does not count. A choice reads all of them, in this order."""
+        scores = {n: sum(1 for w in words if _holds_word(self.passages[n].head.lower(),
+                                                          w.lower()))
+                  for n in ranked if self.passages[n].head}
+        return sorted((n for n, s in scores.items() if s),
+                      key=lambda n: (-scores[n], n if first else -n))
+
+    def _choice(self, ranked: list[int], choices: Sequence[str], heads: bool = False) -> str:
         allowed = list(choices) or list(CHOICE_WORDS)
-        for n in ranked[:TOP_PASSAGES]:
-            lower = self.passages[n].text.lower()
+        # every call naming the file may tell (the latest ones often only read it)
+        for n in ranked if heads else ranked[:TOP_PASSAGES]:
+            passage = self.passages[n]
+            lower = (passage.head if heads and passage.head else passage.text).lower()
             for choice in allowed:
                 for word in CHOICE_WORDS.get(choice, (choice,)):
                     if re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lower):

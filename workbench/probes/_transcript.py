@@ -23,7 +23,8 @@ from workbench.messages import Message
 from workbench.metrics._files import command_paths, normalize_path
 from workbench.probes._normalize import normalize_command
 
-__all__ = ["HARNESS_REPLIES", "INJECTED_TAGS", "ToolAction", "action_of", "is_human", "is_injected",
+__all__ = ["HARNESS_REPLIES", "INJECTED_TAGS", "ToolAction", "action_of", "call_head", "is_human",
+           "is_injected",
            "main_argument", "message_text", "modified_files", "shell_file_ops", "tool_actions",
            "written_paths"]
 
@@ -114,6 +115,20 @@ def action_of(name: str | None, arguments: dict[str, Any] | None) -> ToolAction:
     return ToolAction(name, kind, argument)
 
 
+def call_head(name: str, arguments: dict[str, Any] | None) -> str:
+    """What a tool call does, without what it carries: its name, its command's first line
+    and its path arguments (not a file's content, nor an edit's old and new text, whose
+    words would say anything)."""
+    args = arguments or {}
+    parts = [name]
+    for key in COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            parts.append(value.strip().split("\n", 1)[0])
+    parts.extend(v for k in PATH_KEYS if isinstance(v := args.get(k), str))
+    return " ".join(p for p in parts if p)
+
+
 def tool_actions(messages: Sequence[Message]) -> list[ToolAction]:
     """Every tool call of `messages` as a `ToolAction`, in order."""
     return [action_of(r.name or "", r.arguments) for m in messages for r in m.tool_requests()]
@@ -199,6 +214,14 @@ def _shell_paths(arguments: dict[str, Any]) -> list[str]:
     return [normalize_path(p) for p, how in shell_file_ops(command) if how != "read"]
 
 
+def _own_create(tool: str, arguments: dict[str, Any]) -> list[str]:
+    """SWE-agent's ``create path`` command: the file it creates."""
+    words = str(arguments.get("command") or "").split("\n", 1)[0].split()
+    if tool == "create" and words[:1] == ["create"] and len(words) == 2:
+        return [normalize_path(words[1])]
+    return []
+
+
 def written_paths(name: str, arguments: dict[str, Any]) -> list[str]:
     """The paths one tool call writes, creates or deletes (none for a call that only reads)."""
     lower = name.lower()
@@ -207,7 +230,7 @@ def written_paths(name: str, arguments: dict[str, Any]) -> list[str]:
         writes = str(arguments.get("command") or "").lower() in EDITOR_WRITES
         return _paths(arguments) if writes else []
     if base in WRITE_TOOLS:
-        return _paths(arguments) or _patch_paths(arguments)
+        return _paths(arguments) or _patch_paths(arguments) or _own_create(base, arguments)
     return _patch_paths(arguments) or _shell_paths(arguments)
 
 

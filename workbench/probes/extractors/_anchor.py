@@ -33,10 +33,11 @@ class Anchor:
 
 def anchor_of(call: Call) -> Anchor | None:
     """The anchor of `call`, or None when it has none short enough to quote (or none that
-    shows as written: a backslash is doubled wherever the call is shown as JSON)."""
+    shows as written: a backslash, or quotes of both kinds, are escaped wherever the call is
+    shown as JSON or a dict)."""
     if call.command:
         command = one_line(call.command)
-        if command is None or "\\" in command:
+        if command is None or "\\" in command or ("'" in command and '"' in command):
             return None
         return Anchor(f"the command `{command}`", command, (command.lower(),))
     path = next((v.strip() for k in PATH_KEYS if isinstance(v := call.arguments.get(k), str)

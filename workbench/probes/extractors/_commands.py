@@ -1,7 +1,7 @@
 """Commands: which commands the session ran, and what they printed.
 
 - A shell call the agent described (Claude Code's ``Bash`` carries a ``description``: "Run the
-  session tests") gives *which command did we run to ...?*; the answer is the command, quoted
+  session tests") gives *which command did we run for "..."?*; the answer is the command, quoted
   exactly. A description whose words another call also holds is skipped (which call would the
   question mean?).
 - A command that ran a program (not a reader or lister such as ``ls``, ``cat``, ``grep``: their
@@ -33,7 +33,7 @@ from workbench.probes.extractors._history import Call, History
 __all__ = ["command_questions", "outcome_line"]
 
 SOURCE = "transcript:commands"
-DESCRIBED_QUESTION = "Which command did we run to {description}? Quote it exactly."
+DESCRIBED_QUESTION = 'Which command did we run for "{description}"? Quote it exactly.'
 PRINTED_QUESTION = "What did {anchor} print{when}? Quote its last line of output."
 QUIET = frozenset("""
 ls cat nl head tail less more grep rg find fd sed awk echo printf cd pwd wc sort uniq cut tr
@@ -74,9 +74,8 @@ def _described(history: History) -> list[Question]:
                 or len(wanted) < 2
                 or any(wanted <= other for m, other in enumerate(said) if m != n)):
             continue  # another call says as much: which one is meant?
-        asked = description[0].lower() + description[1:]
         out.append(Question(
-            id="", kind="recall", text=DESCRIBED_QUESTION.format(description=asked),
+            id="", kind="recall", text=DESCRIBED_QUESTION.format(description=description),
             expected=command, answer_type="text", source=SOURCE, cue=cue_words(description),
             answer_in="call",
             evidence=[Evidence(call.index, command)]))
