@@ -78,6 +78,12 @@ def _runs() -> list[Message]:
     ]
 
 
+def _error_question(**kw: object) -> Question:
+    return Question(id="r", kind="recall", text="What error did `pytest -q` fail with?",
+                    expected="KeyError: 'x'", answer_type="error", cue=["pytest -q"],
+                    answer_in="output", **kw)  # type: ignore[arg-type]
+
+
 def test_an_outcome_is_read_from_the_output_of_the_call_the_cue_names() -> None:
     answerer = LookupAnswerer(_runs())
     exit_code = Question(id="e", kind="recall", text="What exit code did `pytest -q` return?",
@@ -86,10 +92,7 @@ def test_an_outcome_is_read_from_the_output_of_the_call_the_cue_names() -> None:
     assert answerer.answer(exit_code) == "1"
     exit_code.position = "last"
     assert answerer.answer(exit_code) == "0"
-    error = Question(id="r", kind="recall", text="What error did `pytest -q` fail with?",
-                     expected="KeyError: 'x'", answer_type="error", cue=["pytest -q"],
-                     answer_in="output", position="first")
-    assert answerer.answer(error) == "KeyError: 'x'"
+    assert answerer.answer(_error_question(position="first")) == "KeyError: 'x'"
     printed = Question(id="p", kind="recall", text="What did `pytest -q` print?",
                        expected="1 passed in 0.1s", answer_type="text", cue=["pytest -q"],
                        answer_in="output", position="last")
@@ -104,10 +107,7 @@ def test_an_outcome_in_a_summary_is_read_from_its_text() -> None:
                          expected="1", answer_type="number", cue=["pytest -q"],
                          blank_before="exit code", answer_in="output")
     assert answerer.answer(exit_code) == "1"
-    error = Question(id="r", kind="recall", text="What error did `pytest -q` fail with?",
-                     expected="KeyError: 'x'", answer_type="error", cue=["pytest -q"],
-                     answer_in="output")
-    assert answerer.answer(error) == "KeyError: 'x'."
+    assert answerer.answer(_error_question()) == "KeyError: 'x'."
 
 
 def test_a_question_about_a_call_reads_the_calls_alone() -> None:
@@ -167,3 +167,12 @@ def test_a_calls_kind_is_read_from_what_it_does_not_from_what_it_carries() -> No
     # the heredoc names the file only inside the script it writes; six later calls only read
     # it: the edit is found behind them, by its tool name, not by the "create a new" it wrote
     assert answerer.answer(fate) == "edited"
+
+
+def test_a_question_about_a_call_is_read_from_a_summarys_text() -> None:
+    summary = Message.user("## Files\n- edited aider/main.py (the repo check)",
+                           metadata=MessageMetadata.agent_only())
+    fate = Question(id="f", kind="artifact", text="Was `aider/main.py` created or edited?",
+                    expected="edited", answer_type="choice", choices=["created", "edited"],
+                    cue=["aider/main.py"], answer_in="call")
+    assert LookupAnswerer([summary]).answer(fate) == "edited"

@@ -21,11 +21,10 @@ model reads the context; a question is answered by
 3. where a question says its answer stands in a tool call (`Question.answer_in`: which
    command ran, how a file was touched), only the tool calls are ranked, and a choice is read
    from what a call does (its name, command and paths), not from the text it carries; for a
-   question about
-   a call's outcome (an exit code, an error, what a command printed), the tool call its cue
-   words name best (ties by position), and the value of the asked type in that call's own
-   output. A context without tool calls (a summary) is searched like any other, by the cue
-   (and, for an outcome, the question's own words).
+   question about a call's outcome (an exit code, an error, what a command printed), the tool
+   call its cue words name best (ties by position), and the value of the asked type in that
+   call's own output. A context without tool calls (a summary) is searched like any other, by
+   the cue (and, for an outcome, the question's own words).
 
 It never sees the expected answer, so a context that lost a value cannot score it; it is
 generous the other way (a value merely present near the right words counts). Its scores bound
@@ -46,7 +45,7 @@ from workbench.messages import Message, TextContent, ToolResponse
 from workbench.metrics._common import content_words
 from workbench.metrics._errors import error_line
 from workbench.metrics._files import FILE_EXTENSIONS
-from workbench.probes._normalize import normalize_text
+from workbench.probes._normalize import contains, normalize_text
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_TOOL_OUTPUT, CUE_USER, Question
 from workbench.probes._transcript import call_head, is_human, written_paths
 
@@ -172,18 +171,6 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _holds_word(text: str, word: str) -> bool:
-    """`word` occurs in `text`, not as the middle of a longer word."""
-    at = text.find(word)
-    while at >= 0 and word:
-        end = at + len(word)
-        if ((at == 0 or not _is_word(text[at - 1]))
-                and (end == len(text) or not _is_word(text[end]))):
-            return True
-        at = text.find(word, at + 1)
-    return False
-
-
 class LookupAnswerer:
     """Answers questions from one context by retrieval (see the module docstring).
 
@@ -276,14 +263,15 @@ class LookupAnswerer:
         ranked = self.ranked(marks, first) if marks else []
         if not ranked:
             ranked = self.ranked(words or content_words(question.text, min_len=3), first)
-        if question.answer_in == "call":
-            ranked = [n for n in ranked if self.passages[n].mark == CALL_MARK] or ranked
+        calls = ([n for n in ranked if self.passages[n].mark == CALL_MARK]
+                 if question.answer_in == "call" else [])
+        ranked = calls or ranked  # a summary has no calls: its text is read as usual
         if question.answer_type == "text":
             return self._section(ranked[0]) if ranked else ""
         if question.answer_type == "choice":
-            if question.answer_in == "call":
-                ranked = self._by_head(ranked, words, first)
-            return self._choice(ranked, question.choices, heads=question.answer_in == "call")
+            by_head = self._by_head(calls, words, first)
+            return (self._choice(by_head, question.choices, heads=True) if by_head
+                    else self._choice(ranked, question.choices))
         asked = normalize_text(question.text)
         return self._first_value([self.passages[n].text for n in ranked[:TOP_PASSAGES]],
                                  question, asked)
@@ -351,12 +339,12 @@ class LookupAnswerer:
         return self._first_value(texts, question, asked)
 
     def _value(self, text: str, question: Question, asked: str) -> str:
-        lead = question.blank_before.strip().lower()
         kind = question.answer_type if question.answer_type != "value" else "any"
         found = [(at, v) for at, v in _candidates(text, kind)
                  if v and normalize_text(v) not in asked]
         if not found:
             return ""
+        lead = question.blank_before.strip().lower()
         if lead:
             at = text.lower().find(lead)
             if at >= 0:
@@ -380,8 +368,7 @@ class LookupAnswerer:
         """The tool calls of `ranked` whose head (`call_head`) holds a cue word, the most
         first (ties by position): a call that only carries the word in a file it wrote, or in
         a script it ran, does not count. A choice reads all of them, in this order."""
-        scores = {n: sum(1 for w in words if _holds_word(self.passages[n].head.lower(),
-                                                          w.lower()))
+        scores = {n: sum(1 for w in words if contains(self.passages[n].head.lower(), w.lower()))
                   for n in ranked if self.passages[n].head}
         return sorted((n for n, s in scores.items() if s),
                       key=lambda n: (-scores[n], n if first else -n))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from workbench.metrics._common import content_words, normalize_ws
 from workbench.probes._cloze import BLANK, make_cloze
-from workbench.probes._normalize import normalize_text
+from workbench.probes._normalize import contains, normalize_text
 from workbench.probes._questions import (
     CUE_TOOL_CALL,
     CUE_TOOL_OUTPUT,
@@ -47,16 +47,7 @@ PASSAGE_MARKS = frozenset({CUE_USER, CUE_TOOL_CALL, CUE_TOOL_OUTPUT})
 def mentions(text: str, phrase: str) -> bool:
     """True when `text` holds `phrase` (any case) not as the middle of a longer word
     (``pytest`` is not in ``_pytest``): the rule ``lookup`` finds cue words by."""
-    lower, wanted = text.lower(), phrase.lower()
-    at = lower.find(wanted)
-    while at >= 0 and wanted:
-        end = at + len(wanted)
-        before = lower[at - 1] if at else " "
-        after = lower[end] if end < len(lower) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        at = lower.find(wanted, at + 1)
-    return False
+    return contains(text.lower(), phrase.lower())
 
 
 def one_line(command: str) -> str | None:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from workbench.metrics._common import normalize_ws
-from workbench.probes._normalize import SUBCOMMAND_PROGRAMS
+from workbench.probes._normalize import normalize_command
 from workbench.probes._questions import Evidence, Question
 from workbench.probes.extractors._common import (
     cloze_question,
@@ -40,7 +40,6 @@ COUNT_QUESTION = "How many tests {label} in the last run of `{head}` (whatever i
 LENGTH_QUESTION = "How many lines long was `{path}` the last time the session showed it?"
 _COUNTS = re.compile(r"\b(\d+) (failed|passed|errors?|skipped|failures?|tests?)\b")
 _RAN = re.compile(r"^Ran (\d+) tests?\b", re.MULTILINE)
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _LENGTH = re.compile(r"^\[File: (\S+) \((\d+) lines total\)\]", re.MULTILINE)
 _SETTING = re.compile(r"^\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*(?:=|:|=>)\s*"
                       r"([^\s,;{}\[\]#]+)[,;]?\s*$")
@@ -74,21 +73,15 @@ def _count_lines(output: str) -> Iterator[tuple[str, str, int]]:
 
 def command_head(command: str) -> str:
     """The program a command runs, as written, with its sub-command when it has one
-    (``mix test``, ``python -m pytest``, ``bin/test``), after ``cd dir &&`` and ``VAR=x``."""
-    words = command.split()
-    while words[:1] == ["cd"] and "&&" in words:
-        words = words[words.index("&&") + 1:]
-    while words and _ASSIGNMENT.match(words[0]):
-        words = words[1:]
-    if not words:
+    (``mix test``, ``python -m pytest``, ``bin/test``): `normalize_command`'s head, spelled
+    as the command spells it (so that it finds the command again)."""
+    head = normalize_command(command).split()
+    if not head:
         return ""
-    program = words[0].rsplit("/", 1)[-1].lower()
-    if program in SUBCOMMAND_PROGRAMS and len(words) > 1:
-        if words[1] == "-m" and len(words) > 2:
-            return " ".join(words[:3])
-        if re.fullmatch(r"[a-z][a-z0-9-]*", words[1]):
-            return " ".join(words[:2])
-    return words[0]
+    words = command.split()
+    at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1].casefold() == head[0]),
+              None)
+    return "" if at is None else " ".join(words[at:at + len(head)])
 
 
 def _test_series(history: History) -> dict[tuple[str, str], list[_Seen]]:
