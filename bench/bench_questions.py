@@ -70,11 +70,8 @@ def main() -> None:
         found.update(q.source for q in all_found)
         dropped.update(all_dropped)
         started = time.process_time()
-        kwargs = {} if qa is None else {
-            "kinds": list(qa.kinds), "per_session": qa.per_session,
-            "tokens_per_question": qa.tokens_per_question, "min_questions": qa.min_questions,
-            "max_questions": qa.max_questions}
-        questions = build_questions(session, **kwargs).questions
+        questions = build_questions(session, **({} if qa is None else qa.build_options())
+                                    ).questions
         build_times.append(time.process_time() - started)
         started = time.process_time()
         answerer = LookupAnswerer(session.messages)

@@ -23,6 +23,10 @@ def test_the_recording_counts_default_to_the_issue_and_are_written_only_when_cha
     changed = QATable(tokens_per_question=1000, max_questions=20)
     assert changed.to_toml_value() == {"answerer": "lookup", "tokens_per_question": 1000,
                                        "max_questions": 20}
+    # what the run, its --dry-run estimate and the bench build questions with
+    assert changed.build_options() == {
+        "kinds": ["recall", "artifact", "continuation", "decision"], "per_session": 10,
+        "tokens_per_question": 1000, "min_questions": 15, "max_questions": 20}
 
 
 def test_a_count_below_one_names_its_key(tmp_path: Path) -> None:

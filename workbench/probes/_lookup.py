@@ -210,15 +210,15 @@ class LookupAnswerer:
             lines = [line.strip() for line in body.splitlines() if line.strip()]
             if error is not None:
                 self._output_errors.append((len(self.passages), error))
-            self._outputs.setdefault(response.id, (len(self.passages),
-                                                   len(self.passages) + len(lines), body))
+            at = len(self.passages)
+            self._outputs.setdefault(response.id, (at, at + len(lines), body))
             self.passages.extend(Passage(line, OUTPUT_MARK) for line in lines)
         for request in message.tool_requests():
             self._call_ids[len(self.passages)] = request.id
             written = tuple(written_paths(request.name or "", request.arguments or {}))
+            head = call_head(request.name or "", request.arguments)
             self.passages.append(Passage(f"{request.name} {request.arguments or {}}", CALL_MARK,
-                                         written, call_head(request.name or "",
-                                                            request.arguments)))
+                                         written, head))
 
     def _passages_with(self, word: str) -> set[int]:
         """Indexes of the passages holding `word` as a whole word (or carrying it as mark)."""
@@ -279,12 +279,10 @@ class LookupAnswerer:
     def _first_value(self, texts: Sequence[str], question: Question, asked: str) -> str:
         """The first value of `texts` (best first); a ``value`` blank is looked for after its
         words in every text before any other value is taken."""
-        if question.answer_type == "value":
-            found = next((v for text in texts if (v := self._after_lead(text, question, asked))),
-                         "")
-            if found:
-                return found
-        return next((v for text in texts if (v := self._value(text, question, asked))), "")
+        found = "" if question.answer_type != "value" else next(
+            (v for text in texts if (v := self._after_lead(text, question, asked))), "")
+        return found or next((v for text in texts if (v := self._value(text, question, asked))),
+                             "")
 
     def _after_lead(self, text: str, question: Question, asked: str) -> str:
         """The token right after the words before the blank (whitespace aside; their last

@@ -130,6 +130,13 @@ class QATable(BaseModel):
                     "qa_model", "{role} must be a model: lookup only answers", {"role": role})
         return self
 
+    def build_options(self) -> dict[str, Any]:
+        """The keyword arguments of `workbench.probes.build_questions` this table sets: the
+        kinds, a manifest's cap and a recording's counts."""
+        return {"kinds": list(self.kinds), "per_session": self.per_session,
+                "tokens_per_question": self.tokens_per_question,
+                "min_questions": self.min_questions, "max_questions": self.max_questions}
+
     @property
     def uses_lookup(self) -> bool:
         """True when the answerer is the offline ``lookup``."""

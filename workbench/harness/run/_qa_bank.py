@@ -76,10 +76,7 @@ class QuestionBank:
 
     def build(self, session: Any, boundary: int | None, qa: Any) -> QuestionSet:
         """A freshly built set (`build_questions` with the ``[qa]`` table's counts)."""
-        return build_questions(session, boundary=boundary, kinds=list(qa.kinds),
-                               per_session=qa.per_session,
-                               tokens_per_question=qa.tokens_per_question,
-                               min_questions=qa.min_questions, max_questions=qa.max_questions)
+        return build_questions(session, boundary=boundary, **qa.build_options())
 
     def full_lookup(self, question_set: QuestionSet, messages: list[Any]) -> dict[str, str]:
         """The ``lookup`` answers of `question_set` from the full history `messages` (once per
