@@ -7,6 +7,7 @@ import pytest
 from workbench.probes import (
     DIMENSIONS,
     AnsweredQuestion,
+    Evidence,
     JudgeGrade,
     NextActionResult,
     Question,
@@ -60,6 +61,10 @@ def test_unanswered_questions_are_left_out_and_stale_answers_counted() -> None:
     metrics = qa_metrics(answered)
     assert metrics["qa_accuracy"] == 0.0 and metrics["qa_stale_answers"] == 1
     assert AnsweredQuestion(q("b", "recall", "v"), None).to_dict()["grade"] is None
+    grounded = q("c", "recall", "v", evidence=[Evidence(3, "x = v")])
+    assert AnsweredQuestion(grounded, "v").to_dict()["evidence"] == [{"message": 3,
+                                                                     "quote": "x = v"}]
+    assert "evidence" not in AnsweredQuestion(q("b", "recall", "v"), "v").to_dict()
 
 
 def test_next_action_metrics_appear_only_with_a_recorded_action() -> None:

@@ -78,7 +78,8 @@ class AnsweredQuestion:
         return self._grade(self.full_answer)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the question's fields, the answers, their grades and the judge's."""
+        """JSON-ready: the question's fields (its evidence, when it has one), the answers,
+        their grades and the judge's."""
         q = self.question
         grade, full = self.grade, self.full_grade
         out: dict[str, Any] = {
@@ -91,6 +92,8 @@ class AnsweredQuestion:
         }
         if q.reference:
             out["reference"] = q.reference
+        if q.evidence:
+            out["evidence"] = [e.to_dict() for e in q.evidence]
         if self.judge is not None:
             out["judge"] = self.judge.to_dict()
         if self.note:

@@ -7,7 +7,8 @@ the agent wrote. `History` answers them once per session:
 - **human turns**: user messages the human typed (`workbench.probes._transcript.is_human`:
   not an injected hook or command echo, a skill's text, a demonstration or the recorded
   agent's own summary) that the agent sees;
-- **calls**: every tool call with its response (paired by id), the shell command it ran, its
+- **calls**: every tool call with its response (paired by id), the shell command it ran (aider's
+  ``/run`` and ``/test`` commands included, its other slash commands not), its
   output, whether it failed (flagged, or a non-zero exit code) and the exit code's line
   (``<returncode>1</returncode>``, ``Exit code 1``);
 - **agent texts**: what the assistant wrote, per message.
@@ -90,6 +91,8 @@ def _command(name: str, arguments: dict[str, Any]) -> str:
     if not text or tool in NOT_SHELL:
         return ""
     text = _RUN_PREFIX.sub("", text.strip())
+    if text.startswith("/") and not text.split(None, 1)[0].count("/") > 1:
+        return ""  # aider's own commands (/undo, /add f, /clear) run no shell
     first = text.split(None, 1)[0] if text.split() else ""
     if tool in SHELL_TOOLS or first not in NOT_SHELL:
         return text
