@@ -3,7 +3,8 @@
 - `one_line`: a command short enough to quote in a question (one line, `MAX_COMMAND_CHARS`);
 - `line_at`: the line of a text around an offset (the quoted span of a question's evidence);
 - `occurrence`: which run of a repeated command a question is about (``the first time``...);
-- `cue_words`: the words ``lookup`` retrieves by;
+- `cue_words`: the words ``lookup`` retrieves by; `mentions`: its rule for finding them;
+- `single_lead`: the words before a blank that the history follows with its answer only;
 - `cloze_question`: a fill-in-the-blank question cut from one line of one message.
 """
 

@@ -17,9 +17,13 @@ Questions (kind *artifact*):
 
 - which files were created, edited or deleted (a list, each item with its first write as
   evidence);
-- for each written file whose fate is plain (not created and deleted again), whether it was
+- for each written file whose fate one word says (only created, only edited, or deleted
+  without being created first: a file created and then edited was both), whether it was
   created, edited or deleted;
 - for each file only read, whether it was changed or only read.
+
+The last two are answered from the tool calls (`Question.answer_in` ``call``): ``lookup``
+reads what the calls naming the file did, not what they wrote into it.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ calls ran and what came back (the output, whether it failed, the exit code it pr
 the agent wrote. `History` answers them once per session:
 
 - **human turns**: user messages the human typed (`workbench.probes._transcript.is_human`:
-  not an injected hook or command echo, a skill's text, a demonstration or the recorded
-  agent's own summary) that the agent sees;
+  not an injected hook or command echo, a harness's format-error reply, a skill's text, a
+  demonstration or the recorded agent's own summary) that the agent sees;
 - **calls**: every tool call with its response (paired by id), the shell command it ran (aider's
   ``/run`` and ``/test`` commands included, its other slash commands not), its
   output, whether it failed (flagged, or a non-zero exit code) and the exit code's line
