@@ -22,6 +22,7 @@ from workbench.harness.experiment._cells import (
     SessionCache,
     UnreadableSession,
     expand_cells,
+    limit_sessions,
     load_experiment_sessions,
 )
 from workbench.harness.experiment._spec import Experiment
@@ -100,7 +101,7 @@ def prepare(experiment: Experiment, *, cache: SessionCache | None = None,
             doomed[cell.cell_id] = by_session[cell.session_id]
         elif cell.template in broken:
             doomed[cell.cell_id] = broken[cell.template]
-    readable = [s for s in sessions if s.id not in by_session]
+    readable = [s for s in limit_sessions(experiment, sessions) if s.id not in by_session]
     return Preflight(cells, readable, variants, unreadable, broken, doomed)
 
 
