@@ -34,9 +34,10 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import ConfigError
-from workbench.harness.experiment._cells import limit_sessions, load_experiment_sessions
+from workbench.harness.experiment._cells import load_experiment_sessions
 from workbench.harness.experiment._params import expand_points, point_label, template_variables
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import load_variant
 from workbench.harness.run._runner import default_out, run_experiment_async, write_spec
 from workbench.models._shared import SharedCalls

@@ -23,7 +23,6 @@ from pydantic_core import PydanticCustomError
 
 from workbench._redact import public_params
 from workbench._resources import shipped_experiment
-from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 from workbench.harness.experiment._checks import (
     MAX_CELLS,
@@ -40,6 +39,7 @@ from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntr
 from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.harness.experiment._toml import loads_toml
 from workbench.harness.experiment._tune_table import TuneTable
+from workbench.harness.experiment._validation import describe_errors
 from workbench.harness.experiment._verdict_table import VerdictTable
 from workbench.harness.experiment._windows import Window
 from workbench.models._spec import check_model_string
@@ -346,7 +346,7 @@ class Experiment(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, source)) from None
+            raise ConfigError(describe_errors(exc, source, cls)) from None
 
     @classmethod
     def default(cls) -> Experiment:
@@ -433,43 +433,3 @@ def _compact_source(entry: dict[str, Any]) -> Any:
     entry = {k: v for k, v in entry.items()
              if v is not None and v != {} and (k, v) != ("encoding_errors", "strict")}
     return entry["path"] if set(entry) == {"path"} else entry
-
-
-def _describe(exc: ValidationError, source: str) -> str:
-    lines = []
-    for err in exc.errors(include_url=False):
-        where = _loc_path(list(err["loc"]))
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden" and err["loc"]:
-            msg += did_you_mean(str(err["loc"][-1]), _field_names())
-        # A check of the whole spec names its own key in the message.
-        lines.append(f"{source}: {where}: {msg}" if where else f"{source}: {msg}")
-    return "\n".join(lines)
-
-
-def _field_names() -> set[str]:
-    """Every key a spec may hold, in any of its tables (what a misspelt key is compared with)."""
-    names: set[str] = set()
-    stack: list[Any] = [Experiment]
-    seen: set[Any] = set()
-    while stack:
-        model = stack.pop()
-        if model in seen:
-            continue
-        seen.add(model)
-        for name, info in model.model_fields.items():
-            names.add(name)
-            for arg in (getattr(info.annotation, "__args__", None) or (info.annotation,)):
-                inner = getattr(arg, "__args__", None) or (arg,)
-                stack.extend(t for t in inner if isinstance(t, type) and issubclass(t, BaseModel))
-    return names
-
-
-def _loc_path(loc: list[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out

@@ -22,10 +22,10 @@ from workbench.harness.experiment._cells import (
     SessionCache,
     UnreadableSession,
     expand_cells,
-    limit_sessions,
     load_experiment_sessions,
 )
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import Variant, load_variant
 from workbench.harness.results._store import ResultsStore
 
