@@ -51,12 +51,12 @@ def strategy_class(name: str) -> type[Strategy]:
     """The class registered as `name`.
 
     Raises:
-        ConfigError: unknown name; the message lists the known ones.
+        ConfigError: unknown name; the message lists the known ones (sorted).
     """
     try:
         return STRATEGIES[name]
     except KeyError:
-        known = ", ".join(STRATEGIES)
+        known = ", ".join(sorted(STRATEGIES))
         raise ConfigError(f"unknown strategy {name!r} (known: {known})") from None
 
 

@@ -4,11 +4,14 @@ marked.
 
 Table rules: ``sessions`` counts the replays of the group; every other column is the mean over
 them (for one session, that session's figure), except ``peak_context_max`` (the largest peak
-of any of them), ``errors_total`` (the sum) and ``feasible`` (true only when every replay of
-the group kept every prompt within the window). Fact and probe survival are the means of each
-replay's survival over its rounds that fit the window (`ReplayResult.summary`). A row that is
-not feasible is listed with its overflow turns and never ranked on billed tokens
-(`replay_ranking`): its prompts could not have been sent.
+of any of them), ``errors_total`` (the sum), ``feasible`` (true only when every replay of
+the group kept every prompt within the window), ``post_fill_max`` (the largest of any of them)
+and ``cliff`` (the cliff of the group's survival curve, `survival_curve`; empty when the
+table is built from a frame). Fact and probe survival are the means of each replay's survival
+over its rounds that fit the window (`ReplayResult.summary`); a detector that does not apply
+to a replay (None) is left out of its mean. A row that is not feasible is listed with its
+overflow turns and never ranked on billed tokens (`replay_ranking`): its prompts could not
+have been sent. A threshold of None (each strategy at its own trigger) reads ``policy``.
 """
 
 from __future__ import annotations
@@ -16,23 +19,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from workbench.strategies._replay import ReplayResult
+from workbench.strategies._detectors import DETECTOR_COLUMNS, survival_curve
+from workbench.strategies._replay_result import ReplayResult
 
-__all__ = ["REPLAY_COLUMNS", "plot_replay", "replay_frame", "replay_ranking", "replay_table"]
+__all__ = ["REPLAY_COLUMNS", "plot_replay", "replay_frame", "replay_ranking", "replay_table",
+           "threshold_label"]
 
 REPLAY_KEYS = ("strategy", "window", "threshold")
 FRAME_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
                  "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
                  "peak_context", "overflow_turns", "rounds_over_window", "feasible",
-                 "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors")
+                 "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors",
+                 "trigger_tokens", *DETECTOR_COLUMNS)
 """One replay's totals (`ReplayResult.summary`), in display order."""
 REPLAY_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
                   "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
                   "peak_context_max", "overflow_turns", "rounds_over_window", "feasible",
-                  "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors_total")
+                  "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors_total",
+                  "trigger_tokens", *DETECTOR_COLUMNS)
 """The table's value columns, in display order."""
 _AGGREGATE = {"peak_context_max": ("peak_context", "max"), "errors_total": ("errors", "sum"),
-              "feasible": ("feasible", "all")}
+              "feasible": ("feasible", "all"), "post_fill_max": ("post_fill_max", "max"),
+              "cliff": ("cliff", "curve")}
 """Table columns that are not a mean of the replay column of the same name."""
 RANKED_ON = "billed_tokens"
 
@@ -60,7 +68,16 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     """
     import pandas as pd
 
-    frame = results if isinstance(results, pd.DataFrame) else replay_frame(results)
+    cliffs: dict[tuple[Any, ...], Any] = {}
+    if isinstance(results, pd.DataFrame):
+        frame = results
+    else:
+        results = list(results)
+        frame = replay_frame(results)
+        curve = survival_curve(results)
+        for key, g in curve.groupby(["strategy", "window", "threshold"], sort=False,
+                                    dropna=False):
+            cliffs[_key(key)] = g["cliff"].iloc[0]
     by = list(by)
     columns = [*by, "sessions", *REPLAY_COLUMNS]
     if "billed_tokens" not in frame.columns and not frame.empty:
@@ -76,7 +93,11 @@ def replay_table(results: Iterable[ReplayResult] | Any,
         row: dict[str, Any] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
         for col in REPLAY_COLUMNS:
             source, how = _AGGREGATE.get(col, (col, "mean"))
-            if source not in g.columns:
+            if how == "curve":
+                full = dict(zip(by, key, strict=True))
+                wanted = (full.get("strategy"), full.get("window"), full.get("threshold"))
+                row[col] = cliffs.get(_key(wanted)) if by == list(REPLAY_KEYS) else None
+            elif source not in g.columns:
                 row[col] = None
             elif how == "all":
                 row[col] = bool(g[source].astype(bool).all())
@@ -85,6 +106,25 @@ def replay_table(results: Iterable[ReplayResult] | Any,
                 row[col] = getattr(values, how)()
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _key(key: Any) -> tuple[Any, ...]:
+    """A group key with NaN thresholds made comparable (None)."""
+    out = []
+    for part in key if isinstance(key, tuple) else (key,):
+        try:
+            missing = part is None or part != part
+        except (TypeError, ValueError):
+            missing = False
+        out.append(None if missing else part)
+    return tuple(out)
+
+
+def threshold_label(threshold: Any) -> str:
+    """``0.8`` as ``0.8``; None or NaN (each strategy at its own trigger) as ``policy``."""
+    if threshold is None or threshold != threshold:
+        return "policy"
+    return f"{float(threshold):g}"
 
 
 def replay_ranking(table: Any) -> list[str]:
@@ -100,12 +140,14 @@ def replay_ranking(table: Any) -> list[str]:
     lines: list[str] = []
     if table.empty:
         return lines
-    for (window, threshold), g in table.groupby(["window", "threshold"], sort=False):
+    for (window, threshold), g in table.groupby(["window", "threshold"], sort=False,
+                                                dropna=False):
         fits = g[g["feasible"].astype(bool)].sort_values(RANKED_ON, kind="stable")
         over = g[~g["feasible"].astype(bool)]
         ranked = ", ".join(f"{r.strategy} ({getattr(r, RANKED_ON):,.0f})"
                            for r in fits.itertuples())
-        line = (f"{_window(window)} x{threshold:g}: fewest billed tokens, feasible only: "
+        line = (f"{_window(window)} x{threshold_label(threshold)}: fewest billed tokens, "
+                f"feasible only: "
                 f"{ranked or 'none feasible'}")
         if not over.empty:
             line += "; infeasible (prompts over the window): " + ", ".join(
@@ -144,14 +186,15 @@ def plot_replay(results: Sequence[ReplayResult], *, title: str | None = None) ->
     for i, r in enumerate(results):
         xs = [t.turn for t in r.turns]
         ys = [t.prompt_tokens for t in r.turns]
-        label = f"{r.strategy} @{r.window} x{r.threshold:g} ({r.compactions} compactions)"
+        label = (f"{r.strategy} @{r.window} x{threshold_label(r.threshold)} "
+                 f"({r.compactions} compactions)")
         (line,) = ax.plot(xs, ys, linewidth=1.2, label=label, zorder=2 + i)
         marks = [t for t in r.turns if t.compaction_round is not None]
         ax.scatter([t.turn for t in marks], [t.prompt_tokens for t in marks], marker="v",
                    s=28, color=line.get_color(), zorder=10 + i)
     for window in sorted({r.window for r in results}):
         ax.axhline(window, color="black", linewidth=0.8, linestyle="--")
-    for trigger in sorted({r.trigger_tokens for r in results}):
+    for trigger in sorted({r.trigger_tokens for r in results if r.trigger_tokens is not None}):
         ax.axhline(trigger, color="grey", linewidth=0.6, linestyle=":")
     sessions = sorted({r.session_id for r in results})
     ax.set_title(title or ", ".join(sessions))
