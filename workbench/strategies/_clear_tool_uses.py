@@ -99,7 +99,8 @@ def clear_tool_uses(messages: list[Message], settings: ClearToolUsesSettings,
             texts[item.id] = settings.placeholder
             freed += (estimator.count_text_tokens(item.text())  # type: ignore[attr-defined]
                       - estimator.count_text_tokens(settings.placeholder))  # type: ignore[attr-defined]
-    if not texts or freed < tokens_of(settings.clear_at_least, window):
+    at_least = tokens_of(settings.clear_at_least, window)
+    if not texts or (at_least > 0 and freed < at_least):
         return messages, 0, 0
     context = [replace_outputs(m, texts) for m in messages]
     if settings.clear_tool_inputs:
