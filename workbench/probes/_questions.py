@@ -72,6 +72,8 @@ class Question:
         judged: True for an open question a judge model grades (when one is configured).
         reference: The full reference answer the judge sees, when it says more than
             `expected` (a decision's reason); empty means `expected`.
+        abstention: The session never gives the answer: only an answer saying so
+            ("unknown", "not stated"...) is right (LongMemEval's abstention questions).
     """
 
     id: str
@@ -88,6 +90,7 @@ class Question:
     blank_before: str = ""
     judged: bool = False
     reference: str = ""
+    abstention: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -123,8 +126,9 @@ class Question:
                      "reference"):
             if not data[name]:
                 del data[name]
-        if not data["judged"]:
-            del data["judged"]
+        for flag in ("judged", "abstention"):
+            if not data[flag]:
+                del data[flag]
         return data
 
     @classmethod
