@@ -47,33 +47,44 @@ def _session() -> object:
 
 
 def test_codex_retriggers_grows_and_loops_and_every_detector_says_exactly_how_often() -> None:
-    # Window 2000 at threshold 0.5: the trigger is 1000. Before turn 1 the prompt is
+    # Window 1150 at threshold 0.8: the trigger is 920. Before turn 1 the prompt is
     # 500 + 100 + 500 = 1100. Codex keeps both user messages and adds its note and summary:
-    # 1000 + len(note) > 1100 (growth), still over the trigger, so a second round runs before
-    # the same turn (a loop) and rebuilds the same context. Before turn 2 (a1 and u2 in) it
-    # fires again, one turn later (a re-trigger), keeps the three user messages, and loops.
+    # 1000 + len(note) > 1100 (growth) and over the window, so the request would be refused and
+    # a second round runs before the same turn (a loop), rebuilding the same context. Before
+    # turn 2 (a1 and u2 in) it fires again one turn later (a re-trigger), keeps the three user
+    # messages, is still over the window, and loops again.
     note = len(HANDOFF_NOTE + SUMMARY)
-    result = replay_session(_session(), "codex", window=2000, threshold=0.5,
+    result = replay_session(_session(), "codex", window=1150, threshold=0.8,
                             model=ScriptedModel([SUMMARY]), estimator=Chars(), rounds_per_turn=2)
     assert [(r.turn, r.tokens_before, r.tokens_after) for r in result.rounds] == [
         (1, 1100, 1000 + note), (1, 1000 + note, 1000 + note),
         (2, 1200 + note, 1100 + note), (2, 1100 + note, 1100 + note)]
-    found = detectors(result)
-    assert found == {
+    assert detectors(result) == {
         "retrigger_rate": 0.75,  # each round but the last has another within 3 turns
-        "post_fill_mean": pytest.approx((1000 + note + 1100 + note) / 2 / 2000),
-        "post_fill_max": (1100 + note) / 2000,
+        "post_fill_mean": pytest.approx((1000 + note + 1100 + note) / 2 / 1150),
+        "post_fill_max": (1100 + note) / 1150,
         "growth": 1,  # the first round only: a rebuilt context of the same size did not grow
         "loops": 2,
         "last_request_kept": 1.0,  # codex keeps the user messages verbatim
         "done_redone": 4,  # the finished task is under "Next steps" in all four summaries
-        "stale_kept_mean": 1.0,  # port 5000 stays in the kept first message
-        "cliff": 3,
+        "stale_kept_mean": None,  # no compacted context fit the window: none is scored
+        "cliff": None,
     }
-    # value kept, identifier lost: 1/2 weighed by kind; the path planted in a1 is lost too
-    assert survival(result) == [0.5, 0.5, pytest.approx(1 / 3), pytest.approx(1 / 3)]
+    assert result.overflow_turns == 2 and survival(result) == [None] * 4
+
+
+def test_at_a_window_that_fits_it_the_survival_curve_falls_to_its_cliff() -> None:
+    # Window 2000 at 0.5 (trigger 1000): one round before turn 1 and one before turn 2, each
+    # fitting the window. The value is kept, the identifier planted in a0 is lost (1/2 weighed
+    # by kind), then the path planted in a1 is lost too (1/3): the cliff is round 2.
+    result = replay_session(_session(), "codex", window=2000, threshold=0.5,
+                            model=ScriptedModel([SUMMARY]), estimator=Chars())
+    assert [r.turn for r in result.rounds] == [1, 2]
+    assert survival(result) == [0.5, pytest.approx(1 / 3)]
+    found = detectors(result)
+    assert (found["stale_kept_mean"], found["cliff"], found["loops"]) == (1.0, 2, 0)
     row = replay_table([result]).iloc[0]
-    assert (row["loops"], row["growth"], row["cliff"]) == (2, 1, 3)
+    assert (row["cliff"], row["stale_kept_mean"], row["done_redone"]) == (2, 1.0, 2)
 
 
 def _result(turns: list[int], before_after: list[tuple[int, int]], window: int = 100,

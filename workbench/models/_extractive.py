@@ -426,10 +426,10 @@ class ExtractiveModel:
         policy's prompt that shows the sections it wants is answered in those sections
         (`workbench.models._sections`)."""
         if _JSON_BLOCK.search(system) is None:
-            for answer in SECTION_ANSWERERS:
-                text = answer(system, messages)
-                if text is not None:
-                    return self._reply(system, messages, text)
+            for answerer in SECTION_ANSWERERS:
+                sections = answerer(system, messages)
+                if sections is not None:
+                    return self._reply(system, messages, sections)
         turns = parse_transcript(system)
         if not turns:
             convo = list(messages)

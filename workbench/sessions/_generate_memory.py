@@ -71,7 +71,7 @@ class MemoryWriter(ShapedWriter):
     def abstain(self, count: int) -> None:
         """`count` questions whose answer the session never gives."""
         for n, (question, name) in enumerate(self.rng.sample(ABSTENTIONS, count), 1):
-            subject = self.fresh(lambda name=name: name.format(h=gt.hex_id(self.rng)))
+            subject = self.fresh(lambda: name.format(h=gt.hex_id(self.rng)))  # noqa: B023
             self.abstentions.append({"id": f"a{n}", "question": question.format(x=subject),
                                      "subject": subject})
 

@@ -14,8 +14,9 @@ fired (whether or not the strategy changed the context, and whether or not it fa
 - ``growth`` (openai/codex#40619: ``/compact`` made the context bigger): compactions whose
   output is larger than what they replaced (``tokens_after > tokens_before``).
 - ``loops`` (cline#9510, RooCodeInc/Roo-Code#10017): rounds run with no new turn since the
-  previous round (the replay runs more than one round before a turn only when asked to:
-  ``rounds_per_turn``).
+  previous round: that compaction changed the context but left it over the window, so the
+  request would be refused and the agent compacted again (the replay does so only when asked
+  to: ``rounds_per_turn``).
 - ``last_request_kept`` (anthropics/claude-code#19736): the share of compactions after which
   the last human request before them is still in the context, by the overlap grader's rule
   (at least half its content words). None when no compaction had a request before it.

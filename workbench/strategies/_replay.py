@@ -6,9 +6,10 @@ strategy: before each turn, when the prompt reaches the trigger, the strategy co
 the session continues from the compacted context (later messages are appended to it as they
 were recorded). The trigger is ``threshold x window`` tokens; with ``threshold = None`` each
 strategy compacts at its own trigger (`Strategy.trigger_tokens`: a policy's published one),
-and a strategy without one at Goose's 0.8. When the compacted context is still at the trigger,
-the strategy may run again before the same turn, up to ``rounds_per_turn`` rounds (one by
-default): the loops users report.
+and a strategy without one at Goose's 0.8. When a round changed the context but left it over
+the window, the agent's request would be refused and it compacts again: the strategy runs
+again before the same turn, up to ``rounds_per_turn`` rounds (one by default, so the prompt
+is then sent over the window and counted in ``overflow_turns``): the loops users report.
 
 What is measured, per turn (`TurnRow`) and in total (`ReplayResult`):
 
@@ -151,8 +152,8 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
             pending: cheap), ``"all"`` (also every harness probe, ``probe_recall``: files,
             errors, user requests; it rescans the prefix each round) or ``"none"``.
         label: The strategy's name in the result (default: its registry name).
-        rounds_per_turn: The most rounds run before one turn: after a round, the strategy runs
-            again while the context is still at the trigger (1: never again).
+        rounds_per_turn: The most rounds run before one turn: after a round that changed the
+            context but left it over the window, the strategy runs again (1: never again).
 
     Returns:
         The `ReplayResult`.
@@ -200,8 +201,12 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
             continue
         shared = previous_len
         ran: list[CompactionRound] = []
-        while (strategy.compacts and len(ran) < rounds_per_turn and ctx.total >= trigger
-               and len(ctx.messages) >= 2):
+        # The first round fires at the trigger; another runs before the same turn only while
+        # the last one changed the context and left it over the window (the request would be
+        # refused): a round that changed nothing would change nothing again.
+        while (strategy.compacts and len(ran) < rounds_per_turn and len(ctx.messages) >= 2
+               and ctx.total >= (window + 1 if ran else trigger)
+               and (not ran or ran[-1].applied)):
             rnd, kept = await run.compact(ctx, index, len(result.turns), len(result.rounds) + 1)
             result.rounds.append(rnd)
             ran.append(rnd)

@@ -91,7 +91,7 @@ def probe_round(session: Any, end: int, context_text: str, summary_text: str,
         current, stale = found
         out.facts_recall = current.recall
         if any(f.get("stale") for f in prefix.meta.get("planted_facts") or []):
-            out.stale_kept = int(stale.extra.get("stale_mentioned", 0))
+            out.stale_kept = int(stale.extra.get("stale_mentioned") or 0)
     if mode == "all":
         from workbench.metrics import compute_metrics
 

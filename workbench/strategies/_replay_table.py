@@ -146,8 +146,9 @@ def replay_ranking(table: Any) -> list[str]:
         over = g[~g["feasible"].astype(bool)]
         ranked = ", ".join(f"{r.strategy} ({getattr(r, RANKED_ON):,.0f})"
                            for r in fits.itertuples())
-        line = (f"{_window(window)} x{threshold_label(threshold)}: fewest billed tokens, "
-                f"feasible only: "
+        at = ("each at its own trigger" if threshold_label(threshold) == "policy"
+              else f"x{threshold_label(threshold)}")
+        line = (f"{_window(window)} {at}: fewest billed tokens, feasible only: "
                 f"{ranked or 'none feasible'}")
         if not over.empty:
             line += "; infeasible (prompts over the window): " + ", ".join(

@@ -29,6 +29,9 @@ from workbench.strategies import strategy_class
 
 MANIFEST = "datasets/manifest.json"
 ALL_DATASETS = "dataset:all"
+DATASET_PREFIX = "dataset:"
+"""``dataset:all`` is the shipped set; ``dataset:NAME`` every session of the set in
+``datasets/NAME/`` (its own manifest, never part of ``dataset:all``: ``dataset:memory``)."""
 ALL_TEMPLATES = "all"
 DEFAULT_TEMPLATE = "default"
 NO_MODEL = "none"
@@ -98,7 +101,11 @@ def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]
     Reads the ``sessions`` (or ``datasets``) list of ``{name, file|path, format}`` objects; a
     missing file name means ``<name>.json`` beside the manifest.
     """
-    base = (root or project_root()) / MANIFEST
+    return read_manifest_file((root or project_root()) / MANIFEST)
+
+
+def read_manifest_file(base: Path) -> dict[str, tuple[Path, str | None]]:
+    """Dataset names -> (file, format) of one manifest file (empty when it is missing)."""
     if not base.is_file():
         return {}
     # Parsed once per content: a spec names many datasets, and the manifest (with every
@@ -139,6 +146,16 @@ def resolve_source(source: SessionSource,
         if not manifest:
             raise ConfigError(f"sessions: {ALL_DATASETS!r} needs {MANIFEST} in {project_root()}")
         return [manifest[name] for name in sorted(manifest)]
+    if text.startswith(DATASET_PREFIX):
+        folder = project_root() / "datasets" / text[len(DATASET_PREFIX):]
+        named = read_manifest_file(folder / "manifest.json")
+        if not named:
+            sets = sorted(p.parent.name for p in (project_root() / "datasets").glob(
+                "*/manifest.json"))
+            raise ConfigError(f"sessions: {text!r} names no dataset set (no manifest in "
+                              f"{folder}); known: {ALL_DATASETS}"
+                              + "".join(f", {DATASET_PREFIX}{n}" for n in sets))
+        return [named[name] for name in sorted(named)]
     if text in manifest:
         return [manifest[text]]
     path = experiment.resolve_path(text)

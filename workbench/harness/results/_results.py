@@ -218,6 +218,13 @@ class Results:
 
         return results_from_rows(self.replays, session_id)
 
+    def replay_survival(self, **kwargs: Any) -> Any:
+        """Recall after the 1st, 2nd, ... compaction per strategy x window x threshold, with
+        the sessions behind each point and the cliff (see ``survival_curve``)."""
+        from workbench.strategies import survival_curve
+
+        return survival_curve(self.replay_results(), **kwargs)
+
     def verdict(self, **kwargs: Any) -> Any:
         """The run's `Verdict` (see ``workbench.harness.verdict``).
 
