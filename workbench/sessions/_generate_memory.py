@@ -83,9 +83,7 @@ class MemoryWriter(ShapedWriter):
     def run(self) -> None:
         rng = self.rng
         self.intro()
-        main = {"debugging": self.debug_episode, "feature": self.feature_episode,
-                "refactor": self.refactor_episode, "review": self.review_episode,
-                "tool-loop": self.loop_episode, "discussion": self.discussion_episode}
+        main = self.episodes()
         wanted_decisions = min(4, 1 + self.target // 20_000)
         updates = list(UPDATES)
         first = True
