@@ -72,8 +72,10 @@ def test_policy_replays_store_no_threshold_and_provider_side_ones_store_na(
         "OpenAI's Responses compaction runs on openai's servers: it needs a live openai model")
     [codex] = results.replay_results()
     assert codex.threshold is None and codex.trigger_tokens == int(0.9 * 8192)
-    table = results.replay_table()
-    assert list(table["strategy"]) == ["codex"]
+    assert list(results.replay_table()["strategy"]) == ["codex"]
+    detectors = results.replay_detectors()
+    assert list(detectors.columns[:4]) == ["strategy", "window", "threshold", "sessions"]
+    assert detectors.loc[0, "trigger_tokens"] == int(0.9 * 8192)
     survival = results.replay_survival()
     assert list(survival["round"]) == list(range(1, len(survival) + 1))
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")

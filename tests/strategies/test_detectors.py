@@ -11,9 +11,9 @@ from workbench.messages import Message
 from workbench.strategies import (
     CompactionRound,
     ReplayResult,
+    detector_table,
     detectors,
     replay_session,
-    replay_table,
     survival,
     survival_curve,
 )
@@ -83,7 +83,7 @@ def test_at_a_window_that_fits_it_the_survival_curve_falls_to_its_cliff() -> Non
     assert survival(result) == [0.5, pytest.approx(1 / 3)]
     found = detectors(result)
     assert (found["stale_kept_mean"], found["cliff"], found["loops"]) == (1.0, 2, 0)
-    row = replay_table([result]).iloc[0]
+    row = detector_table([result]).iloc[0]
     assert (row["cliff"], row["stale_kept_mean"], row["done_redone"]) == (2, 1.0, 2)
 
 

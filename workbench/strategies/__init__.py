@@ -80,6 +80,7 @@ from workbench.strategies._replay import (
     trigger_for,
 )
 from workbench.strategies._replay_table import (
+    detector_table,
     plot_replay,
     replay_frame,
     replay_ranking,
@@ -135,6 +136,7 @@ __all__ = [
     "TurnRow",
     "clear_tool_uses",
     "cliff",
+    "detector_table",
     "detectors",
     "get_strategy",
     "mask_observations",

@@ -5,9 +5,9 @@ marked.
 Table rules: ``sessions`` counts the replays of the group; every other column is the mean over
 them (for one session, that session's figure), except ``peak_context_max`` (the largest peak
 of any of them), ``errors_total`` (the sum), ``feasible`` (true only when every replay of
-the group kept every prompt within the window), ``post_fill_max`` (the largest of any of them)
-and ``cliff`` (the cliff of the group's survival curve, `survival_curve`; empty when the
-table is built from a frame). Fact and probe survival are the means of each replay's survival
+the group kept every prompt within the window), and in the `detector_table`
+``post_fill_max`` (the largest of any of them) and ``cliff`` (the cliff of the group's
+survival curve, `survival_curve`; empty when the table is built from a frame). Fact and probe survival are the means of each replay's survival
 over its rounds that fit the window (`ReplayResult.summary`); a detector that does not apply
 to a replay (None) is left out of its mean. A row that is not feasible is listed with its
 overflow turns and never ranked on billed tokens (`replay_ranking`): its prompts could not
@@ -22,8 +22,8 @@ from typing import Any
 from workbench.strategies._detectors import DETECTOR_COLUMNS, survival_curve
 from workbench.strategies._replay_result import ReplayResult
 
-__all__ = ["REPLAY_COLUMNS", "plot_replay", "replay_frame", "replay_ranking", "replay_table",
-           "threshold_label"]
+__all__ = ["DETECTOR_TABLE_COLUMNS", "REPLAY_COLUMNS", "detector_table", "plot_replay",
+           "replay_frame", "replay_ranking", "replay_table", "threshold_label"]
 
 REPLAY_KEYS = ("strategy", "window", "threshold")
 FRAME_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
@@ -35,9 +35,10 @@ FRAME_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
 REPLAY_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
                   "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
                   "peak_context_max", "overflow_turns", "rounds_over_window", "feasible",
-                  "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors_total",
-                  "trigger_tokens", *DETECTOR_COLUMNS)
+                  "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors_total")
 """The table's value columns, in display order."""
+DETECTOR_TABLE_COLUMNS = ("trigger_tokens", "rounds", "compactions", *DETECTOR_COLUMNS)
+"""The detector table's value columns (`detector_table`), in display order."""
 _AGGREGATE = {"peak_context_max": ("peak_context", "max"), "errors_total": ("errors", "sum"),
               "feasible": ("feasible", "all"), "post_fill_max": ("post_fill_max", "max"),
               "cliff": ("cliff", "curve")}
@@ -54,17 +55,27 @@ def replay_frame(results: Iterable[ReplayResult]) -> Any:
     return pd.DataFrame(rows, columns=columns)
 
 
+def detector_table(results: Iterable[ReplayResult] | Any,
+                   by: Sequence[str] = REPLAY_KEYS) -> Any:
+    """The failures users report per strategy, window and threshold: `replay_table`'s rules
+    over `DETECTOR_TABLE_COLUMNS` (the detectors, defined in `workbench.strategies._detectors`,
+    and the cliff of the group's survival curve)."""
+    return replay_table(results, by, columns=DETECTOR_TABLE_COLUMNS)
+
+
 def replay_table(results: Iterable[ReplayResult] | Any,
-                 by: Sequence[str] = REPLAY_KEYS) -> Any:
+                 by: Sequence[str] = REPLAY_KEYS,
+                 columns: Sequence[str] = REPLAY_COLUMNS) -> Any:
     """Group replays by strategy, window and threshold (see the module docstring's rules).
 
     Args:
         results: `ReplayResult` objects, or a `replay_frame` DataFrame.
         by: Grouping columns.
+        columns: The value columns (`REPLAY_COLUMNS`; `detector_table` asks for others).
 
     Returns:
-        A DataFrame: the `by` columns, ``sessions``, then `REPLAY_COLUMNS`, in spec order of
-        first appearance.
+        A DataFrame: the `by` columns, ``sessions``, then `columns`, in spec order of first
+        appearance.
     """
     import pandas as pd
 
@@ -74,12 +85,13 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     else:
         results = list(results)
         frame = replay_frame(results)
-        curve = survival_curve(results)
-        for key, g in curve.groupby(["strategy", "window", "threshold"], sort=False,
-                                    dropna=False):
-            cliffs[_key(key)] = g["cliff"].iloc[0]
+        if "cliff" in columns:
+            for key, g in survival_curve(results).groupby(["strategy", "window", "threshold"],
+                                                          sort=False, dropna=False):
+                cliffs[_key(key)] = g["cliff"].iloc[0]
     by = list(by)
-    columns = [*by, "sessions", *REPLAY_COLUMNS]
+    shown = list(columns)
+    columns = [*by, "sessions", *shown]
     if "billed_tokens" not in frame.columns and not frame.empty:
         frame = frame.assign(billed_tokens=pd.to_numeric(frame["billed_input_tokens"])
                              + pd.to_numeric(frame["billed_output_tokens"]))
@@ -91,7 +103,7 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     for key, g in frame.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
-        for col in REPLAY_COLUMNS:
+        for col in shown:
             source, how = _AGGREGATE.get(col, (col, "mean"))
             if how == "curve":
                 full = dict(zip(by, key, strict=True))

@@ -1,9 +1,10 @@
 """The replay's failure detectors, survival curves and ``n/a`` strategies as terminal text.
 
-In: `Results` (its ``replays``: the table, the survival curve, the rows stored ``n/a``). Out:
-the lines ``workbench run`` prints after the replay table when the experiment's ``[replay]``
-asks for ``detectors`` (`experiments/agents.toml` does). Every figure is a column of
-``Results.replay_table()`` or a row of ``Results.replay_survival()``; the glossary defines them.
+In: `Results` (its ``replays``: the detector table, the survival curve, the rows stored
+``n/a``). Out: the lines ``workbench run`` prints after the replay table when the experiment's
+``[replay]`` asks for ``detectors`` (`experiments/agents.toml` does). Every figure is a column
+of ``Results.replay_detectors()`` or a row of ``Results.replay_survival()``; the glossary
+defines them.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def detector_text(results: Any, max_rounds: int = MAX_ROUNDS) -> str:
     cliff) and the ``n/a`` strategies with their reasons."""
     import pandas as pd
 
-    table = results.replay_table()
+    table = results.replay_detectors()
     out = [HEADER]
     if table.empty:
         out.append("  (no replay ran)")
