@@ -38,8 +38,9 @@ def test_dataset_memory_is_the_memory_set_and_dataset_all_never_holds_it(tmp_pat
 
 
 def test_an_unknown_dataset_set_names_the_known_ones(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"sessions: 'dataset:nope' names no dataset set .*; "
-                                          r"known: dataset:all, dataset:memory$"):
+    with pytest.raises(ConfigError, match=r"^sessions: 'dataset:nope' names no shipped dataset "
+                                          r"set \(no datasets/nope/manifest.json\); known: "
+                                          r"dataset:all, dataset:memory$"):
         load_experiment_sessions(_spec(tmp_path, sessions=["dataset:nope"]))
 
 

@@ -56,8 +56,11 @@ def strategy_class(name: str) -> type[Strategy]:
     try:
         return STRATEGIES[name]
     except KeyError:
+        from workbench._suggest import did_you_mean
+
         known = ", ".join(sorted(STRATEGIES))
-        raise ConfigError(f"unknown strategy {name!r} (known: {known})") from None
+        raise ConfigError(f"unknown strategy {name!r}{did_you_mean(name, STRATEGIES)} (known: "
+                          f"{known})") from None
 
 
 def validate_settings(name: str, settings: Mapping[str, Any] | None = None) -> Any:
