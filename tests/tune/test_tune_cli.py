@@ -68,14 +68,14 @@ def test_a_spec_without_a_tune_table_is_a_clear_error(tmp_path: Path) -> None:
     assert "tune: the spec has no [tune] table; add one naming the variant" in result.output
 
 
-def test_the_shipped_tune_spec_is_the_readmes_example() -> None:
+def test_the_shipped_tune_spec_is_the_docs_example() -> None:
     import re
 
     from tests.conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- tune-example -->\s*```toml\n(.+?)```", readme, re.S)
-    assert block, "README.md must mark its tune example with <!-- tune-example -->"
+    page = (ROOT / "docs" / "tuning.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- tune-example -->\s*```toml\n(.+?)```", page, re.S)
+    assert block, "docs/tuning.md must mark its tune example with <!-- tune-example -->"
     assert block.group(1) == (ROOT / "experiments" / "tune.toml").read_text(encoding="utf-8")
 
 
