@@ -108,13 +108,16 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
-def test_page_commands_run(page: Path, workspace: Path) -> None:
+def _shown(page: Path) -> list[Command]:
     installs = installs_run_by_ci()
-    shown = [command for command in commands(page)
-             if command.line.split("#")[0].strip() not in installs]
-    if not shown:
-        pytest.skip(f"{page.name} shows no command")
+    return [command for command in commands(page)
+            if command.line.split("#")[0].strip() not in installs]
+
+
+@pytest.mark.parametrize("page", [page for page in PAGES if _shown(page)],
+                         ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_page_commands_run(page: Path, workspace: Path) -> None:
+    shown = _shown(page)
     env = _environment(workspace / "home")
     cwd = workspace / "project"
     skipped = []
@@ -134,3 +137,24 @@ def test_page_commands_run(page: Path, workspace: Path) -> None:
                 f"{command.exits}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
     if skipped:
         print(f"{page.name}: not run here: " + "; ".join(skipped))
+
+
+def test_the_readme_is_one_page_that_links_every_docs_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    linked = set(re.findall(r"\]\((docs/[^)#]+\.md)", readme))
+    pages = {page.relative_to(ROOT).as_posix() for page in (ROOT / "docs").glob("*.md")}
+    assert pages - linked == set()
+    assert linked - pages == set()
+
+
+def test_every_relative_link_in_the_docs_resolves() -> None:
+    broken = []
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith(("#", "mailto:")):
+                continue
+            path = target.split("#")[0]
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert broken == []
