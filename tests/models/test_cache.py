@@ -330,10 +330,10 @@ async def test_a_planted_api_key_passed_to_load_model_stays_out_of_the_recording
     async def offline_complete(system, messages):
         return Message.assistant("offline answer"), USAGE.copy(extra={})
 
-    monkeypatch.setattr(model.inner.inner, "complete", offline_complete)
+    monkeypatch.setattr(model.inner, "complete", offline_complete)
     msg, _ = await model.complete("sys", request())
     assert msg.concat_text() == "offline answer"
-    model.cache.vacuum()
+    model.step("cache").cache.vacuum()
     for p in (tmp_path / "rec").rglob("*"):
         assert PLANTED.encode() not in p.read_bytes(), p
 

@@ -13,22 +13,22 @@ Faithful by default; ``order="centred"`` (V-prefix selection order) and ``remova
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.compaction._format import TranscriptStyle, format_transcript
+from workbench.compaction._format import TranscriptStyle, transcript_lines
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._reuse import (
     parsed_reply,
-    remembered_render,
+    remembered_prompt,
     remembered_reply,
     remembered_summary,
-    render_and_remember,
+    render_prompt,
     render_summary,
+    render_summary_async,
 )
 from workbench.compaction._templates import COMPACTION_TEMPLATE, Templates
 from workbench.compaction._usage_estimate import ensure_usage_tokens
@@ -304,6 +304,25 @@ def apply_structured_summary(response: Message, summary_template: str | None,
     return _rewrite(response, rendered)
 
 
+async def apply_structured_summary_async(response: Message, summary_template: str | None,
+                                        params: dict[str, Any] | None = None) -> str:
+    """`apply_structured_summary`, awaited: from what is remembered when it can be, else with
+    the summary rendered in the render process while the event loop goes on."""
+    known = remembered_structured_summary(response, summary_template, params)
+    if known is not None:
+        return known
+    text = response.concat_text()
+    outcome = parsed_reply(text)
+    if outcome.summary is None:
+        return outcome.reason
+    try:
+        rendered = await render_summary_async(text, outcome.summary, summary_template, params)
+    except TemplateError as err:
+        log.warning("Failed to render structured compaction summary, keeping raw output: %s", err)
+        return "render_error"
+    return _rewrite(response, rendered)
+
+
 def remembered_structured_summary(response: Message, summary_template: str | None,
                                   params: dict[str, Any] | None = None) -> str | None:
     """`apply_structured_summary` done from what is remembered (this reply text parsed, and
@@ -373,17 +392,14 @@ async def summarize(
     template_name = f"{variant}/{COMPACTION_TEMPLATE}" if variant else COMPACTION_TEMPLATE
     records: list[Attempt] = []
     last = len(REMOVAL_PERCENTAGES) - 1
+    context = _context(templates, {})
     for index, pct in enumerate(REMOVAL_PERCENTAGES):
         kept, dropped, responses_removed = _apply_removal(messages, pct, order, removal)
-        transcript = format_transcript(kept, transcript_style)
-        context = _context(templates, {"messages": transcript})
-        remembered = remembered_render(templates.compaction, context)
-        if remembered is not None:  # the same prompt rendered before (a tune's variants)
-            system_prompt = remembered
-        else:
-            # Off the event loop: a slow template then stalls only this call, never the others.
-            system_prompt = await asyncio.to_thread(render_and_remember, templates.compaction,
-                                                    context, template_name)
+        lines = transcript_lines(kept, transcript_style)
+        system_prompt = remembered_prompt(templates.compaction, context, lines)
+        if system_prompt is None:  # rendered in the render process; the loop goes on meanwhile
+            system_prompt = await render_prompt(templates.compaction, context, template_name,
+                                                kept, lines, transcript_style)
         record = Attempt(number=index + 1, removal_percent=pct, messages_removed=dropped,
                          tool_responses_removed=responses_removed, outcome="ok")
         records.append(record)
@@ -411,11 +427,9 @@ async def summarize(
             usage = ensure_usage_tokens(usage, estimator, system_prompt, request, response)
         record.usage = usage
         params = getattr(templates, "params", None)
-        outcome = remembered_structured_summary(response, templates.summary, params)
-        if outcome is None:  # off the event loop: parsing and rendering are CPU work
-            outcome = await asyncio.to_thread(apply_structured_summary, response,
-                                              templates.summary, params)
+        outcome = await apply_structured_summary_async(response, templates.summary, params)
         return Summary(message=response, usage=usage, attempts=len(records),
                        structured=outcome == "structured", attempt_records=records,
-                       parse_outcome=outcome, transcript_chars=len(transcript))
+                       parse_outcome=outcome,
+                       transcript_chars=sum(map(len, lines)) + max(len(lines) - 1, 0))
     raise CompactionError(UNEXPECTED_EXHAUSTION_ERROR, [], records)  # pragma: no cover

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench._memo import memo
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._summarize import Summary, summarize
 from workbench.compaction._templates import Templates
 from workbench.messages import (
     Message,
-    MessageMemo,
     MessageMetadata,
     TextContent,
     ToolRequest,
@@ -75,7 +75,7 @@ class CompactionResult:
 
 def _replayable_text(message: Message) -> list[TextContent] | None:
     """The agent-visible text items of a text-only user prompt, else None."""
-    projected = _PROJECTED.get(message, None, message.agent_projection)
+    projected = memo().projected.get(message, None, message.agent_projection)
     if any(isinstance(c, (ToolRequest, ToolResponse)) for c in projected.content):
         return None
     texts = [c for c in projected.content if isinstance(c, TextContent)]
@@ -95,12 +95,6 @@ def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | No
     return None
 
 
-_PROJECTED = MessageMemo("agent projection")
-"""Each recorded message's agent projection, built once (the same object in every cell)."""
-_ARCHIVED = MessageMemo("archived copy")
-"""Each recorded message's archived round trip, built once (copied for each compaction)."""
-
-
 def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
     """What Goose's ``do_compact`` sends to `summarize`.
 
@@ -117,15 +111,18 @@ def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
     for m in conversation:
         if m.is_turn_context or not m.is_agent_visible:
             continue
-        projected = _PROJECTED.get(m, None, m.agent_projection)
+        # built once per recorded message (the same object in every cell): the run memo's
+        # ``projected``
+        projected = memo().projected.get(m, None, m.agent_projection)
         if projected.content:
             out.append(projected)
     return out
 
 
 def _archived(message: Message) -> Message:
-    # One round trip per recorded message; each compaction gets its own (shallow) copy.
-    return _ARCHIVED.get(message, None, _archived_round_trip, message).copy_with()
+    # One round trip per recorded message (the run memo's ``archived``); each compaction gets
+    # its own (shallow) copy.
+    return memo().archived.get(message, None, _archived_round_trip, message).copy_with()
 
 
 def _archived_round_trip(message: Message) -> Message:

@@ -2,10 +2,12 @@
 
 Layers, smallest first: `_content` (the items, MCP blocks, unknown items kept whole),
 `_message` (the message, its metadata, visibility and audience projection),
-`_system` (system and internal messages carried in metadata, beside Goose's two roles),
-`_memo` (values derived from a message, computed once while it lives).
+`_system` (system and internal messages carried in metadata, beside Goose's two roles).
+`MessageMemo` (values derived from a message, computed once while it lives) is re-exported
+from the memo layer, `workbench._memo`, where every cache the workbench keeps is found.
 """
 
+from workbench._memo import MessageMemo
 from workbench.messages._content import (
     ActionRequired,
     Annotations,
@@ -30,7 +32,6 @@ from workbench.messages._content import (
     content_from_goose,
     strip_unicode_tags,
 )
-from workbench.messages._memo import MessageMemo
 from workbench.messages._message import Message, MessageMetadata, Role, messages_from_goose
 from workbench.messages._system import (
     SYSTEM_METADATA_KEY,

@@ -11,7 +11,7 @@ request messages themselves are read, minus the trailing instruction.
 
 The answer is ``<analysis>extractive</analysis>`` then one ```json block in the structured
 summary schema, filled by rules (see `ExtractiveModel`). Window limits are not its business:
-wrap it in `WindowCap` for that.
+put it behind a window (`WindowCap`) for that.
 
 It is a *simulated summarizer*, not a model: it follows the schema the compaction prompt asks
 for (`requested_schema`): only the fields present in the prompt's last ```json example are
