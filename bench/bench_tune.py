@@ -97,19 +97,30 @@ class PricedExtractive:
         return {"model": "priced-extractive"}
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the render processes it keeps (where the tree
+    renders templates in one: `workbench.compaction._sandbox`)."""
+    try:
+        from workbench.compaction._sandbox import worker_cpu_seconds
+    except ImportError:
+        return time.process_time()
+    return time.process_time() + worker_cpu_seconds()
+
+
 def one(folder: Path, sessions: list[str], out: Path, share: bool,
         sample: int | None = None) -> dict[str, Any]:
-    tune_table: dict[str, Any] = {"variant": str(folder), "objective": "pareto"}
+    tune_table: dict[str, Any] = {"variant": str(folder), "objective": "pareto",
+                                  "winner_name": "lean-wide-tuned"}
     if sample is not None:
         tune_table["sample"] = sample
     spec = Experiment.from_dict({
         "name": "bench-tune", "sessions": sessions, "models": ["extractive"],
         "concurrency": 4, "base_dir": str(ROOT), "tune": tune_table})
     model = PricedExtractive()
-    started, cpu_started = time.perf_counter(), time.process_time()
+    started, cpu_started = time.perf_counter(), _cpu()
     result = tune(spec, out, model_factory=lambda cell: model, share_calls=share)
     wall = time.perf_counter() - started
-    cpu = time.process_time() - cpu_started
+    cpu = _cpu() - cpu_started
     import sqlite3
 
     db = sqlite3.connect(out / "results.sqlite")
@@ -128,8 +139,12 @@ def floor_ms(folder: Path, run_dir: Path) -> tuple[float, int]:
     import sqlite3
 
     from workbench.compaction import StructuredSummary
-    from workbench.compaction._templates import _ENV
     from workbench.tokens._estimator import load_tiktoken
+
+    try:  # the sandboxed environment, wherever the tree keeps it
+        from workbench.compaction._sandbox_env import _ENV
+    except ImportError:
+        from workbench.compaction._templates import _ENV  # type: ignore[attr-defined,no-redef]
 
     encoding = load_tiktoken("o200k_base")
     template = _ENV.from_string((folder / "compaction_summary.md").read_text(encoding="utf-8"))
@@ -137,10 +152,17 @@ def floor_ms(folder: Path, run_dir: Path) -> tuple[float, int]:
     cells = db.execute("SELECT cell_id, template_params FROM cells WHERE status = 'ok'").fetchall()
     db.close()
     work = []
+    db = sqlite3.connect(run_dir / "results.sqlite")
+    try:
+        kept = dict(db.execute("SELECT cell_id, text FROM cell_texts WHERE name = 'raw.txt'"))
+    except sqlite3.OperationalError:  # a tree that keeps the raw replies as files
+        kept = {}
+    db.close()
     for cell_id, params in cells:
         raw = run_dir / "summaries" / f"{cell_id}.raw.txt"
-        if raw.is_file():
-            work.append((raw.read_text(encoding="utf-8"), json.loads(params or "{}")))
+        text = kept.get(cell_id) or (raw.read_text(encoding="utf-8") if raw.is_file() else None)
+        if text is not None:
+            work.append((text, json.loads(params or "{}")))
     started = time.process_time()
     for text, params in work:
         summary = StructuredSummary.parse_detailed(text).summary

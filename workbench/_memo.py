@@ -10,7 +10,9 @@ notebook calling ``summarize``) uses the process's own memo, `PROCESS_MEMO`, bou
 way. The render process (`workbench.compaction._sandbox`), which runs no run, keeps its
 compiled templates in its own `PROCESS_MEMO`.
 
-The fields, with what keys each value and how long it lives:
+The fields, with what keys each value and how long it lives ("the message" lasts while the
+message object does, and no longer than its session's cells: the executor drops a session's
+records once its last cell is done, `MessageValues.forget`):
 
 =====================  =========================================  ===============================
 field                  key -> value                               lifetime
@@ -25,13 +27,13 @@ field                  key -> value                               lifetime
 ``human_request``      message -> the request a probe reads        while the message lives
 ``error_lines``        message -> the error lines a probe reads    while the message lives
 ``touched_paths``      message -> the paths a probe reads          while the message lives
-``passages``           message -> the lookup answerer's passages   while the message lives
-``text_tokens``        counter x text -> tokens                    the run (65,536 texts)
+``text_tokens``        counter x text -> tokens                    the run (4m characters)
 ``templates``          template source x limits -> compiled        the render process (128)
 ``variables``          template source x limits -> names it reads  the run, and the render
                                                                   process (256 sources)
-``renders``            source x limits x variables read ->         the run (48m characters)
+``renders``            source x limits x variables read ->         the run (8m characters)
                        the rendered prompt
+``in_flight``          a render's key -> the future of its result  while it is being made
 ``replies``            reply text x parser -> the parse outcome    the run (256 replies)
 ``summaries``          reply text x template x parameters x        the run (1,024 summaries)
                        limits -> the rendered summary
@@ -67,8 +69,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["PROCESS_MEMO", "Lru", "MessageMemo", "RunMemo", "SessionMemo", "memo", "run_memo",
-           "use_memo"]
+__all__ = ["PROCESS_MEMO", "Lru", "MessageMemo", "MessageValues", "RunMemo", "SessionMemo", "memo",
+           "run_memo", "use_memo"]
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -80,12 +82,12 @@ class Lru(Generic[V]):
     Args:
         name: What it remembers (for ``repr``).
         size: Most entries kept.
-        weigh: A value's weight (``len`` of a prompt, say); with `max_weight`, the oldest
-            entries go until the weights add up to at most that.
+        weigh: An entry's weight from its key and value (the characters of a prompt, say);
+            with `max_weight`, the oldest entries go until the weights add up to at most that.
         max_weight: See `weigh`.
     """
 
-    def __init__(self, name: str, size: int, weigh: Callable[[V], int] | None = None,
+    def __init__(self, name: str, size: int, weigh: Callable[[Any, V], int] | None = None,
                  max_weight: int | None = None) -> None:
         self.name = name
         self.size = size
@@ -110,19 +112,20 @@ class Lru(Generic[V]):
 
     def put(self, key: Hashable, value: V) -> V:
         """Remember `value` for `key` (the oldest entries go past the bounds); returns it."""
-        weight = self._weigh(value) if self._weigh is not None else 0
+        weigh = self._weigh
+        weight = weigh(key, value) if weigh is not None else 0
         with self._lock:
             old = self._items.pop(key, None)
-            if old is not None and self._weigh is not None:
-                self._weight -= self._weigh(old)
+            if old is not None and weigh is not None:
+                self._weight -= weigh(key, old)
             self._items[key] = value
             self._weight += weight
             while len(self._items) > self.size or (
                     self._max_weight is not None and self._weight > self._max_weight
                     and len(self._items) > 1):
-                _, dropped = self._items.popitem(last=False)
-                if self._weigh is not None:
-                    self._weight -= self._weigh(dropped)
+                dropped_key, dropped = self._items.popitem(last=False)
+                if weigh is not None:
+                    self._weight -= weigh(dropped_key, dropped)
         return value
 
     def get_or(self, key: Hashable, compute: Callable[[], V]) -> V:
@@ -162,24 +165,21 @@ def _unchanged(message: Any, parts: tuple[Any, ...]) -> bool:
     return True
 
 
-class MessageMemo:
-    """Values derived from a message (a formatted line, a token count...), per message and key.
+class MessageValues:
+    """Values derived from messages, one record per message *object* for every kind of value.
 
-    A value is remembered per message *object* (by identity, through a weak reference, so the
-    entry goes when the message does and a new object that happens to get the same address
-    never sees it), and only while the parts it was computed from are the same objects: the
-    role, the metadata, the content list and each item in it. A copy of a message is a
-    different object and computes its own value; replacing a message's content or an item is
-    seen; two messages with equal Goose ids are two entries. Editing an item's fields in
-    place is not seen: the workbench never does that to a message it has formatted (the one
-    in-place edit, awaken's previews, works on deep copies).
-
-    Args:
-        name: What it remembers (for ``repr``).
+    A record is kept by identity, through a weak reference (it goes when the message does, and
+    a new object that happens to get the same address never sees it), and only while the parts
+    its values were computed from are the same objects: the role, the metadata, the content
+    list and each item in it. A copy of a message is a different object and computes its own
+    values; replacing a message's content or an item is seen; two messages with equal Goose
+    ids are two records. Editing an item's fields in place is not seen: the workbench never
+    does that to a message it has derived values from (the one in-place edit, awaken's
+    previews, works on deep copies). The kinds of value share the record (`MessageMemo` is a
+    view of one kind), so a message costs one weak reference however many kinds it has.
     """
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], dict[Any, Any]]] = {}
         self._lock = threading.RLock()
 
@@ -211,6 +211,20 @@ class MessageMemo:
                     del entries[ident]
         return forget
 
+    def forget(self, messages: Any) -> None:
+        """Drop the records of `messages` (a session whose cells are all done): what was
+        derived from them, and from the copies made of them, goes now, not with the run."""
+        with self._lock:
+            for message in messages:
+                entry = self._entries.get(id(message))
+                if entry is not None and entry[0]() is message:
+                    del self._entries[id(message)]
+
+    def count(self, kind: str) -> int:
+        """Messages holding a value of `kind`."""
+        return sum(1 for _, _, values in list(self._entries.values())
+                   if any(type(k) is tuple and k[:1] == (kind,) for k in values))
+
     def clear(self) -> None:
         """Forget everything."""
         with self._lock:
@@ -218,6 +232,32 @@ class MessageMemo:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class MessageMemo:
+    """One kind of value derived from a message (a formatted line, a token count...), per
+    message and key (see `MessageValues`, which holds them).
+
+    Args:
+        name: What it remembers (for ``repr``, and to tell its values from other kinds').
+        table: The records it shares with other kinds (a table of its own when None).
+    """
+
+    def __init__(self, name: str, table: MessageValues | None = None) -> None:
+        self.name = name
+        self.table = table if table is not None else MessageValues()
+
+    def get(self, message: Any, key: Any, compute: Callable[..., T], *args: Any) -> T:
+        """The value for (`message`, `key`), ``compute(*args)`` the first time (or again after
+        the message's parts changed)."""
+        return self.table.get(message, (self.name, key), compute, *args)
+
+    def clear(self) -> None:
+        """Forget everything in its table."""
+        self.table.clear()
+
+    def __len__(self) -> int:
+        return self.table.count(self.name)
 
     def __repr__(self) -> str:
         return f"MessageMemo({self.name!r}, {len(self)} messages)"
@@ -287,12 +327,18 @@ class SessionMemo:
         return f"SessionMemo({self.name!r}, {len(self)} sessions)"
 
 
-RENDER_CHARS = 48 * 1024 * 1024
+RENDER_CHARS = 8 * 1024 * 1024
 """Characters of rendered prompts a memo keeps (a 150k-token session's prompt is 0.6m)."""
+TEXT_CHARS = 4 * 1024 * 1024
+"""Characters of counted texts a memo keeps."""
 
 
-def _prompt_chars(entry: tuple[tuple[str, ...], str]) -> int:
+def _prompt_chars(key: Any, entry: tuple[tuple[str, ...], str]) -> int:
     return len(entry[1])
+
+
+def _text_chars(key: tuple[Any, str], tokens: int) -> int:
+    return len(key[1])
 
 
 class RunMemo:
@@ -300,21 +346,22 @@ class RunMemo:
 
     def __init__(self, name: str = "run") -> None:
         self.name = name
-        self.formatted = MessageMemo("transcript line")
-        self.content_tokens = MessageMemo("content tokens")
-        self.line_tokens = MessageMemo("transcript line tokens")
-        self.key_json = MessageMemo("cache-key JSON")
-        self.projected = MessageMemo("agent projection")
-        self.archived = MessageMemo("archived copy")
-        self.human_request = MessageMemo("human request")
-        self.error_lines = MessageMemo("error lines")
-        self.touched_paths = MessageMemo("touched paths")
-        self.passages = MessageMemo("lookup passages")
-        self.text_tokens: Lru[int] = Lru("text tokens", 65_536)
+        self.messages = MessageValues()  # the per-message kinds below share its records
+        self.formatted = MessageMemo("transcript line", self.messages)
+        self.content_tokens = MessageMemo("content tokens", self.messages)
+        self.line_tokens = MessageMemo("transcript line tokens", self.messages)
+        self.key_json = MessageMemo("cache-key JSON", self.messages)
+        self.projected = MessageMemo("agent projection", self.messages)
+        self.archived = MessageMemo("archived copy", self.messages)
+        self.human_request = MessageMemo("human request", self.messages)
+        self.error_lines = MessageMemo("error lines", self.messages)
+        self.touched_paths = MessageMemo("touched paths", self.messages)
+        self.text_tokens: Lru[int] = Lru("text tokens", 65_536, _text_chars, TEXT_CHARS)
         self.templates: Lru[Any] = Lru("compiled templates", 128)
         self.variables: Lru[frozenset[str]] = Lru("template variables", 256)
         self.renders: Lru[tuple[tuple[str, ...], str]] = Lru("rendered prompts", 256,
                                                              _prompt_chars, RENDER_CHARS)
+        self.in_flight: dict[Any, Any] = {}  # renders being made: equal ones wait for them
         self.replies: Lru[Any] = Lru("parsed replies", 256)
         self.summaries: Lru[str] = Lru("rendered summaries", 1024)
         self.scores = SessionMemo("cell scores", 256)
@@ -325,17 +372,20 @@ class RunMemo:
         self.needles: Lru[Any] = Lru("whole-word patterns", 4096)
 
     def tables(self) -> dict[str, Any]:
-        """Every field, by name."""
-        return {k: v for k, v in vars(self).items() if k != "name"}
+        """Every field, by name (the per-message kinds share ``messages``)."""
+        return {k: v for k, v in vars(self).items() if k not in ("name", "messages")}
 
     def clear(self) -> None:
         """Drop every remembered value."""
+        self.messages.clear()
         for table in self.tables().values():
             table.clear()
 
     def __repr__(self) -> str:
-        sizes = ", ".join(f"{k}={len(v)}" for k, v in self.tables().items() if len(v))
-        return f"RunMemo({self.name!r}: {sizes or 'empty'})"
+        sizes = {k: len(v) for k, v in self.tables().items()
+                 if not isinstance(v, MessageMemo) and len(v)}
+        sizes["messages"] = len(self.messages)
+        return f"RunMemo({self.name!r}: {', '.join(f'{k}={n}' for k, n in sizes.items())})"
 
 
 PROCESS_MEMO = RunMemo("outside any run")

@@ -19,8 +19,9 @@ harness's scoring, which read it).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from workbench._memo import memo
@@ -47,6 +48,28 @@ def _prompt_key(source: str, names: frozenset[str], context: dict[str, Any],
         read.append((name, value if isinstance(value, str) else
                      json.dumps(value, sort_keys=True, default=repr)))
     return source, tuple(read), limits
+
+
+async def _once(key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
+    """``await make()``, or, while an equal render is being made, its result: renders asked
+    for at once (the cells of a wave, before any has finished) are made once."""
+    flights = memo().in_flight
+    found = flights.get(key)
+    if found is not None and found.get_loop() is asyncio.get_running_loop():
+        return await asyncio.shield(found)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    flights[key] = future
+    try:
+        value = await make()
+    except BaseException as exc:
+        future.set_exception(exc)
+        future.exception()  # retrieved: no warning when nobody waited
+        raise
+    finally:
+        if flights.get(key) is future:
+            del flights[key]
+    future.set_result(value)
+    return value
 
 
 def remembered_prompt(source: str, context: dict[str, Any], lines: Sequence[str]) -> str | None:
@@ -76,6 +99,16 @@ async def render_prompt(source: str, context: dict[str, Any], name: str,
         TemplateError: as `render` (nothing is remembered).
     """
     limits = RenderLimits.from_env()
+    key = ("prompt", source, limits, tuple(map(id, lines)),
+           json.dumps(context, sort_keys=True, default=repr))
+    kept = tuple(lines)  # held by the entry, so the identities in its key stay theirs
+    return await _once(key, lambda: _render_prompt(source, context, name, messages, kept,
+                                                   style, limits))  # type: ignore[no-any-return]
+
+
+async def _render_prompt(source: str, context: dict[str, Any], name: str,
+                         messages: Sequence[Any], lines: tuple[str, ...], style: str,
+                         limits: RenderLimits) -> str:
     transcript = "\n".join(lines)
     full = context if TRANSCRIPT in context else {**context, TRANSCRIPT: transcript}
     text = await render_async(source, full, name, limits)
@@ -85,8 +118,7 @@ async def render_prompt(source: str, context: dict[str, Any], name: str,
         names = memo().variables.put((source, limits), frozenset(found))
     prompt = PromptText.around(text, transcript, messages, lines, style) \
         if TRANSCRIPT not in context else text
-    kept = tuple(lines)  # holds the lines, so their identities in the key stay theirs
-    memo().renders.put(_prompt_key(source, names, context, kept, limits), (kept, prompt))
+    memo().renders.put(_prompt_key(source, names, context, lines, limits), (lines, prompt))
     return prompt
 
 
@@ -152,7 +184,11 @@ async def render_summary_async(text: str, summary: Any, template: str | None,
     Raises:
         TemplateError: as `render_summary`.
     """
-    source, name = _summary_source(template)
-    context = {**summary.to_context(), **params} if params else summary.to_context()
-    rendered = await render_async(source, context, name)
-    return memo().summaries.put(_summary_key(text, template, params), rendered)
+    key = _summary_key(text, template, params)
+
+    async def make() -> str:
+        source, name = _summary_source(template)
+        context = {**summary.to_context(), **params} if params else summary.to_context()
+        return memo().summaries.put(key, await render_async(source, context, name))
+
+    return await _once(("summary", key), make)  # type: ignore[no-any-return]

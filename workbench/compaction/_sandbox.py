@@ -47,7 +47,8 @@ __all__ = ["WORKERS", "call", "call_async", "shutdown", "worker_cpu_seconds"]
 WORKERS = 1
 """Render processes kept at most (renders beyond wait for one to be free)."""
 
-SERVE = ("from workbench.compaction._sandbox_env import serve; "
+SERVE = ("import sys; sys.path.insert(0, {root!r}); "
+         "from workbench.compaction._sandbox_env import serve; "
          "serve({fd_in}, {fd_out}, {memory}, {parent})")
 """The render process's program (``python -c``)."""
 
@@ -73,9 +74,8 @@ class _Worker:
         resp_read, resp_write = os.pipe()
         env = {k: v for k, v in os.environ.items() if not _private(k)}
         root = str(Path(__file__).resolve().parents[2])  # this workbench, wherever it is
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         program = SERVE.format(fd_in=req_read, fd_out=resp_write, memory=RENDER_MEMORY_LIMIT,
-                               parent=os.getpid())
+                               parent=os.getpid(), root=root)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", program], pass_fds=(req_read, resp_write), env=env,
@@ -85,8 +85,12 @@ class _Worker:
             os.close(resp_write)
         self.requests = Connection(req_write, readable=False)
         self.replies = Connection(resp_read, writable=False)
-        self.cpu_at_start = 0.0
-        reply = self.replies.recv()  # ("ready",) once it has imported the sandbox
+        try:
+            reply = self.replies.recv()  # ("ready",) once it has imported the sandbox
+        except EOFError:
+            self.kill()
+            raise RuntimeError(f"the render process did not start (exit code "
+                               f"{self.process.returncode}; its error is above)") from None
         if reply != ("ready",):  # pragma: no cover - the program above sends nothing else
             raise RuntimeError(f"render process said {reply!r}")
 

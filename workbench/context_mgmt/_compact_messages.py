@@ -21,6 +21,7 @@ from workbench.messages import (
     TextContent,
     ToolRequest,
     ToolResponse,
+    recorded_fields,
 )
 from workbench.tokens import context_tokens
 
@@ -120,16 +121,21 @@ def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
 
 
 def _archived(message: Message) -> Message:
-    # One round trip per recorded message (the run memo's ``archived``); each compaction gets
-    # its own (shallow) copy.
-    return memo().archived.get(message, None, _archived_round_trip, message).copy_with()
+    # One archived copy per recorded message (the run memo's ``archived``); each compaction
+    # gets its own (shallow) copy.
+    return memo().archived.get(message, None, archived_copy, message).copy_with()
 
 
-def _archived_round_trip(message: Message) -> Message:
-    # A JSON round trip keeps unknown keys and makes sure the new flag is written on export.
-    data = message.to_goose()
-    data["metadata"] = {**message.metadata.to_goose(), "agentVisible": False}
-    return Message.from_goose(data)
+def archived_copy(message: Message) -> Message:
+    """`message` hidden from the agent (``agentVisible: false``), as a Goose JSON round trip
+    with that flag set would read it: unknown keys kept, the flag written on export. The
+    content items are shared, not copied (nothing edits a recorded message's items)."""
+    written = {**message.metadata.to_goose(), "agentVisible": False}
+    metadata = MessageMetadata.model_validate(written)
+    metadata.__pydantic_fields_set__ = recorded_fields(written)
+    copy = message.copy_with(metadata=metadata)
+    copy._shape = {**(message._shape or {"id": True, "created": True}), "metadata": True}
+    return copy
 
 
 def _with_metadata(message: Message, metadata: MessageMetadata) -> Message:

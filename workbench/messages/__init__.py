@@ -32,7 +32,13 @@ from workbench.messages._content import (
     content_from_goose,
     strip_unicode_tags,
 )
-from workbench.messages._message import Message, MessageMetadata, Role, messages_from_goose
+from workbench.messages._message import (
+    Message,
+    MessageMetadata,
+    Role,
+    messages_from_goose,
+    recorded_fields,
+)
 from workbench.messages._system import (
     SYSTEM_METADATA_KEY,
     internal_message,
@@ -49,5 +55,5 @@ __all__ = [
     "ThinkingContent", "ToolCall", "ToolCallResult", "ToolConfirmationRequest", "ToolRequest",
     "ToolResponse", "ToolResponseResult", "UnknownContent", "content_from_goose",
     "internal_message", "is_internal_message", "is_system_message", "messages_from_goose",
-    "new_message_id", "strip_unicode_tags", "system_message",
+    "new_message_id", "recorded_fields", "strip_unicode_tags", "system_message",
 ]

@@ -120,17 +120,35 @@ def cluster_bootstrap_means(diffs: np.ndarray, clusters: np.ndarray, strata: np.
     rng = np.random.default_rng(seed)
     sums = np.zeros(n_boot)
     counts = np.zeros(n_boot)
-    frame = pd.DataFrame({"d": diffs, "c": clusters, "s": strata})
-    for _, part in frame.groupby("s", sort=True):
-        per = part.groupby("c", sort=True)["d"].agg(["sum", "count"])
-        c_sum, c_cnt = per["sum"].to_numpy(float), per["count"].to_numpy(float)
-        k = len(per)
+    for c_sum, c_cnt in _cluster_sums(diffs, clusters, strata):
+        k = len(c_sum)
         for start in range(0, n_boot, _CHUNK):  # chunks keep memory flat for many sessions
             size = min(_CHUNK, n_boot - start)
             idx = rng.integers(0, k, size=(size, k))
             sums[start:start + size] += c_sum[idx].sum(axis=1)
             counts[start:start + size] += c_cnt[idx].sum(axis=1)
     return sums / counts
+
+
+def _cluster_sums(diffs: np.ndarray, clusters: np.ndarray,
+                  strata: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per stratum (in sorted order), each cluster's sum and count of `diffs`, clusters in
+    sorted order. One pair per cluster in one stratum (a run's usual comparison) needs no
+    grouping: each sum is its one value, exactly as the grouped sum would be."""
+    if len(diffs) and (strata == strata[0]).all() and len(set(clusters.tolist())) == len(diffs):
+        try:
+            order = np.argsort(clusters, kind="stable")
+        except TypeError:  # clusters that do not sort among themselves: grouped below
+            order = None
+        if order is not None:
+            values = np.asarray(diffs, float)[order]
+            return [(values, np.ones(len(values)))]
+    frame = pd.DataFrame({"d": diffs, "c": clusters, "s": strata})
+    out = []
+    for _, part in frame.groupby("s", sort=True):
+        per = part.groupby("c", sort=True)["d"].agg(["sum", "count"])
+        out.append((per["sum"].to_numpy(float), per["count"].to_numpy(float)))
+    return out
 
 
 def cluster_bootstrap_ci(diffs: np.ndarray, clusters: np.ndarray, strata: np.ndarray, *,

@@ -74,6 +74,11 @@ class ResultsStore:
         self.path = Path(path)
         self.db = connect(self.path)
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file as far as readers allow (what the
+        last connection's close would otherwise do, on the caller's time)."""
+        self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
     def close(self) -> None:
         """Close the connection."""
         self.db.close()

@@ -146,12 +146,16 @@ def _same_summaries(common: pd.DataFrame, on: str,
         return {}
     table = pd.DataFrame({"u": common["_pair"], "v": common[on].astype(str), "k": keys})
     wide = table.groupby(["u", "v"], sort=True)["k"].first().unstack("v")
-    names = list(wide.columns)
+    # A variant's summaries over every unit, or None when it misses one: two variants wrote
+    # the same summaries when their signatures are equal (one pass, not one per pair).
+    missing = wide.isna().any(axis=0)
+    signature = {str(v): None if missing[v] else tuple(wide[v].tolist()) for v in wide.columns}
+    names = list(signature)
     out: dict[str, dict[str, bool]] = {a: {} for a in names}
     for i, a in enumerate(names):
+        mine = signature[a]
         for b in names[i + 1:]:
-            both = wide[[a, b]]
-            same = bool(both.notna().all(axis=1).all() and (both[a] == both[b]).all())
+            same = mine is not None and mine == signature[b]
             out[a][b] = out[b][a] = same
     return out
 

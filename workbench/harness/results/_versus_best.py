@@ -116,16 +116,21 @@ class PairedValues:
         self.table = frame.groupby(["u", "v"], sort=True)["x"].first().unstack("v")
         self.clusters = rows.groupby(unit, sort=True)[cluster].first().astype(str) \
             if cluster in rows else pd.Series(self.table.index, index=self.table.index)
+        # The table as arrays: every comparison reads two columns of it.
+        self._values = self.table.to_numpy(float)
+        self._column = {str(v): i for i, v in enumerate(self.table.columns)}
+        self._clusters = self.clusters.reindex(self.table.index).to_numpy()
 
     def diff(self, a: str, b: str, *, seed: int, n_boot: int) -> PairedDiff:
         """The paired difference ``b - a`` over the units where both have a value."""
-        if a not in self.table or b not in self.table:
+        if a not in self._column or b not in self._column:
             return PairedDiff(0, math.nan, math.nan, math.nan, math.nan, False, False, math.nan)
-        both = self.table[[a, b]].dropna()
-        d = (both[b] - both[a]).to_numpy(float)
+        first, second = self._values[:, self._column[a]], self._values[:, self._column[b]]
+        both = ~(np.isnan(first) | np.isnan(second))
+        d = second[both] - first[both]
         if len(d) == 0:
             return PairedDiff(0, math.nan, math.nan, math.nan, math.nan, False, False, math.nan)
-        clusters = self.clusters.reindex(both.index).to_numpy()
+        clusters = self._clusters[both]
         per_session = pd.Series(d).groupby(clusters).mean()
         n = len(per_session)
         means = cluster_bootstrap_means(d, clusters, np.zeros(len(d)), n_boot=n_boot, seed=seed)

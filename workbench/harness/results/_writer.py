@@ -56,6 +56,7 @@ class CellWriter:
         self.path = Path(path)
         self.prelude = prelude
         self.ready = threading.Event()
+        self.flushed = threading.Event()
         self.written = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -74,9 +75,17 @@ class CellWriter:
 
     def close(self) -> None:
         """Write everything queued, stop the thread, and raise a write that failed."""
-        if self._thread.is_alive():
+        self.flush()
+        self._thread.join()
+        self._raise_failure()
+
+    def flush(self) -> None:
+        """Write everything queued and stop taking cells; raise a write that failed. The
+        thread then folds its log into the database file (a checkpoint: the slow part of
+        closing a store) while the caller reads the results; `close` waits for it."""
+        if self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_STOP)
-            self._thread.join()
+            self.flushed.wait()
         self._raise_failure()
 
     def __enter__(self) -> CellWriter:
@@ -116,7 +125,10 @@ class CellWriter:
                     stopping, batch = True, batch[:stop]
                 if self._error is None and batch:
                     self._write(store, batch)
+            self.flushed.set()
+            store.checkpoint()
         finally:
+            self.flushed.set()
             store.close()
 
     def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:

@@ -188,6 +188,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
         # A new folder has nothing to resume: its store is made by the writer thread while the
         # first calls go out (the `CellWriter` prelude). An existing one is read here first.
         store: ResultsStore | None = ResultsStore(db_path) if db_path.exists() else None
+        writer: CellWriter | None = None
         try:
             if store is not None:
                 store.mark_interrupted()
@@ -221,7 +222,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                             # checkpointed once, when this one closes at the end.
                             store = ResultsStore(db_path)
                     finally:
-                        writer.close()
+                        writer.flush()  # every cell written; its checkpoint goes on meanwhile
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
@@ -242,8 +243,12 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
 
             return Results.from_store(out, store)
         finally:
-            if store is not None:
-                store.close()
+            try:
+                if writer is not None:
+                    writer.close()
+            finally:
+                if store is not None:
+                    store.close()
 
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections import Counter
 from typing import Any
 
+from workbench._memo import memo
 from workbench.harness.run._cell_run import run_cell
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
 from workbench.harness.run.executors._call_slot import SlotStep
@@ -40,6 +42,13 @@ class LocalExecutor:
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                       if m.concurrency}
         report = ExecutorReport()
+        left = Counter(cell.session_id for cell in job.cells)
+
+        def session_done(cell: Any) -> None:
+            # what was derived from its messages is not needed again: drop it now
+            left[cell.session_id] -= 1
+            if left[cell.session_id] == 0 and cell.session_id in job.sessions:
+                memo().messages.forget(job.sessions[cell.session_id].messages)
 
         def model_for(cell: Any, role: str | None = None, **steps: Any) -> Any:
             own = model_sems.get(cell.model_index) if role is None else None
@@ -67,6 +76,7 @@ class LocalExecutor:
                                         calls_done=leave)
             finally:
                 leave()
+                session_done(cell)
             job.record(result)
 
         await asyncio.gather(*(one(c) for c in job.cells))
