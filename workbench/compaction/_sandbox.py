@@ -94,10 +94,6 @@ class _Worker:
         if reply != ("ready",):  # pragma: no cover - the program above sends nothing else
             raise RuntimeError(f"render process said {reply!r}")
 
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
     def kill(self) -> None:
         """Stop it now (a render past its deadline, Ctrl-C) and reap it."""
         if self.process.poll() is None:
@@ -119,12 +115,8 @@ class _Pool:
 
     def _claim(self) -> _Worker | bool:
         """An idle worker, True when the caller may start one, else False (wait)."""
-        while self.idle:
-            worker = self.idle.pop()
-            if worker.alive:
-                return worker
-            self.started -= 1
-            worker.kill()
+        if self.idle:
+            return self.idle.pop()  # a dead one is found out when asked (and replaced)
         if self.started < self.size:
             self.started += 1
             return True
@@ -186,10 +178,11 @@ class _Pool:
         if isinstance(waiter, threading.Event):
             waiter.set()
         elif waiter is not None:
-            def wake() -> None:
-                if not waiter.done():
-                    waiter.set_result(None)
-            waiter.get_loop().call_soon_threadsafe(wake)
+            loop = waiter.get_loop()
+            if _running_loop() is loop:  # the usual case: no wake-up through the loop's pipe
+                _wake(waiter)
+            else:
+                loop.call_soon_threadsafe(_wake, waiter)
 
     def close(self) -> None:
         with self.lock:
@@ -216,6 +209,25 @@ def _answer(reply: tuple[Any, ...], name: str) -> Any:
     raise TemplateError(name, reply[1])
 
 
+class _Stale(Exception):
+    """The render process died before it answered (it had stopped while idle)."""
+
+
+class _Expired(Exception):
+    """The render passed its time limit (``compiling`` says during which phase)."""
+
+    def __init__(self, compiling: bool) -> None:
+        super().__init__()
+        self.compiling = compiling
+
+
+def _reply(worker: _Worker) -> tuple[Any, ...]:
+    try:
+        return tuple(worker.replies.recv())
+    except EOFError:
+        raise _Stale() from None
+
+
 def call(op: str, source: str, context: dict[str, Any] | None, name: str,
          limits: RenderLimits) -> Any:
     """Run one request in a render process and wait for its answer (see the module docstring).
@@ -223,40 +235,32 @@ def call(op: str, source: str, context: dict[str, Any] | None, name: str,
     Raises:
         TemplateError: the template failed, crossed a limit, or ran past the time limit.
     """
-    pool = _POOL
-    worker: _Worker | None = _POOL.try_take()
-    if worker is None:
-        pool, worker = _SYNC_POOL, _SYNC_POOL.take()
-    compiling = op != "render"
-    try:
+    for attempt in (1, 2):
+        pool = _POOL
+        worker: _Worker | None = _POOL.try_take()
+        if worker is None:
+            pool, worker = _SYNC_POOL, _SYNC_POOL.take()
         assert worker is not None
-        deadline = time.monotonic() + limits.time_limit
-        worker.requests.send((op, source, context, name, limits))
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not worker.replies.poll(left):
-                worker.kill()
-                worker = None
-                raise _stopped(name, limits, compiling)
-            reply = worker.replies.recv()
-            if reply[0] in PHASES:
+        try:
+            _send(worker, (op, source, context, name, limits))
+            compiling, deadline = op != "render", time.monotonic() + limits.time_limit
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not worker.replies.poll(left):
+                    raise _Expired(compiling)
+                reply = _reply(worker)
+                if reply[0] not in PHASES:
+                    return _answer(reply, name)
                 compiling = reply[0] == "compiling"
-                continue
-            return _answer(reply, name)
-    except (EOFError, OSError) as exc:
-        if worker is not None:
-            worker.kill()
+        except TemplateError:
+            raise  # the template's own failure: the process is fine
+        except BaseException as exc:
+            worker.kill()  # stale, past its time, interrupted: never handed out again
             worker = None
-        raise TemplateError(name, DIED.format(why=type(exc).__name__)) from exc
-    except TemplateError:
-        raise
-    except BaseException:
-        if worker is not None:
-            worker.kill()  # interrupted mid-render (Ctrl-C): never hand it out half-way
-            worker = None
-        raise
-    finally:
-        pool.give(worker)
+            _give_up(exc, name, limits, attempt)
+        finally:
+            pool.give(worker)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 async def call_async(op: str, source: str, context: dict[str, Any] | None, name: str,
@@ -266,49 +270,80 @@ async def call_async(op: str, source: str, context: dict[str, Any] | None, name:
     Raises:
         TemplateError: as `call`.
     """
-    worker: _Worker | None = await _POOL.take_async()
     loop = asyncio.get_running_loop()
-    compiling = op != "render"
-    assert worker is not None
-    fd = worker.replies.fileno()
-    try:
-        deadline = time.monotonic() + limits.time_limit
-        worker.requests.send((op, source, context, name, limits))
-        while True:
-            arrived: asyncio.Future[None] = loop.create_future()
-            loop.add_reader(fd, _wake, arrived)
-            try:
-                await asyncio.wait_for(arrived, max(deadline - time.monotonic(), 0.0))
-            except TimeoutError:
-                worker.kill()
-                worker = None
-                raise _stopped(name, limits, compiling) from None
-            finally:
-                loop.remove_reader(fd)
-            reply = worker.replies.recv()
-            if reply[0] in PHASES:
+    for attempt in (1, 2):
+        worker: _Worker | None = await _POOL.take_async()
+        assert worker is not None
+        try:
+            _send(worker, (op, source, context, name, limits))
+            compiling, deadline = op != "render", time.monotonic() + limits.time_limit
+            while True:
+                if not await _arrived(loop, worker, deadline):
+                    raise _Expired(compiling)
+                reply = _reply(worker)
+                if reply[0] not in PHASES:
+                    return _answer(reply, name)
                 compiling = reply[0] == "compiling"
-                continue
-            return _answer(reply, name)
-    except (EOFError, OSError) as exc:
-        if worker is not None:
-            worker.kill()
+        except TemplateError:
+            raise  # the template's own failure: the process is fine
+        except BaseException as exc:
+            worker.kill()  # stale, past its time, cancelled (Ctrl-C): never handed out again
             worker = None
+            _give_up(exc, name, limits, attempt)
+        finally:
+            _POOL.give(worker)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _send(worker: _Worker, request: tuple[Any, ...]) -> None:
+    try:
+        worker.requests.send(request)
+    except OSError:
+        raise _Stale() from None
+
+
+def _give_up(exc: BaseException, name: str, limits: RenderLimits, attempt: int) -> None:
+    """After the render process was killed: return to try once more with a fresh one (it had
+    died while idle), else raise what the caller should see."""
+    if isinstance(exc, _Stale):
+        if attempt == 1:
+            return
+        raise TemplateError(name, DIED.format(why="it exited")) from None
+    if isinstance(exc, _Expired):
+        raise _stopped(name, limits, exc.compiling) from None
+    if isinstance(exc, (EOFError, OSError)):
         raise TemplateError(name, DIED.format(why=type(exc).__name__)) from exc
-    except TemplateError:
-        raise
-    except BaseException:
-        if worker is not None:
-            worker.kill()  # cancelled mid-render (Ctrl-C, a run stopping)
-            worker = None
-        raise
+    raise exc
+
+
+async def _arrived(loop: asyncio.AbstractEventLoop, worker: _Worker, deadline: float) -> bool:
+    """True once the render process has written, False when `deadline` passes first."""
+    fd = worker.replies.fileno()
+    waiting: asyncio.Future[bool] = loop.create_future()
+    loop.add_reader(fd, _settle, waiting, True)
+    timer = loop.call_later(max(deadline - time.monotonic(), 0.0), _settle, waiting, False)
+    try:
+        return await waiting
     finally:
-        _POOL.give(worker)
+        timer.cancel()
+        loop.remove_reader(fd)
 
 
-def _wake(arrived: asyncio.Future[None]) -> None:
-    if not arrived.done():
-        arrived.set_result(None)
+def _settle(waiting: asyncio.Future[bool], value: bool) -> None:
+    if not waiting.done():
+        waiting.set_result(value)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def worker_cpu_seconds() -> float:

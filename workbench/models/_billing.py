@@ -20,6 +20,7 @@ retries (`http_retries`).
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -36,6 +37,8 @@ SHARER_DROPS = ("call_id", "cache_hit")
 answered from a recording (the sharer was answered from the table)."""
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_RANDOM = random.Random(os.urandom(16))  # ids must differ, not be secret: one seed a process
+os.register_at_fork(after_in_child=lambda: _RANDOM.seed(os.urandom(16)))  # a fork: its own
 
 
 class Findings(Protocol):
@@ -49,7 +52,7 @@ class Findings(Protocol):
 def new_call_id() -> str:
     """A fresh id for a sent call, ULID-shaped (48-bit ms time + 80 random bits, Crockford
     base32): the billed attempt's row uses it as its attempt_id, which the store sorts by time."""
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    value = (int(time.time() * 1000) << 80) | _RANDOM.getrandbits(80)
     return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
 
 
