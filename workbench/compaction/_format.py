@@ -8,7 +8,7 @@ JSON object per message, ``{"role": ..., "content": [parts]}``, which cannot for
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from workbench._memo import memo
@@ -112,9 +112,16 @@ def format_message_for_compacting(msg: Message, style: TranscriptStyle = "goose"
 def transcript_lines(messages: Iterable[Message],
                      style: TranscriptStyle = "goose") -> list[str]:
     """Each message's transcript line, formatted once per message and style while it lives
-    (the run memo's ``formatted``, `workbench._memo`)."""
+    (the run memo's ``formatted``, `workbench._memo`); a list of messages asked for again
+    (every cell of a session) is looked up once (``conversations``)."""
+    listed = messages if isinstance(messages, (list, tuple)) else list(messages)
+    return list(memo().conversations.get(listed, ("transcript lines", style), _lines, listed,
+                                         style))
+
+
+def _lines(messages: Sequence[Message], style: TranscriptStyle) -> tuple[str, ...]:
     get = memo().formatted.get
-    return [get(m, style, format_message_for_compacting, m, style) for m in messages]
+    return tuple(get(m, style, format_message_for_compacting, m, style) for m in messages)
 
 
 def format_transcript(messages: Iterable[Message], style: TranscriptStyle = "goose") -> str:

@@ -83,17 +83,25 @@ def _replayable_text(message: Message) -> list[TextContent] | None:
     return texts or None
 
 
-def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | None:
+def _preserved_at(conversation: Sequence[Message]) -> tuple[int, list[TextContent]] | None:
+    """Where the prompt a compaction preserves is, and its text items."""
     for index in range(len(conversation) - 1, -1, -1):
         m = conversation[index]
         if not m.is_agent_visible or m.is_turn_context or m.role != "user":
             continue
         texts = _replayable_text(m)
         if texts is not None:
-            copy = Message(role="user", content=[t.model_copy() for t in texts],
-                           metadata=MessageMetadata.agent_only())
-            return index, copy
+            return index, texts
     return None
+
+
+def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | None:
+    found = memo().conversations.get(conversation, "preserved", _preserved_at, conversation)
+    if found is None:
+        return None
+    index, texts = found
+    return index, Message(role="user", content=[t.model_copy() for t in texts],
+                          metadata=MessageMetadata.agent_only())
 
 
 def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
@@ -108,22 +116,27 @@ def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
     Returns:
         The projected messages, in order.
     """
+    # worked out once per list of recorded messages (the run memo's ``conversations``), from
+    # each message's projection (``projected``): every cell of a session asks the same
+    return list(memo().conversations.get(conversation, "summarizer input", _projected,
+                                         conversation))
+
+
+def _projected(conversation: Sequence[Message]) -> tuple[Message, ...]:
     out = []
+    projected_memo = memo().projected
     for m in conversation:
         if m.is_turn_context or not m.is_agent_visible:
             continue
-        # built once per recorded message (the same object in every cell): the run memo's
-        # ``projected``
-        projected = memo().projected.get(m, None, m.agent_projection)
+        projected = projected_memo.get(m, None, m.agent_projection)
         if projected.content:
             out.append(projected)
-    return out
+    return tuple(out)
 
 
-def _archived(message: Message) -> Message:
-    # One archived copy per recorded message (the run memo's ``archived``); each compaction
-    # gets its own (shallow) copy.
-    return memo().archived.get(message, None, archived_copy, message).copy_with()
+def _archived_all(conversation: Sequence[Message]) -> tuple[Message, ...]:
+    archived = memo().archived
+    return tuple(archived.get(m, None, archived_copy, m) for m in conversation)
 
 
 def archived_copy(message: Message) -> Message:
@@ -207,7 +220,11 @@ def compacted_conversation(conversation: Sequence[Message], summary: Message, *,
     found = None if manual_compact else _find_preserved(conversation)
     is_most_recent = found is not None and all(
         m.is_turn_context for m in conversation[found[0] + 1:])
-    new: list[Message] = [_archived(m) for m in conversation]
+    # The archived copies are made once per list of recorded messages and shared by every
+    # compaction of it in the run (the run memo's ``conversations``): read-only, like the
+    # recorded messages they copy.
+    new: list[Message] = list(memo().conversations.get(conversation, "archived",
+                                                        _archived_all, conversation))
     new.append(_with_metadata(summary, MessageMetadata.agent_only()))
     if manual_compact:
         text = MANUAL_COMPACT_CONTINUATION_TEXT
