@@ -28,12 +28,11 @@ from workbench.harness.results._plots import PLOTS
 from workbench.harness.results._results import read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
-    column_formats,
     comparison_table,
-    format_cell,
     not_applicable,
     window_label,
 )
+from workbench.harness.results._table_format import column_formats, format_cell
 from workbench.harness.results._verdict import run_verdict
 
 TABLE_NOTE = ("Outcome counts (cells, replies, failed = compaction outcomes, errors = "

@@ -19,7 +19,8 @@ from workbench.harness.results._paired import PairedResult, paired_comparison
 from workbench.harness.results._recommend import Recommendation
 from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR, Results
 from workbench.harness.results._store import ResultsStore
-from workbench.harness.results._table import comparison_table, style_table
+from workbench.harness.results._table import comparison_table
+from workbench.harness.results._table_format import style_table
 from workbench.harness.results._verdict import (
     ErrorCount,
     MetricVerdict,

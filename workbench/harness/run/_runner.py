@@ -45,9 +45,18 @@ from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_estimate import QA_OUTPUT_TOKENS
 from workbench.harness.run._run_folder import check_run_folder, fresh_folder
+from workbench.harness.run._run_models import (
+    load_cell_model,
+    load_qa_model,
+    qa_entry,
+)
 from workbench.harness.run.executors import CellJob, Executor, make_executor
 from workbench.models._pipeline import Step, compose
 from workbench.models._shared import SharedCalls
+
+__all__ = ["BUDGET_MESSAGE", "BUDGET_STOPPED", "ModelFactory", "QAModelFactory", "cells_to_run",
+           "default_out", "load_qa_model", "log", "qa_entry", "run_experiment",
+           "run_experiment_async", "write_spec"]
 
 log = logging.getLogger("workbench.harness")
 
@@ -281,7 +290,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             return model_factory(cell)
         key = (cell.model_index, cell.window)
         if key not in models:
-            models[key] = _load_model(experiment, cell)
+            models[key] = load_cell_model(experiment, cell)
         return models[key]
 
     qa_models: dict[str, Any] = {}
@@ -359,46 +368,6 @@ def _executor(experiment: Experiment, kind: str | None, address: str | None) -> 
         return make_executor(kind, address)
     return make_executor("ray", address or spec.address, cpus_per_cell=spec.cpus_per_cell,
                          max_retries=spec.max_retries)
-
-
-def _load_model(experiment: Experiment, cell: Cell) -> Any:
-    from workbench.models import load_model
-
-    cache = experiment.cache
-    kwargs: dict[str, Any] = {}
-    if cache.mode is not None:
-        kwargs["cache"] = cache.mode
-    if cache.path or experiment.models[cell.model_index].cache_path:
-        kwargs["cache_path"] = experiment.cache_file(cell.model_index)
-    return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
-
-
-def qa_entry(experiment: Experiment, role: str) -> Any:
-    """The ``[qa]`` model entry of `role` (``answerer``, ``judge``, ``probe_author``).
-
-    Raises:
-        ConfigError: the experiment names no model for that role.
-    """
-    from workbench.errors import ConfigError
-
-    entry = experiment.qa.models().get(role) if experiment.qa is not None else None
-    if entry is None:
-        raise ConfigError(f"the experiment's [qa] table names no {role} model")
-    return entry
-
-
-def load_qa_model(experiment: Experiment, role: str) -> Any:
-    """The ``[qa]`` model of `role`, loaded like a summarizer (the experiment's cache)."""
-    from workbench.models import load_model
-
-    entry = qa_entry(experiment, role)
-    cache = experiment.cache
-    kwargs: dict[str, Any] = {}
-    if cache.mode is not None:
-        kwargs["cache"] = cache.mode
-    if cache.path:
-        kwargs["cache_path"] = experiment.resolve_path(cache.path)
-    return load_model(entry.model, **kwargs, **entry.params)
 
 
 def default_out(experiment: Experiment) -> Path:
