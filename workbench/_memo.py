@@ -45,7 +45,7 @@ field                  key -> value                               lifetime
 ``session_tokens``     session x counter x messages -> tokens      the session, and the run
 ``error_lines_of``     tool output x flagged -> its error line     the run (8,192 outputs)
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
-``word_sets``          text -> its words and their parts            the run (16 texts)
+``word_sets``          text -> its words and their parts            the run (1m characters)
 ``needles``            path or name -> its whole-word pattern       the run (4,096 needles)
 =====================  =========================================  ===============================
 
@@ -89,6 +89,9 @@ RENDER_CHARS = 8 * 1024 * 1024
 """Characters of rendered prompts a memo keeps (a 150k-token session's prompt is 0.6m)."""
 TEXT_CHARS = 4 * 1024 * 1024
 """Characters of counted texts a memo keeps."""
+WORD_SET_CHARS = 1024 * 1024
+"""Characters of texts whose word sets a memo keeps (a summary, a context, an answer: every
+probe of a cell asks for its summary's, and a session's contexts come back cell after cell)."""
 
 
 def _prompt_chars(key: Any, entry: tuple[tuple[str, ...], str]) -> int:
@@ -97,6 +100,10 @@ def _prompt_chars(key: Any, entry: tuple[tuple[str, ...], str]) -> int:
 
 def _text_chars(key: tuple[Any, str], tokens: int) -> int:
     return len(key[1])
+
+
+def _key_chars(key: str, value: frozenset[str]) -> int:
+    return len(key)
 
 
 class RunMemo:
@@ -127,7 +134,8 @@ class RunMemo:
         self.session_tokens = SessionMemo("session tokens", 4)
         self.error_lines_of: Lru[tuple[str | None]] = Lru("error line of an output", 8192)
         self.command_paths: Lru[tuple[str, ...]] = Lru("paths of a command", 8192)
-        self.word_sets: Lru[frozenset[str]] = Lru("word sets", 16)
+        self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
+                                                   WORD_SET_CHARS)
         self.needles: Lru[Any] = Lru("whole-word patterns", 4096)
 
     def tables(self) -> dict[str, Any]:

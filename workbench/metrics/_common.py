@@ -52,10 +52,11 @@ def word_set(text: str) -> set[str]:
 
 
 def _word_set(text: str) -> frozenset[str]:
-    out: set[str] = set()
-    for w in words(text):
-        out.add(w)
-        out.update(p for p in _WORD_PARTS.split(w) if p)
+    out = set(words(text))
+    # each distinct joined word once; its parts are never empty (`_WORD` puts a separator
+    # only between two runs of word characters)
+    for w in [w for w in out if "." in w or "-" in w or "'" in w]:
+        out.update(_WORD_PARTS.split(w))
     return frozenset(out)
 
 
