@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from workbench.harness.results._cell_result import AttemptResult, CellResult
 from workbench.harness.results._store import ResultsStore
-from workbench.harness.results._writer import CellWriter
+from workbench.harness.results._writer import HAND_OVER_SECONDS, CellWriter
 
 UNSTORABLE = object()
 """A value SQLite cannot bind: the write of a cell holding it fails."""
@@ -127,6 +128,38 @@ def test_cells_queued_together_are_written_in_one_transaction(tmp_path: Path) ->
         ResultsStore.record_results = original  # type: ignore[method-assign]
     assert sum(batches) == 5 and len(batches) <= 2 and writer.written == 5
     assert _cells_in(path) == ["c0", "c1", "c2", "c3", "c4"]
+
+
+def test_cells_finished_on_the_loop_go_over_together_and_close_hands_over_the_rest(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+    batches: list[list[str]] = []
+    original = ResultsStore.record_results
+
+    def spy(store: ResultsStore, results: list) -> None:  # type: ignore[type-arg]
+        batches.append([r.cell_id for r in results])
+        original(store, results)
+
+    async def cells(writer: CellWriter) -> None:
+        for i in range(4):  # finished within the hand-over time: one item for the writer
+            writer.put(_result(f"a{i}", attempts=1))
+        for _ in range(1000):  # until the writer has them (however loaded the machine)
+            await asyncio.sleep(HAND_OVER_SECONDS)
+            if writer.written:
+                break
+        writer.put(_result("b0", attempts=1))  # still waiting on the loop when it closes
+        writer.close()
+
+    ResultsStore.record_results = spy  # type: ignore[method-assign]
+    try:
+        writer = CellWriter(path)
+        writer.ready.wait(10)
+        asyncio.run(cells(writer))
+    finally:
+        ResultsStore.record_results = original  # type: ignore[method-assign]
+    assert batches == [["a0", "a1", "a2", "a3"], ["b0"]] and writer.written == 5
+    assert _cells_in(path) == ["a0", "a1", "a2", "a3", "b0"]
 
 
 def test_a_bad_cell_in_a_batch_keeps_the_cells_before_it_and_is_raised(tmp_path: Path) -> None:

@@ -1,7 +1,10 @@
 """`CellWriter`: the run's finished cells written to the run folder from one thread.
 
 The event loop hands a finished cell (`CellResult`) over and goes on: that is the one thread
-hand-off a cell makes. The writer thread, with its own connection, writes the cells in the
+hand-off a cell makes. On a running loop the cells finished within `HAND_OVER_SECONDS` go over
+together (one wake-up of the writer thread, one wait for the interpreter lock, one
+transaction for all of them, rather than one of each per cell); `flush` and `close` hand over
+what is still waiting at once. The writer thread, with its own connection, writes the cells in the
 order they were handed over: each cell's summary file (``summaries/<cell_id>.md``), then its
 row, attempts and kept texts, all the cells waiting when it comes round in one transaction (one
 commit for a wave of cells that finished together; never part of a cell). File and SQLite
@@ -21,6 +24,7 @@ on the loop did.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import threading
@@ -35,6 +39,9 @@ from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
 _STOP = object()
+HAND_OVER_SECONDS = 0.02
+"""How long a cell finished on the event loop may wait for others to go to the writer with it
+(a killed process loses them as it loses the cells still queued: they run again on resume)."""
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) \
     | getattr(os, "O_BINARY", 0)
 
@@ -59,6 +66,8 @@ class CellWriter:
         self.flushed = threading.Event()
         self.written = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
+        self._timer: asyncio.TimerHandle | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._write_all, name="workbench-store-writer",
                                         daemon=True)
@@ -71,7 +80,23 @@ class CellWriter:
             Exception: an earlier write failed (the store's own error).
         """
         self._raise_failure()
-        self._queue.put(result)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: straight to the writer
+            self._queue.put(result)
+            return
+        self._waiting.append(result)
+        if self._timer is None:
+            self._timer = loop.call_later(HAND_OVER_SECONDS, self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Hand the cells waiting on the loop to the writer thread, as one item."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiting, self._waiting = self._waiting, []
+        if waiting:
+            self._queue.put(waiting)
 
     def close(self) -> None:
         """Write everything queued, stop the thread, and raise a write that failed."""
@@ -83,6 +108,7 @@ class CellWriter:
         """Write everything queued and stop taking cells; raise a write that failed. The
         thread then folds its log into the database file (a checkpoint: the slow part of
         closing a store) while the caller reads the results; `close` waits for it."""
+        self._hand_over()
         if self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_STOP)
             self.flushed.wait()
@@ -123,8 +149,9 @@ class CellWriter:
                 stop = next((i for i, item in enumerate(batch) if item is _STOP), None)
                 if stop is not None:
                     stopping, batch = True, batch[:stop]
-                if self._error is None and batch:
-                    self._write(store, batch)
+                cells = [c for item in batch for c in (item if type(item) is list else [item])]
+                if self._error is None and cells:
+                    self._write(store, cells)
             self.flushed.set()
             store.checkpoint()
         finally:
