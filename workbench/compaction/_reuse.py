@@ -27,7 +27,13 @@ from typing import Any
 from workbench._memo import memo
 from workbench.compaction import _sandbox
 from workbench.compaction._limits import RenderLimits
-from workbench.compaction._templates import render, render_async
+from workbench.compaction._structured import StructuredSummary
+from workbench.compaction._templates import (
+    COMPACTION_SUMMARY_TEMPLATE,
+    builtin_template,
+    render,
+    render_async,
+)
 from workbench.tokens import PromptText
 
 __all__ = ["parsed_reply", "remembered_prompt", "remembered_reply", "remembered_summary",
@@ -123,8 +129,6 @@ async def _render_prompt(source: str, context: dict[str, Any], name: str,
 
 
 def _parser() -> Any:
-    from workbench.compaction._structured import StructuredSummary
-
     parse = StructuredSummary.parse_detailed
     return parse, getattr(parse, "__func__", parse)  # a different parser: parsed anew
 
@@ -156,8 +160,6 @@ def remembered_summary(text: str, template: str | None,
 
 
 def _summary_source(template: str | None) -> tuple[str, str]:
-    from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, builtin_template
-
     if template is None:
         return builtin_template(COMPACTION_SUMMARY_TEMPLATE) or "", COMPACTION_SUMMARY_TEMPLATE
     return template, COMPACTION_SUMMARY_TEMPLATE

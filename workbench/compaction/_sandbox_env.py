@@ -267,7 +267,7 @@ def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
     therefore ignores the signal."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        import resource
+        import resource  # POSIX only: where it is missing, the render runs without a cap
 
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     except (ImportError, ValueError, OSError):  # pragma: no cover - not on this platform

@@ -108,12 +108,12 @@ KEY_ONLY_PROVIDERS = frozenset({
 
 def load_litellm() -> Any:
     """Import litellm the offline way (no price-map download, no provider-list banners)."""
-    from workbench._offline import ensure_offline
+    from workbench._offline import ensure_offline  # beside the litellm import it guards
 
     ensure_offline()
     # litellm's types trip a pydantic warning on first use that users can do nothing about.
     warnings.filterwarnings("ignore", message=r"Items? .*`ReadOnly` qualifier", category=UserWarning)
-    import litellm
+    import litellm  # seconds to import: only where a provider is called, never on `--help`
 
     litellm.suppress_debug_info = True
     return litellm

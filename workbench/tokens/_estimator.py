@@ -66,7 +66,7 @@ def load_tiktoken(encoding: str) -> Any:
         ConfigError: its file is in neither ``TIKTOKEN_CACHE_DIR`` nor litellm's folder.
     """
     ensure_offline()
-    import tiktoken
+    import tiktoken  # after ensure_offline (no download), and kept off `--help`'s start
 
     folder = os.environ.get("TIKTOKEN_CACHE_DIR") or str(litellm_tokenizer_dir() or "")
     digest = hashlib.sha1(TIKTOKEN_URL.format(encoding).encode()).hexdigest()
@@ -76,7 +76,7 @@ def load_tiktoken(encoding: str) -> Any:
             f"{folder or 'TIKTOKEN_CACHE_DIR'}); the workbench never downloads one. litellm "
             "ships cl100k_base, o200k_base and p50k_base: reinstall litellm, or point "
             "TIKTOKEN_CACHE_DIR at a folder holding the file")
-    from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS
+    from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS  # once the file is known local
 
     built = tiktoken.Encoding(**ENCODING_CONSTRUCTORS[encoding]())
     # The native encoder holds its own copy of the merge table: the Python one (27 MB for
@@ -229,7 +229,7 @@ class HFTokenizerEstimator(GooseCounter):
 
     def __init__(self, name: str, path: str) -> None:
         ensure_offline()
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # after ensure_offline; only for Claude's, DeepSeek's
 
         self.path = path
         self._tok = Tokenizer.from_file(path)

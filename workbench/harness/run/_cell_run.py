@@ -24,7 +24,10 @@ from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._outcomes import error_class, outcome_kind, root_error
 from workbench.harness.results._store import utc_now
 from workbench.harness.run._cell_score import score, session_tokens
+from workbench.harness.run._qa_bank import QuestionBank
+from workbench.harness.run._qa_run import run_qa
 from workbench.harness.run._record import RecordStep, attempt_results
+from workbench.harness.run._strategy_run import run_strategy, scored_session
 from workbench.models._billing import billing_columns, http_retries, usage_columns
 from workbench.models._window import window_facts
 from workbench.sessions import Session
@@ -83,8 +86,6 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
             the ``[qa]`` step, before the scoring): the local executor admits the next cell
             there, so it prepares and calls while this one is scored.
     """
-    from workbench.harness.run._strategy_run import run_strategy, scored_session
-
     estimator = default_estimator()
     result = cell_result(cell, run_id, started_at=utc_now())
     if variant.params:
@@ -107,9 +108,6 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
         result.outcome_kind = outcome_kind(None)
         qa_metrics: dict[str, Any] = {}
         if experiment.qa is not None:  # the cell's last model calls
-            from workbench.harness.run._qa_bank import QuestionBank
-            from workbench.harness.run._qa_run import run_qa
-
             qa = await run_qa(cell, session, scored_session(session, done), done.context,
                               experiment.qa, qa_bank if qa_bank is not None else QuestionBank(),
                               model_for, out)

@@ -13,9 +13,11 @@ from typing import Any
 
 from workbench._memo import memo
 from workbench._redact import redact
+from workbench.compaction._reuse import parsed_reply
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
+from workbench.harness.run._strategy_run import scored_session
 from workbench.messages import Message
 from workbench.sessions import Session
 
@@ -41,7 +43,7 @@ def session_tokens(session: Session, estimator: Any) -> int:
 
 def _metrics_module() -> Any:
     try:
-        import workbench.metrics as metrics
+        import workbench.metrics as metrics  # a missing metrics package scores nothing
     except ModuleNotFoundError as exc:
         if exc.name != METRICS_MODULE:
             raise
@@ -52,8 +54,6 @@ def _metrics_module() -> Any:
 def _parse_structured(raw: str | None) -> Any:
     if not raw:
         return None
-    from workbench.compaction._reuse import parsed_reply
-
     return parsed_reply(raw).summary  # read only (metrics and the echo check read it)
 
 
@@ -62,8 +62,6 @@ def score(result: CellResult, cell: Cell, session: Session, variant: Variant, st
     """Measure a finished compaction into `result` (columns and texts, filled as they are
     known, so a failure part way keeps what came before, as the row always did) and return
     its metrics, in the ``metrics_json`` order."""
-    from workbench.harness.run._strategy_run import scored_session
-
     text = strategy.summary_text
     summary_tokens = estimator.count_text_tokens(text)
     result.status, result.retained_tokens = "ok", strategy.retained_tokens
