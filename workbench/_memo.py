@@ -34,6 +34,8 @@ field                  key -> value                               lifetime
 ``templates``          template source x limits -> compiled        the render process (128)
 ``variables``          template source x limits -> names it reads  the run, and the render
                                                                   process (256 sources)
+``checked``            template source x limits -> it compiled     the run (256 sources)
+                       in the render process
 ``renders``            source x limits x variables read ->         the run (8m characters)
                        the rendered prompt
 ``in_flight``          a render's key -> the future of its result  while it is being made
@@ -125,6 +127,7 @@ class RunMemo:
         self.text_tokens: Lru[int] = Lru("text tokens", 65_536, _text_chars, TEXT_CHARS)
         self.templates: Lru[Any] = Lru("compiled templates", 128)
         self.variables: Lru[frozenset[str]] = Lru("template variables", 256)
+        self.checked: Lru[bool] = Lru("templates that compiled", 256)
         self.renders: Lru[tuple[tuple[str, ...], str]] = Lru("rendered prompts", 256,
                                                              _prompt_chars, RENDER_CHARS)
         self.in_flight: dict[Any, Any] = {}  # renders being made: equal ones wait for them

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._memo import memo
 from workbench.compaction import _sandbox
 from workbench.compaction._limits import RenderLimits
 from workbench.compaction._sandbox_env import code_fence
@@ -77,23 +78,35 @@ def check_template(source: str, name: str = "<template>",
     """Compile a template in the sandbox under its limits, without rendering it.
 
     Loading a variant calls this, so a template that cannot be compiled fails once, at load,
-    instead of once per cell. The compiled template is kept for the renders that follow.
+    instead of once per cell. The compiled template is kept for the renders that follow, and
+    a source that compiled is not sent again while the run lasts (the memo's ``checked``:
+    a tune's variants share their sources); a failure is never remembered.
 
     Raises:
         TemplateError: a syntax error, nesting past ``max_depth``, a source past
             ``max_template_chars``, or compiling past the time limit.
     """
-    _sandbox.call("check", source, None, name, _limits(limits))
+    key = (source, _limits(limits))
+    checked = memo().checked
+    if checked.get(key) is None:
+        _sandbox.call("check", source, None, name, key[1])
+        checked.put(key, True)
 
 
 def template_variables(source: str, name: str = "<template>",
                        limits: RenderLimits | None = None) -> set[str]:
-    """The undeclared variables a template reads, found in the sandbox under its limits.
+    """The undeclared variables a template reads, found in the sandbox under its limits (once
+    per source and limits while the run lasts: the memo's ``variables``).
 
     Raises:
         TemplateError: the template cannot be parsed within its limits (see `check_template`).
     """
-    return set(_sandbox.call("variables", source, None, name, _limits(limits)))
+    key = (source, _limits(limits))
+    names = memo().variables.get(key)
+    if names is None:
+        names = memo().variables.put(key, frozenset(
+            _sandbox.call("variables", source, None, name, key[1])))
+    return set(names)
 
 
 def render(source: str, context: dict[str, Any], name: str = "<template>",
