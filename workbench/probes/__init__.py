@@ -15,7 +15,10 @@ Layers, smallest first:
 - `extractors/` and `_from_transcript`: a recording's questions from its transcript alone,
   one extractor per kind of fact, each question with its evidence;
 - `_evidence`: the check that keeps a question only when its answer is verbatim in the history;
-- `_lookup`: the offline ``lookup`` answerer (retrieval, not a model);
+- `_units`: any text read into labelled statements, whatever its layout (headings, key/value
+  lines, JSON, tables, tags, prose);
+- `_lookup`, `_lookup_read`: the offline ``lookup`` answerer (retrieval, not a model) and
+  what it reads out of the passages it chose;
 - `_actions`: the recorded next action at a compaction boundary, and agreement with it;
 - `_prompts`, `_judge`, `_author`: what answerer, judge and author models are asked, and the
   parsers of their replies (`ReplyFormatError` for a reply that does not follow the format);
