@@ -109,7 +109,9 @@ def test_the_default_run_answers_its_questions_offline_with_lookup(
     assert (ok["qa_calls"] == 0).all() and (ok["qa_cost"] == 0).all()  # lookup calls nothing
     extractive = ok[ok["model"] == "extractive"]["qa_accuracy"].mean()
     assert 0 < extractive < 1  # summaries keep some answers, not all
-    assert (ok["qa_loss"] > 0).any()  # and the full history answers more
+    assert (ok["qa_loss_exact"] > 0).any()  # and the full history answers more
+    # where the session does not fit the cell's window there is no full-history reference
+    assert ok[ok["original_tokens"] > ok["window"]]["qa_loss_exact"].isna().all()
     questions = sorted(p.stem for p in (default_run[0] / "qa" / "questions").glob("*.json"))
     assert questions == sorted(set(ok["session_id"]))  # sessions with a compacted cell
     assert all((default_run[0] / "qa" / f"{c}.json").is_file() for c in ok["cell_id"])

@@ -80,16 +80,25 @@ from workbench.probes._questions import (
     read_question_set,
     write_question_set,
 )
-from workbench.probes._score import QA_METRICS, AnsweredQuestion, NextActionResult, qa_metrics
+from workbench.probes._score import (
+    CALIBRATION_COUNTS,
+    JUDGE_PASS,
+    QA_METRICS,
+    AnsweredQuestion,
+    NextActionResult,
+    calibration,
+    qa_metrics,
+)
 from workbench.probes._transcript import ToolAction, action_of, main_argument, modified_files
 
 __all__ = [
-    "ANSWERER_SYSTEM", "AUTHOR_SOURCE", "AUTHOR_SYSTEM", "AnsweredQuestion",
+    "ANSWERER_SYSTEM", "AUTHOR_SOURCE", "AUTHOR_SYSTEM", "AnsweredQuestion", "CALIBRATION_COUNTS",
+    "JUDGE_PASS",
     "DEFAULT_MAX_QUESTIONS", "DEFAULT_MIN_QUESTIONS", "DEFAULT_PER_SESSION", "DIMENSIONS",
     "Evidence", "GRADERS", "JUDGE_SYSTEM", "JudgeGrade", "KINDS", "LookupAnswerer",
     "MANIFEST_KEYS", "NORMALIZERS", "NextActionCase", "NextActionResult", "OVERLAP_PASS",
     "QA_METRICS", "Question", "QuestionSet", "TOKENS_PER_QUESTION", "ToolAction", "action_of",
-    "actions_match", "author_message", "build_questions", "build_transcript_questions",
+    "actions_match", "calibration", "author_message", "build_questions", "build_transcript_questions",
     "check_evidence", "contains", "grade_answer", "ground_authored", "is_recording", "is_unknown",
     "judge_message", "locate_evidence", "main_argument", "message_texts", "modified_files",
     "next_action_case", "next_action_system", "normalize_choice", "normalize_command",

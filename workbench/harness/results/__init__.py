@@ -5,11 +5,13 @@ writes into (``_store``, with named migrations in ``_migrations``), `Results` (t
 DataFrames), the comparison table (``_table``), paired cluster-bootstrap comparisons
 (``_paired``), the `Verdict` (``_verdict``: every variant against the best in ``_versus_best``,
 Holm in ``_holm``, power in ``_power``, the `Recommendation` in ``_recommend``, wording in
-``_verdict_text``), outcome classes (``_outcomes``), stored replays
+``_verdict_text``), the judge's agreement with the exact grader (``_judge_agreement``),
+outcome classes (``_outcomes``), stored replays
 (``_replays``) and plots (``_plots``). Imports only the experiment stage; the run stage writes
 through its store, and `workbench.harness.report` turns it into documents.
 """
 
+from workbench.harness.results._judge_agreement import cohen_kappa, judge_agreement
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, error_class, outcome_kind
 from workbench.harness.results._paired import PairedResult, paired_comparison
 from workbench.harness.results._recommend import Recommendation
@@ -27,5 +29,5 @@ from workbench.harness.results._verdict import (
 __all__ = ["DB_FILE", "ERROR", "FAILED", "OK", "SPEC_FILE", "SUMMARIES_DIR", "ErrorCount",
            "MetricVerdict", "PairedResult", "Recommendation", "Results", "ResultsStore",
            "StratumVerdict",
-           "Verdict", "comparison_table", "error_class", "outcome_kind", "paired_comparison",
-           "style_table", "verdict"]
+           "Verdict", "cohen_kappa", "comparison_table", "error_class", "judge_agreement",
+           "outcome_kind", "paired_comparison", "style_table", "verdict"]

@@ -349,9 +349,13 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: An
             from workbench.harness.run._qa_bank import QuestionBank
             from workbench.harness.run._qa_run import run_qa
 
-            qa = await run_qa(cell, session, scored_session(session, result), result.context,
-                              experiment.qa, qa_bank if qa_bank is not None else QuestionBank(),
-                              model_for, out)
+            scored = scored_session(session, result)
+            window = row.get("effective_window") or cell.window
+            tokens = (row["original_tokens"] if scored is session
+                      else session_tokens(scored, estimator))
+            qa = await run_qa(cell, session, scored, result.context, experiment.qa,
+                              qa_bank if qa_bank is not None else QuestionBank(), model_for,
+                              out, full_fits=not window or tokens <= window)
             qa_metrics = qa.metrics
             qa_calls = qa.calls
         if calls_done is not None:
