@@ -9,7 +9,10 @@
 - ``list`` questions: the share of the expected items the answer names (each item matched as an
   exact answer of the list's item type).
 - ``overlap`` questions (open ones): 1 when the answer holds at least `OVERLAP_PASS` of the
-  expected answer's content words, else 0 (the user-requests probe's coverage rule).
+  expected answer's content words (the user-requests probe's coverage rule) and as large a
+  share of its identifying tokens (`identifying_tokens`: backticked names, tokens holding a
+  digit, an underscore or a slash), else 0: common words alone do not pass a request about
+  another branch or another test.
 
 An empty answer, or one that only says it does not know, scores 0 for every grader.
 `stale_only` tells an answer that gives a replaced value (and not the current one) apart from
@@ -17,6 +20,8 @@ one that gives nothing.
 """
 
 from __future__ import annotations
+
+import re
 
 from workbench.metrics._common import content_words, word_set
 from workbench.probes._normalize import (
@@ -30,7 +35,8 @@ from workbench.probes._normalize import (
 )
 from workbench.probes._questions import Question
 
-__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "grade_answer", "is_unknown", "stale_only"]
+__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "grade_answer", "identifying_tokens", "is_unknown",
+           "stale_only"]
 
 OVERLAP_PASS = 0.5
 """Share of the expected answer's content words an open answer must hold to count as right."""
@@ -74,6 +80,20 @@ def _exact(answer: _Forms, expected: str, answer_type: str, choices: list[str]) 
     return contains(answer["text"], normalize_text(expected))
 
 
+_IDENTIFYING = re.compile(r"`([^`\n]+)`|[^\s`]*[0-9_/][^\s`]*")
+
+
+def identifying_tokens(text: str) -> list[str]:
+    """The tokens of `text` that name one thing: backticked names, and words holding a digit,
+    an underscore or a slash (identifiers, paths, numbers, versions), normalised."""
+    found = []
+    for match in _IDENTIFYING.finditer(text):
+        token = normalize_text((match.group(1) or match.group()).strip(".,;:!?()[]'\""))
+        if any(ch.isalnum() for ch in token):
+            found.append(token)
+    return list(dict.fromkeys(found))
+
+
 def overlap(answer: str, expected: str) -> float:
     """Share of `expected`'s content words that `answer` holds (0.0 when it has none)."""
     wanted = content_words(expected)
@@ -83,13 +103,23 @@ def overlap(answer: str, expected: str) -> float:
     return sum(1 for w in wanted if w in have) / len(wanted)
 
 
+def _open_pass(answer: str, expected: str) -> bool:
+    if overlap(answer, expected) < OVERLAP_PASS:
+        return False
+    names = identifying_tokens(expected)
+    if not names:
+        return True
+    said = normalize_text(answer)
+    return sum(1 for n in names if contains(said, n)) / len(names) >= OVERLAP_PASS
+
+
 def grade_answer(question: Question, answer: str | None) -> float:
     """The deterministic score of `answer` to `question`, in 0..1 (see the module docstring)."""
     if is_unknown(answer):
         return 0.0
     text = str(answer)
     if question.grader == "overlap":
-        return 1.0 if overlap(text, question.expected_text()) >= OVERLAP_PASS else 0.0
+        return 1.0 if _open_pass(text, question.expected_text()) else 0.0
     forms = _Forms(text)
     if question.grader == "list":
         items = [str(i) for i in question.expected] if isinstance(question.expected, list) else []
