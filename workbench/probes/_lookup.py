@@ -47,6 +47,7 @@ from workbench.metrics._common import content_words
 from workbench.metrics._errors import error_line
 from workbench.probes._lookup_read import (
     CHOICE_WORDS,
+    EDIT_WORDS,
     UNKNOWN,
     attributed_choice,
     path_tokens,
@@ -417,20 +418,27 @@ class LookupAnswerer:
         if not path:
             return attributed_choice([(self.passages[n].text, False)
                                       for n in ranked[:TOP_PASSAGES]], "", choices)
-        heads = [(p.head, True) for p in self.passages
+        in_text, in_label = self._passages_with(path.rstrip("/").rsplit("/", 1)[-1].lower())
+        named = [self.passages[n] for n in sorted(in_text | in_label)]  # by the file's name
+        heads = [(p.head, True) for p in named
                  if p.mark == CALL_MARK and path_tokens(p.head, path)]
         if heads:
             return attributed_choice(heads, path, choices)
-        statements = [(p.text, _same_path(p.subject, path)) for p in self.passages
+        statements = [(p.text, _same_path(p.subject, path)) for p in named
                       if p.mark != CALL_MARK and (_same_path(p.subject, path)
                                                   or path_tokens(p.text, path))]
         return attributed_choice(statements, path, choices)
 
     def _written_paths(self) -> list[str]:
         seen: dict[str, None] = {}
-        for passage in self.passages:
-            paths = passage.written if passage.mark == CALL_MARK else written_in(
-                passage.text, passage.subject)
+        edits = set().union(*(self._passages_with(w)[0] for w in EDIT_WORDS))
+        for n, passage in enumerate(self.passages):
+            if passage.mark == CALL_MARK:
+                paths: Sequence[str] = passage.written
+            elif n in edits:
+                paths = written_in(passage.text, passage.subject)
+            else:
+                continue
             for path in paths:
                 seen.setdefault(path, None)
         return list(seen)

@@ -53,6 +53,7 @@ _BROAD_ERROR = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception):.*|\b(?:error|fat
 _TOKEN_AFTER = re.compile(r"\s*[`'\"(\[]?([^\s`'\"()\[\],;]+)")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d+[.)])[ \t]+", re.MULTILINE)
 _BLANK = "____"
+_EDIT = re.compile(r"(?<![\w])(?:" + "|".join(EDIT_WORDS) + r")(?![\w])")
 
 
 def subject_terms(text: str) -> list[str]:
@@ -155,8 +156,7 @@ def names_path(token: str, path: str) -> bool:
 def written_in(text: str, subject: str = "") -> list[str]:
     """The paths a statement says were written: when it holds an edit word, the paths it
     names and the path of the file record it belongs to."""
-    lower = text.lower()
-    if not any(_has_word(lower, w) for w in EDIT_WORDS):
+    if not _EDIT.search(text.lower()):
         return []
     found = path_tokens(text)
     return ([subject] if subject else []) + [p for p in found if p != subject]
