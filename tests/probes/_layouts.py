@@ -10,6 +10,7 @@ the raw JSON layout.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -65,6 +66,27 @@ def raw_reply(session: Session, window: int) -> str | None:
     return result.summary.message.concat_text()
 
 
+def manifest_reply(session: Session) -> str:
+    """The reply a summarizer that kept everything the manifest records would give (decisions,
+    file changes and how, pending tasks, errors, the user's messages), in the reply's JSON."""
+    meta = session.meta
+    said = [m.concat_text() for m in session.messages
+            if m.role == "user" and m.concat_text().strip() and not m.has_tool_response()]
+    data = {
+        "user_intent": said[:3],
+        "files": [{"path": f["path"], "summary": f"{f['change']}: {f.get('how', '')}"}
+                  for f in meta.get("files_changed", [])],
+        "errors_and_fixes": [e["text"] for e in meta.get("errors", [])],
+        "problem_solving": [f"For {d['topic']} we chose {d['choice']} because {d['reason']}."
+                            for d in meta.get("decisions", [])],
+        "user_messages": said[3:],
+        "pending_tasks": [t["text"] for t in meta.get("pending_tasks", [])],
+        "current_work": "Wrapping up the session's changes.",
+        "next_step": said[-1] if said else None,
+    }
+    return "```json\n" + json.dumps(data, indent=2) + "\n```"
+
+
 def render(raw: str, source: str, name: str) -> str:
     """The summary of `raw` in the layout `source` (the raw reply for an empty one)."""
     if not source.strip():
@@ -110,12 +132,12 @@ def score(contexts: list[tuple[list[Question], list[Message]]],
     return Scores(dict(kinds), exact)
 
 
-def suite(window: int) -> dict[str, list[tuple[Session, list[Question], str]]]:
+def suite(window: int | None) -> dict[str, list[tuple[Session, list[Question], str]]]:
     """Layout name -> (session, its questions, the rendered summary) for the suite's sessions
-    that the summarizer compacted at `window`."""
+    that the summarizer compacted at `window` (None: the manifest's summary, every session)."""
     out: dict[str, list[tuple[Session, list[Question], str]]] = {n: [] for n in layouts()}
     for session in suite_sessions():
-        raw = raw_reply(session, window)
+        raw = raw_reply(session, window) if window else manifest_reply(session)
         if raw is None:
             continue
         questions = build_questions(session).questions

@@ -1,7 +1,8 @@
 """The layout suite: ``lookup`` measures what a summary holds, not how it is laid out.
 
 The same summaries (the extractive summarizer's, on the 16 smallest shipped datasets at 32k
-and 8k) are rendered through the four shipped variants' layouts and the layouts in
+and 8k; and one written from each session's manifest, which holds the decisions, pending tasks
+and file changes the extractive one leaves out) are rendered through the four shipped variants' layouts and the layouts in
 ``test_layouts/`` (sections in another order, no headings, prose, key/value lines, a table,
 tags) and kept raw (the JSON fallback); ``qa_accuracy`` and every kind's mean grade stay within
 2 points of the default layout's.
@@ -36,17 +37,18 @@ from workbench.probes import KINDS, LookupAnswerer, Question, build_questions, g
 
 TOLERANCE = 0.02
 """How far (a share) a layout's score may stray from the default layout's."""
-WINDOWS = (32768, 8192)
+WINDOWS = (32768, 8192, None)
+"""The extractive summaries at two windows, and the manifest's (None)."""
 
 
 @functools.cache
-def _scores(window: int) -> dict[str, Scores]:
+def _scores(window: int | None) -> dict[str, Scores]:
     return {name: score([(qs, context(s, text)) for s, qs, text in rows])
             for name, rows in suite(window).items()}
 
 
-@pytest.mark.parametrize("window", WINDOWS)
-def test_every_layout_scores_within_two_points_of_the_default(window: int) -> None:
+@pytest.mark.parametrize("window", WINDOWS, ids=["extractive-32k", "extractive-8k", "manifest"])
+def test_every_layout_scores_within_two_points_of_the_default(window: int | None) -> None:
     scores = _scores(window)
     assert set(scores) >= {"default", "top3-intent", "lean-facts", "jsonl-transcript",
                            "reordered", "no-headings", "prose", "key-value", "table", RAW_JSON}
@@ -57,6 +59,8 @@ def test_every_layout_scores_within_two_points_of_the_default(window: int) -> No
         for kind in KINDS:
             assert abs(s.kind(kind) - base.kind(kind)) <= TOLERANCE, f"{name} {kind}\n{report}"
     assert base.accuracy > 0.5, report  # the summaries hold most of the exact answers
+    if window is None:  # the manifest's summary answers every kind, decisions included
+        assert base.kind("decision") == 1.0 and min(base.kind(k) for k in KINDS) > 0.6, report
 
 
 def test_the_raw_json_fallback_answers_what_the_rendered_summary_does() -> None:
