@@ -35,22 +35,26 @@ the QA columns appear with no key.
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workbench.messages import Message, TextContent, ToolResponse
+from workbench.messages import Message
 from workbench.metrics._common import content_words
 from workbench.metrics._errors import error_line
 from workbench.probes._lookup_read import (
     CHOICE_WORDS,
     EDIT_WORDS,
     UNKNOWN,
+    agent_view,
     attributed_choice,
+    cap_texts,
+    find_word,
     path_tokens,
+    replayed_prompt,
+    same_path,
     subject_terms,
     text_error,
     values_in,
@@ -58,21 +62,13 @@ from workbench.probes._lookup_read import (
 )
 from workbench.probes._normalize import contains, normalize_text
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_TOOL_OUTPUT, CUE_USER, Question
-from workbench.probes._transcript import (
-    NOT_HUMAN_FLAGS,
-    call_head,
-    is_human,
-    is_injected,
-    written_paths,
-)
+from workbench.probes._transcript import call_head, is_human, written_paths
 from workbench.probes._units import bare_text, read_units, stem
 
-__all__ = ["LookupAnswerer", "Passage", "SECTION_CHARS", "TOP_PASSAGES"]
+__all__ = ["LookupAnswerer", "Passage", "TOP_PASSAGES"]
 
 TOP_PASSAGES = 5
 """How many of the best passages extraction looks through (and an open answer joins)."""
-SECTION_CHARS = 1500
-"""An open answer joins the best passages up to this many characters."""
 USER_MARK, CALL_MARK, OUTPUT_MARK = CUE_USER, CUE_TOOL_CALL, CUE_TOOL_OUTPUT
 MARKS = (USER_MARK, CALL_MARK, OUTPUT_MARK)
 
@@ -106,31 +102,6 @@ class Passage:
     body: int = 0
 
 
-def _agent_view(message: Message) -> Message:
-    """What the agent sees of `message` (`Message.agent_projection`, skipped when nothing in
-    it is annotated for an audience, which is almost always)."""
-    for item in message.content:
-        if isinstance(item, TextContent) and item.annotations is not None:
-            return message.agent_projection()
-        if isinstance(item, ToolResponse) and any(
-                getattr(b, "annotations", None) is not None for b in item.tool_result.blocks()):
-            return message.agent_projection()
-    return message
-
-
-def _replayed_prompt(message: Message, text: str, after_assistant: bool) -> bool:
-    """True for the human's prompt that a compaction replays after its summary (an agent-only
-    copy, read after the continuation note): a user text that follows an assistant message."""
-    flags = message.metadata.model_extra or {}
-    return (after_assistant and message.role == "user" and not message.has_tool_response()
-            and not message.is_turn_context and not any(flags.get(f) for f in NOT_HUMAN_FLAGS)
-            and not is_injected(text))
-
-
-def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
 class LookupAnswerer:
     """Answers questions from one context by retrieval (see the module docstring).
 
@@ -143,7 +114,7 @@ class LookupAnswerer:
         self._output_errors: list[tuple[int, str]] = []
         self._call_ids: dict[int, str] = {}
         self._outputs: dict[str, tuple[int, int, str]] = {}
-        visible = [_agent_view(m) for m in messages if m.is_agent_visible]
+        visible = [agent_view(m) for m in messages if m.is_agent_visible]
         for index, message in enumerate(visible):
             self._add(message, index, index > 0 and visible[index - 1].role == "assistant")
         lowered = [p.text.lower() for p in self.passages]
@@ -165,7 +136,7 @@ class LookupAnswerer:
         text = message.concat_text().strip()
         part = 0
         if text:
-            if is_human(message, text) or _replayed_prompt(message, text, after_assistant):
+            if is_human(message, text) or replayed_prompt(message, text, after_assistant):
                 self.passages.append(Passage(text, USER_MARK, message=index))
                 part = 1
             else:
@@ -199,22 +170,6 @@ class LookupAnswerer:
 
     # ---- retrieval -----------------------------------------------------------------------
 
-    def _find(self, haystack: str, starts: Sequence[int] | None, word: str) -> set[int]:
-        found: set[int] = set()
-        size = len(word)
-        start = haystack.find(word)
-        while start >= 0:
-            end = start + size
-            if ((start == 0 or not _is_word(haystack[start - 1]) or not _is_word(word[0]))
-                    and (end == len(haystack) or not _is_word(haystack[end])
-                         or not _is_word(word[-1]))):
-                if starts is None:
-                    found.add(haystack.count("\n", 0, start))
-                else:
-                    found.add(bisect.bisect_right(starts, start) - 1)
-            start = haystack.find(word, start + 1)
-        return found
-
     def _passages_with(self, word: str) -> tuple[set[int], set[int]]:
         """(passages whose text holds `word` as a whole word, or carry it as their mark;
         passages whose label or record names it)."""
@@ -226,12 +181,12 @@ class LookupAnswerer:
         if word in MARKS:
             in_text = {i for i, p in enumerate(self.passages) if p.mark == word}
         elif word:
-            in_text = self._find(self._corpus, self._starts, word)
+            in_text = find_word(self._corpus, self._starts, word)
             stems = [stem(w) for w in re.findall(r"[a-z0-9]+", word)]
             if stems:
                 in_label = set.intersection(*(self._labels.get(s, set()) for s in stems))
             if self._subjects.strip():
-                in_label |= self._find(self._subjects, None, word)
+                in_label |= find_word(self._subjects, None, word)
         self._hits[word] = (in_text, in_label)
         return in_text, in_label
 
@@ -322,7 +277,7 @@ class LookupAnswerer:
         at = items.index(best)
         chosen = items[at:at + TOP_PASSAGES] if first else items[max(0, at - TOP_PASSAGES + 1):
                                                                  at + 1]
-        return self._cap([p.text for p in chosen])
+        return cap_texts([p.text for p in chosen])
 
     def _joined(self, ranked: list[int]) -> str:
         """The best `TOP_PASSAGES` passages of distinct text, joined."""
@@ -332,18 +287,7 @@ class LookupAnswerer:
             texts.setdefault(bare_text(text), text)
             if len(texts) == TOP_PASSAGES:
                 break
-        return self._cap(list(texts.values()))
-
-    @staticmethod
-    def _cap(texts: Sequence[str]) -> str:
-        out: list[str] = []
-        size = 0
-        for text in texts:
-            if out and size + len(text) > SECTION_CHARS:
-                break
-            out.append(text)
-            size += len(text)
-        return "\n".join(out)
+        return cap_texts(list(texts.values()))
 
     def _in_output(self, question: Question, first: bool) -> str:
         """The answer read from the output of the tool call the cue names best, or, in a
@@ -424,8 +368,8 @@ class LookupAnswerer:
                  if p.mark == CALL_MARK and path_tokens(p.head, path)]
         if heads:
             return attributed_choice(heads, path, choices)
-        statements = [(p.text, _same_path(p.subject, path)) for p in named
-                      if p.mark != CALL_MARK and (_same_path(p.subject, path)
+        statements = [(p.text, same_path(p.subject, path)) for p in named
+                      if p.mark != CALL_MARK and (same_path(p.subject, path)
                                                   or path_tokens(p.text, path))]
         return attributed_choice(statements, path, choices)
 
@@ -442,10 +386,3 @@ class LookupAnswerer:
             for path in paths:
                 seen.setdefault(path, None)
         return list(seen)
-
-
-def _same_path(subject: str, path: str) -> bool:
-    if not subject:
-        return False
-    a, b = subject.strip("./").lower(), path.strip("./").lower()
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)

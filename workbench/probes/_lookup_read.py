@@ -8,23 +8,31 @@
 - `written_in`: the files a statement says were written (an edit word with paths, or a file
   record's path);
 - `attributed_choice`: a file's fate from the statements about it, read by precedence
-  (deleted over created over edited over read), never by where a statement stands.
+  (deleted over created over edited over read), never by where a statement stands;
+- the reading of the context itself: what the agent sees of a message (`agent_view`), the
+  prompt a compaction replays (`replayed_prompt`), a word found whole (`find_word`).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 
+from workbench.messages import Message, TextContent, ToolResponse
 from workbench.metrics._errors import error_line
 from workbench.probes._normalize import normalize_text
 from workbench.probes._questions import Question
+from workbench.probes._transcript import NOT_HUMAN_FLAGS, is_injected
 from workbench.probes._units import iter_clauses, path_like
 
-__all__ = ["CHOICE_WORDS", "EDIT_WORDS", "ERROR_HINTS", "UNKNOWN", "attributed_choice",
-           "candidates", "names_path", "path_tokens", "subject_terms", "text_error", "values_in",
-           "written_in"]
+__all__ = ["CHOICE_WORDS", "EDIT_WORDS", "ERROR_HINTS", "SECTION_CHARS", "UNKNOWN",
+           "agent_view", "attributed_choice", "candidates", "cap_texts", "find_word",
+           "names_path", "path_tokens", "replayed_prompt", "same_path", "subject_terms",
+           "text_error", "values_in", "written_in"]
 
+SECTION_CHARS = 1500
+"""An open answer joins the best passages up to this many characters."""
 UNKNOWN = "unknown"
 """What ``lookup`` answers when the context does not give an answer."""
 EDIT_WORDS = ("edited", "modified", "changed", "updated", "created", "wrote", "written",
@@ -179,3 +187,67 @@ def attributed_choice(statements: Sequence[tuple[str, bool]], path: str,
                 if any(_has_word(lower, w) for w in words):
                     said.add(choice if choice in allowed or choice == "read" else "edited")
     return next((c for c in PRECEDENCE if c in said and c in allowed), "")
+
+
+def agent_view(message: Message) -> Message:
+    """What the agent sees of `message` (`Message.agent_projection`, skipped when nothing in
+    it is annotated for an audience, which is almost always)."""
+    for item in message.content:
+        if isinstance(item, TextContent) and item.annotations is not None:
+            return message.agent_projection()
+        if isinstance(item, ToolResponse) and any(
+                getattr(b, "annotations", None) is not None for b in item.tool_result.blocks()):
+            return message.agent_projection()
+    return message
+
+
+def replayed_prompt(message: Message, text: str, after_assistant: bool) -> bool:
+    """True for the human's prompt that a compaction replays after its summary (an agent-only
+    copy, read after the continuation note): a user text that follows an assistant message."""
+    flags = message.metadata.model_extra or {}
+    return (after_assistant and message.role == "user" and not message.has_tool_response()
+            and not message.is_turn_context and not any(flags.get(f) for f in NOT_HUMAN_FLAGS)
+            and not is_injected(text))
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def find_word(haystack: str, starts: Sequence[int] | None, word: str) -> set[int]:
+    """Indexes of the pieces of `haystack` (pieces start at `starts`, else one per line) that
+    hold `word` as a whole word."""
+    found: set[int] = set()
+    size = len(word)
+    start = haystack.find(word)
+    while start >= 0:
+        end = start + size
+        if ((start == 0 or not _is_word(haystack[start - 1]) or not _is_word(word[0]))
+                and (end == len(haystack) or not _is_word(haystack[end])
+                     or not _is_word(word[-1]))):
+            if starts is None:
+                found.add(haystack.count("\n", 0, start))
+            else:
+                found.add(bisect.bisect_right(starts, start) - 1)
+        start = haystack.find(word, start + 1)
+    return found
+
+
+def cap_texts(texts: Sequence[str]) -> str:
+    """`texts` joined by lines, up to `SECTION_CHARS` (the first always)."""
+    out: list[str] = []
+    size = 0
+    for text in texts:
+        if out and size + len(text) > SECTION_CHARS:
+            break
+        out.append(text)
+        size += len(text)
+    return "\n".join(out)
+
+
+def same_path(subject: str, path: str) -> bool:
+    """True when a record's `subject` and `path` name one file."""
+    if not subject:
+        return False
+    a, b = subject.strip("./").lower(), path.strip("./").lower()
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
