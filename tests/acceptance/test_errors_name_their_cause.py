@@ -27,8 +27,10 @@ GEMMA = {"model": "replay:local/gemma3-270m", "name": "gemma-270m/prefill",
 
 @pytest.fixture
 def no_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the real import helper raises when `import llama_cpp` fails, so the test means the
+    # same on a machine that has the local extra installed as on one (CI) that does not.
     def missing() -> Any:
-        raise ImportError("llama_cpp is not installed")
+        raise ConfigError(_local.MISSING_EXTRA)
 
     monkeypatch.setattr(_local, "_import_llama_cpp", missing)
 

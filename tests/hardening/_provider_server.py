@@ -6,7 +6,9 @@ body echoes every credential it was sent (the bearer token, ``x-api-key``, and t
 user-info of a Basic header), as a careless proxy does. With ``echo_everything`` it echoes
 every header it was sent, the request path with its query string, and the base64 of each
 header value and of the query, the way a debugging proxy dumps a request. A model named in
-``status_for`` gets that status (a 503 tests retries). Every request is counted.
+``status_for`` gets that status (a 503 tests retries). Every request is counted, with its body.
+A ``json_responder`` answers in another API's shape (Anthropic's ``/v1/messages``, OpenAI's
+``/v1/responses/compact``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
         credentials = self._credentials()
         with server.lock:
             server.requests.append({"model": body.get("model"), "credentials": credentials,
-                                    "path": self.path,
+                                    "path": self.path, "body": body,
                                     "headers": {k.lower(): v for k, v in self.headers.items()}})
         server.first_request.set()
         if server.gate is not None:
@@ -63,6 +65,9 @@ class _Handler(BaseHTTPRequestHandler):
             reply = {"error": {
                 "message": f"Incorrect API key provided: {' | '.join(credentials)}",
                 "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
+        elif server.json_responder is not None:
+            status = 200
+            reply = server.json_responder(body, self.path)
         else:
             status = 200
             text = server.responder(body) if server.responder is not None else server.reply_text
@@ -112,6 +117,8 @@ class ProviderServer(ThreadingHTTPServer):
         gate: When set to an Event, answers wait until it is set.
         first_request: Set when the first request arrives.
         responder: When set, ``body -> reply text`` computes each answer from the request.
+        json_responder: When set, ``(body, path) -> reply JSON`` answers in another API's shape
+            (Anthropic's messages, OpenAI's responses).
     """
 
     daemon_threads = True
@@ -126,6 +133,7 @@ class ProviderServer(ThreadingHTTPServer):
         self.first_request = threading.Event()
         self.reply_text = SUMMARY
         self.responder: Callable[[dict[str, Any]], str] | None = None
+        self.json_responder: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
         self.echo_in_reply = False
         self.echo_everything = False
         self.status_for: dict[str, int] = {}

@@ -65,8 +65,11 @@ def test_empty_models_are_rejected(tmp_path: Path) -> None:
 
 def test_an_unknown_strategy_names_the_allowed_ones(tmp_path: Path) -> None:
     path = write(tmp_path, 'sessions = ["a"]\nmodels = ["extractive"]\nstrategies = ["trim"]\n')
-    assert error_of(path) == (f"{path}: strategies[0]: unknown strategy 'trim' (known: awaken, "
-                              "goose, mask, none, reference, truncate)")
+    assert error_of(path) == (
+        f"{path}: strategies[0]: unknown strategy 'trim' (known: aider, "
+        "anthropic-clear-tool-uses, anthropic-server-compaction, awaken, claude-code, codex, "
+        "gemini-cli, goose, langchain, mask, none, openai-responses-compact, opencode, reference, "
+        "sliding-window, truncate)")
 
 
 def test_bad_toml_and_missing_files_are_config_errors(tmp_path: Path) -> None:

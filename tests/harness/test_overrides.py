@@ -135,5 +135,5 @@ def test_a_shipped_experiment_is_found_by_name_anywhere(tmp_path: Path,
     assert find_spec(None, "regress").name == "regress.toml"
     with pytest.raises(ConfigError, match=r"tun\.toml: no such experiment file \(did you mean "
                                           r"'tune'\?\); shipped experiments \(usable by name "
-                                          r"anywhere\): default, "):
+                                          r"anywhere\): agents, default, "):
         find_spec("tun.toml")

@@ -187,14 +187,16 @@ def _print_replays(results: Results) -> None:
     import pandas as pd
 
     from workbench.harness.experiment._windows import format_window
-    from workbench.strategies import replay_ranking
+    from workbench.strategies import replay_ranking, threshold_label
 
     if results.replays.empty:
         return
     table = results.replay_table()
     shown = table[[c for c in REPLAY_SHOWN if c in table.columns]].copy()
     for col in shown.columns:
-        if col == "facts_recall_mean":
+        if col == "threshold" and shown[col].isna().any():  # "policy": each at its own trigger
+            shown[col] = [threshold_label(v) for v in shown[col]]
+        elif col == "facts_recall_mean":
             shown[col] = ["—" if pd.isna(v) else f"{v:.1%}" for v in shown[col]]
         elif col == "window":
             shown[col] = [format_window(int(v)) for v in shown[col]]
@@ -207,3 +209,8 @@ def _print_replays(results: Results) -> None:
     for line in replay_ranking(table):
         click.echo(textwrap.fill(line, width=120, initial_indent="  ", subsequent_indent="    ",
                                  break_on_hyphens=False))
+    spec = results.spec.replay if results.spec is not None else None
+    if spec is not None and spec.detectors:
+        from workbench.harness.report._replay_text import detector_text
+
+        click.echo("\n" + detector_text(results))

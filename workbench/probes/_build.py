@@ -12,6 +12,8 @@ Generated sessions say what is true in ``session.meta``; each key gives question
 - ``pending_tasks`` -> **continuation**: what is left to do (open).
 - ``decisions`` (topic, choice, reason) -> **decision**: what was decided about the topic and
   why (open; the choice must be named).
+- ``abstentions`` (version-4 sessions) -> **recall**: a question whose answer the session
+  never gives; "unknown" is right (`Question.abstention`).
 
 Where a key is missing (version-2 generated sessions) the transcript stands in: the first and
 last error lines of failing tool outputs (the errors probe's extraction), the files the tool
@@ -82,6 +84,8 @@ REQUEST_QUESTION = "What did the user ask for most recently?"
 TOOL_QUESTION = ("What was the last tool call the agent made? Name the tool and the file or "
                  "command it acted on.")
 DECISION_QUESTION = "What did we decide about {topic}, and why?"
+ABSTAIN_SUFFIX = ' If the conversation never says, answer "unknown".'
+UNKNOWN = "unknown"
 DECISION_CUE = ["decided", "decision", "chose", "because", "instead"]
 
 PENDING_CUE = ["todo", "next", "remaining", "pending", "still", "left", "outstanding"]
@@ -271,6 +275,18 @@ def _decision_questions(decisions: list[dict[str, Any]] | None) -> list[Question
     return out
 
 
+def _abstention_questions(items: list[dict[str, Any]] | None) -> list[Question]:
+    out = []
+    for n, item in enumerate(items or [], 1):
+        text = str(item.get("question") or "").strip()
+        if text:
+            out.append(Question(id=f"recall-abstain-{item.get('id') or n}", kind="recall",
+                                text=text + ABSTAIN_SUFFIX, expected=UNKNOWN,
+                                answer_type="text", source="abstentions",
+                                cue=content_words(text, min_len=3)[:12], abstention=True))
+    return out
+
+
 def _interleave(first: list[Question], second: list[Question]) -> list[Question]:
     out: list[Question] = []
     for i in range(max(len(first), len(second))):
@@ -338,7 +354,8 @@ def build_questions(session: Session, *, boundary: int | None = None,
     meta_errors = _items(scoped, "errors", boundary)
     errors = ([str(e.get("text")) for e in meta_errors if e.get("text")]
               if meta_errors is not None else session_errors(list(messages)))
-    recall = _interleave(_fact_questions(scoped, messages), _error_questions(errors))
+    recall = _interleave(_interleave(_fact_questions(scoped, messages), _error_questions(errors)),
+                         _abstention_questions(_items(scoped, "abstentions", boundary)))
     candidates = (recall
                   + _file_questions(_items(scoped, "files_changed", boundary), messages)
                   + _continuation_questions(_items(scoped, "pending_tasks", boundary), messages,

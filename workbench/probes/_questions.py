@@ -116,6 +116,8 @@ class Question:
             ``output`` the output of the tool call the cue words name best (an exit code,
             what a command printed). Where the context holds no tool calls (a summary),
             ``lookup`` reads the passages the cue words name.
+        abstention: The session never gives the answer: only an answer saying so
+            ("unknown", "not stated"...) is right (LongMemEval's abstention questions).
     """
 
     id: str
@@ -134,6 +136,7 @@ class Question:
     reference: str = ""
     evidence: list[Evidence] = field(default_factory=list)
     answer_in: str = ""
+    abstention: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -175,7 +178,7 @@ class Question:
         data = asdict(self)
         data["evidence"] = [e.to_dict() for e in self.evidence]
         for name in ("cue", "choices", "stale", "position", "blank_before", "source",
-                     "reference", "evidence", "answer_in", "judged"):
+                     "reference", "evidence", "answer_in", "judged", "abstention"):
             if not data[name]:
                 del data[name]
         return data

@@ -36,6 +36,9 @@ from workbench.strategies import strategy_class
 MANIFEST = "datasets/manifest.json"
 """The shipped datasets' manifest, in the package data."""
 ALL_DATASETS = "dataset:all"
+DATASET_PREFIX = "dataset:"
+"""``dataset:all`` is the shipped set; ``dataset:NAME`` every session of the set in
+``datasets/NAME/`` (its own manifest, never part of ``dataset:all``: ``dataset:memory``)."""
 ALL_TEMPLATES = "all"
 DEFAULT_TEMPLATE = "default"
 NO_MODEL = "none"
@@ -108,7 +111,12 @@ def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]
     Args:
         root: A folder holding ``datasets/manifest.json``; default: the shipped data.
     """
-    base = (root / MANIFEST) if root is not None else shipped(*MANIFEST.split("/"))
+    return read_manifest_file((root / MANIFEST) if root is not None
+                              else shipped(*MANIFEST.split("/")))
+
+
+def read_manifest_file(base: Path) -> dict[str, tuple[Path, str | None]]:
+    """Dataset names -> (file, format) of one manifest file (empty when it is missing)."""
     if not base.is_file():
         return {}
     # Parsed once per content: a spec names many datasets, and the manifest (with every
@@ -150,6 +158,15 @@ def resolve_source(source: SessionSource,
             raise ConfigError(f"sessions: {ALL_DATASETS!r} needs the shipped {MANIFEST}, which "
                               "is missing from the installed workbench; reinstall the package")
         return [manifest[name] for name in sorted(manifest)]
+    if text.startswith(DATASET_PREFIX):
+        name = text[len(DATASET_PREFIX):]
+        named = read_manifest_file(shipped("datasets", name, "manifest.json"))
+        if not named:
+            sets = sorted(p.parent.name for p in shipped("datasets").glob("*/manifest.json"))
+            raise ConfigError(f"sessions: {text!r} names no shipped dataset set (no "
+                              f"datasets/{name}/manifest.json); known: {ALL_DATASETS}"
+                              + "".join(f", {DATASET_PREFIX}{n}" for n in sets))
+        return [named[n] for n in sorted(named)]
     if text in manifest:
         return [manifest[text]]
     path = experiment.resolve_path(text)

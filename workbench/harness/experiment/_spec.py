@@ -68,11 +68,13 @@ class _Strict(BaseModel):
 
 
 class SessionSource(_Strict):
-    """One ``sessions`` entry: a file, a glob, a shipped dataset name, or ``dataset:all``."""
+    """One ``sessions`` entry: a file, a glob, a shipped dataset name, ``dataset:all`` or
+    ``dataset:NAME``."""
 
     path: str
-    """Path or glob (relative to the spec file), a name from ``datasets/manifest.json``, or
-    ``dataset:all`` for every shipped dataset."""
+    """Path or glob (relative to the spec file), a name from ``datasets/manifest.json``,
+    ``dataset:all`` for every shipped dataset, or ``dataset:NAME`` for every session of the set
+    in ``datasets/NAME/`` (``dataset:memory``; never part of ``dataset:all``)."""
     format: str | None = None
     """Importer name; auto-detected when omitted."""
     index: int | None = Field(default=None, ge=0)

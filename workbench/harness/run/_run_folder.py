@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
-from workbench.harness.experiment._cells import ALL_DATASETS, read_manifest
+from workbench.harness.experiment._cells import DATASET_PREFIX, read_manifest
 from workbench.harness.experiment._spec import CACHE_PREFIXES, Experiment
 from workbench.harness.results._results import DB_FILE, SPEC_FILE
 
@@ -66,7 +66,7 @@ def _model_key(entry: Any) -> tuple[Any, ...]:
 
 def _source_key(source: Any, experiment: Experiment, datasets: set[str]) -> tuple[Any, ...]:
     path = source.path
-    if path != ALL_DATASETS and path not in datasets:  # a file or glob: compare it absolute
+    if not path.startswith(DATASET_PREFIX) and path not in datasets:  # a file or glob: absolute
         path = str(experiment.resolve_path(path))
     return (path, source.format, sorted((k, repr(v)) for k, v in source.selection().items()))
 
