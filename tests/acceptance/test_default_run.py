@@ -117,6 +117,30 @@ def test_the_default_run_answers_its_questions_offline_with_lookup(
     assert all((default_run[0] / "qa" / f"{c}.json").is_file() for c in ok["cell_id"])
 
 
+def test_lean_facts_and_default_answer_the_same_questions(
+        default_run: tuple[Path, str]) -> None:
+    """Issue 33's closing check: the same content in two layouts answers the same questions,
+    so no recommendation says `lean-facts` answers fewer than `default`."""
+    import json
+
+    from workbench.harness import Results
+
+    out, stdout = default_run
+    cells = Results.load(out).cells
+    ok = cells[(cells["status"] == "ok") & cells["template"].isin(["default", "lean-facts"])]
+    grades: dict[tuple[str, str, int], dict[str, dict[str, float]]] = {}
+    for row in ok.itertuples():
+        qa = json.loads((out / "qa" / f"{row.cell_id}.json").read_text(encoding="utf-8"))
+        grades.setdefault((row.session_id, row.model, int(row.window)), {})[row.template] = {
+            q["id"]: q["grade"] for q in qa["questions"]}
+    pairs = [g for g in grades.values() if len(g) == 2]
+    assert len(pairs) > 40  # both templates compacted the session: its cells are compared
+    differ = [(key, q) for key, g in grades.items() if len(g) == 2
+              for q in g["default"] if g["default"][q] != g["lean-facts"].get(q)]
+    assert differ == []
+    assert "on questions answered" not in stdout
+
+
 def test_wide_prints_every_table_column(default_run: tuple[Path, str]) -> None:
     from workbench.harness import Results
     from workbench.harness.report._html_table import column_spec

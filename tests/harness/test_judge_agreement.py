@@ -73,6 +73,7 @@ def test_a_judge_that_agrees_with_the_exact_grader_has_kappa_one(tmp_path: Path)
     assert (row["model"], row["sessions"], row["questions"]) == ("extractive", 3, 9)
     assert (row["agreement"], row["kappa"], row["kappa_low"], row["kappa_high"]) == (
         1.0, 1.0, 1.0, 1.0)
+    assert results.table()["judge_kappa"].tolist() == [1.0]  # the row's model x window
     # the judge's score still covers the open questions only
     assert results.cells["judge_score"].notna().all()
 
@@ -89,12 +90,14 @@ def test_a_judge_that_contradicts_the_exact_grader_has_a_negative_kappa(
                                                      counts["judge_exact_grader_only"], 0))
     assert row["kappa"] == pytest.approx(-0.8)
     assert row["kappa_low"] <= row["kappa"] <= row["kappa_high"] < 0
+    assert results.table()["judge_kappa"].tolist() == [pytest.approx(-0.8)]
 
 
 def test_no_sample_without_calibration(tmp_path: Path) -> None:
     results = _run(tmp_path, agrees=True, calibration=0)
     assert not [a for a in attempts(tmp_path / "run") if a["purpose"] == "judge_exact"]
     assert results.judge_agreement().empty
+    assert "judge_kappa" not in results.table()
 
 
 def test_cohens_kappa_of_a_known_table() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from workbench.probes import Question, build_questions, grade_answer
+from workbench.probes import GRADING_AUDIT, Question, build_questions, grade_answer
 from workbench.sessions import Session
 
 CASES = json.loads((Path(__file__).with_name("grading_cases.json")).read_text())["cases"]
@@ -107,7 +107,12 @@ def test_every_case_agrees_but_for_the_known_limits(real: Callable[[str], Sessio
     exact = [c for c, _, _ in cases if c["grader"] != "overlap"]
     agree = sum(1 for c in exact if c["case"] not in found)
     assert agree / len(exact) >= AGREEMENT, f"{agree}/{len(exact)}"
-    assert (agree, len(exact)) == (182, 183)
+    open_cases = [c for c, _, _ in cases if c["grader"] == "overlap"]
+    open_agree = sum(1 for c in open_cases if c["case"] not in found)
+    # the figures the package reports (the verdict's to_dict, the glossary) are these
+    assert GRADING_AUDIT == {"cases": len(cases), "exact_agree": agree,
+                             "exact_cases": len(exact), "open_agree": open_agree,
+                             "open_cases": len(open_cases), "known_limits": len(KNOWN_LIMITS)}
 
 
 @pytest.mark.parametrize("case", sorted(ISSUE_ERRORS))

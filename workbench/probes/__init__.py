@@ -48,7 +48,13 @@ from workbench.probes._from_transcript import (
     question_target,
     transcript_candidates,
 )
-from workbench.probes._grade import OVERLAP_PASS, grade_answer, is_unknown, stale_only
+from workbench.probes._grade import (
+    GRADING_AUDIT,
+    OVERLAP_PASS,
+    grade_answer,
+    is_unknown,
+    stale_only,
+)
 from workbench.probes._judge import (
     DIMENSIONS,
     JUDGE_SYSTEM,
@@ -95,7 +101,7 @@ __all__ = [
     "ANSWERER_SYSTEM", "AUTHOR_SOURCE", "AUTHOR_SYSTEM", "AnsweredQuestion", "CALIBRATION_COUNTS",
     "JUDGE_PASS",
     "DEFAULT_MAX_QUESTIONS", "DEFAULT_MIN_QUESTIONS", "DEFAULT_PER_SESSION", "DIMENSIONS",
-    "Evidence", "GRADERS", "JUDGE_SYSTEM", "JudgeGrade", "KINDS", "LookupAnswerer",
+    "Evidence", "GRADERS", "GRADING_AUDIT", "JUDGE_SYSTEM", "JudgeGrade", "KINDS", "LookupAnswerer",
     "MANIFEST_KEYS", "NORMALIZERS", "NextActionCase", "NextActionResult", "OVERLAP_PASS",
     "QA_METRICS", "Question", "QuestionSet", "TOKENS_PER_QUESTION", "ToolAction", "action_of",
     "actions_match", "calibration", "author_message", "build_questions", "build_transcript_questions",

@@ -37,11 +37,18 @@ from workbench.probes._normalize import (
 )
 from workbench.probes._questions import Question
 
-__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "abstains", "grade_answer", "identifying_tokens",
-           "is_unknown", "stale_only"]
+__all__ = ["GRADING_AUDIT", "OVERLAP_PASS", "UNKNOWN_ANSWERS", "abstains", "grade_answer",
+           "identifying_tokens", "is_unknown", "stale_only"]
 
 OVERLAP_PASS = 0.5
 """Share of the expected answer's content words an open answer must hold to count as right."""
+
+GRADING_AUDIT: dict[str, int] = {"cases": 248, "exact_agree": 182, "exact_cases": 183,
+                                  "open_agree": 62, "open_cases": 65, "known_limits": 4}
+"""How the graders agree with answers from real runs labelled by hand before grading (the
+project's ``tests/probes/grading_cases.json``; its test checks these counts): the exact and
+list graders on `exact_agree` of `exact_cases`, the overlap grader on `open_agree` of
+`open_cases`; the `known_limits` disagreements left are named in the test."""
 
 UNKNOWN_ANSWERS = frozenset({"", "unknown", "i don't know", "i do not know", "not stated",
                              "not mentioned", "none", "n/a", "no idea"})

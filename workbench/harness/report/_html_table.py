@@ -83,6 +83,7 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
     "qa_decision": ("qa", "decision", "%"),
     "qa_authored": ("qa", "model-written", "%"),
     "judge_score": ("qa", "judge", "0-5"),
+    "judge_kappa": ("qa", "judge kappa", "κ"),
     "qa_loss_exact": ("qa", "loss exact", "%"),
     "qa_loss_open": ("qa", "loss open", "%"),
     "qa_gain": ("qa", "gain", "%"),

@@ -22,7 +22,7 @@ import numpy as np
 
 from workbench.probes import CALIBRATION_COUNTS
 
-__all__ = ["AGREEMENT_COLUMNS", "BOOTSTRAP", "cohen_kappa", "judge_agreement"]
+__all__ = ["AGREEMENT_COLUMNS", "BOOTSTRAP", "cohen_kappa", "judge_agreement", "with_judge_kappa"]
 
 BOOTSTRAP = 2000
 """Bootstrap resamples for the interval."""
@@ -109,3 +109,21 @@ def judge_agreement(cells: Any, *, seed: int = 0, resamples: int = BOOTSTRAP,
         rows.append([*values, len(per_session), int(n), (total[0] + total[3]) / n, kappa,
                      low, high])
     return pd.DataFrame(rows, columns=columns)
+
+
+def with_judge_kappa(table: Any, cells: Any, by: Sequence[str]) -> Any:
+    """`table` with a ``judge_kappa`` column: each row's model x window kappa (no interval:
+    `judge_agreement` gives it), when the cells have calibration counts and `by` holds both
+    model and window; else `table` unchanged. The table's keys must be the cells' own values
+    (before any relabelling of windows)."""
+    if not {"model", "window"} <= set(by) or not set(CALIBRATION_COUNTS) <= set(cells.columns):
+        return table
+    kappa = judge_agreement(cells, resamples=0)
+    if kappa.empty:
+        return table
+    # keyed by text: a missing window is NaN on both sides, and NaN is not equal to itself
+    found = {(str(m), str(w)): k
+             for m, w, k in zip(kappa["model"], kappa["window"], kappa["kappa"], strict=True)}
+    table["judge_kappa"] = [found.get((str(m), str(w)), float("nan"))
+                            for m, w in zip(table["model"], table["window"], strict=True)]
+    return table

@@ -167,7 +167,8 @@ class Results:
           ``qa_loss_exact`` / ``qa_loss_open`` (of the exact / open questions the full
           history answers right, the share the compacted context misses; n/a where the
           session does not fit the window), ``qa_gain`` (the share only the compacted context
-          gets right),
+          gets right), ``judge_kappa`` (the judge's Cohen's kappa against the exact grader in
+          the row's model x window, see ``judge_agreement``),
           ``next_action_match`` / ``next_action_match_full`` (the next tool call from the
           compacted context equals the recorded agent's / the answerer's own from the full
           history): means over the common sessions. ``qa_billed_tokens`` / ``qa_cost``: the

@@ -44,7 +44,8 @@ displays show ``n/a`` there and ``—`` for a missing value.
   ``next_action_match_full``: means over the common sessions; the three against the full
   history over the cells whose session fits the window (``n/a`` on a row where none does);
   ``qa_billed_tokens`` / ``qa_cost``: what the QA calls billed per cell (part of ``billed_tokens``
-  and ``cost``).
+  and ``cost``); with a judge that graded exact questions too, ``judge_kappa``: its agreement
+  with the exact grader in the row's model x window (`judge_agreement`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.harness.results._judge_agreement import with_judge_kappa
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, kind_from_row
 from workbench.probes import QA_METRICS
 
@@ -348,7 +350,7 @@ def comparison_table(cells: pd.DataFrame,
     for key, g in df.groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(by, key, strict=True)), **_summarise(g, use[g.index], label)})
-    table = pd.DataFrame(rows, columns=columns)
+    table = with_judge_kappa(pd.DataFrame(rows, columns=columns), df, by)
     if "window" in by:
         table["window"] = table["window"].map(window_label).astype(object)
     for col in ("effective_window", "window_tokenizer"):
@@ -381,7 +383,7 @@ def column_formats(columns: Sequence[str]) -> dict[str, str]:
             fmt[col] = "{:,.0f}"
         elif col in ("cost", "cost_total", "qa_cost"):
             fmt[col] = "${:,.4f}"
-        elif col == "judge_score":
+        elif col in ("judge_score", "judge_kappa"):
             fmt[col] = "{:.2f}"
         elif col in ("retries_mean", "compression_ratio"):
             fmt[col] = "{:.3f}"
