@@ -97,6 +97,12 @@ def test_the_default_run_prints_a_table_that_fits_120_columns(
     assert len(recommendations) == len(strata) > 0
     run_line = lines[lines.index(next(x for x in lines if x.startswith("Run as a whole ("))) + 1]
     assert run_line.startswith("  Recommendation: ") and "[" in run_line  # with intervals
+    # strata are counted by the window they ran at: SmolLM2's 32k cap runs at its 8k context
+    assert "\nRun as a whole (10 model x window, 9 by the window each ran at, " in stdout
+    assert ("\n    caveat: smollm2-135m/grammar @ 32k ran at 8k: counted with "
+            "smollm2-135m/grammar @ 8k\n") in stdout
+    # the local models recall nothing: no evidence on recall, never "not significantly worse"
+    assert "no evidence on recall in the other 6" in run_line
 
 
 def test_the_default_run_answers_its_questions_offline_with_lookup(

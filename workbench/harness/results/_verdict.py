@@ -39,7 +39,8 @@ from workbench.harness.experiment._verdict_table import (
     DEFAULT_RULE,
     check_rule,
 )
-from workbench.harness.experiment._windows import format_window
+from workbench.harness.results._judge_gate import JudgeTrust
+from workbench.harness.results._no_evidence import real_window
 from workbench.harness.results._outcomes import ERROR, FAILED, error_cause, error_details
 from workbench.harness.results._paired import LOWER_IS_BETTER
 from workbench.harness.results._power import (
@@ -48,12 +49,9 @@ from workbench.harness.results._power import (
     reference_effect,
     sessions_needed,
 )
-from workbench.harness.results._recommend import (
-    Evidence,
-    Recommendation,
-    recommend_run,
-    recommend_stratum,
-)
+from workbench.harness.results._recommend import Evidence, Recommendation, recommend_stratum
+from workbench.harness.results._run_caveats import fmt_window
+from workbench.harness.results._run_recommendation import recommend_run
 from workbench.harness.results._table import (
     CELL_KEYS,
     ECHO_THRESHOLD,
@@ -62,6 +60,7 @@ from workbench.harness.results._table import (
     prepare_cells,
     window_label,
 )
+from workbench.harness.results._verdict_checks import check_stratum, count_strata, qa_reference
 from workbench.harness.results._verdict_text import (
     METRIC_LABELS,
     fmt_diff,
@@ -79,10 +78,14 @@ from workbench.harness.results._versus_best import (
     PairedValues,
     compare_with_best,
 )
+from workbench.probes import GRADING_AUDIT
 
 HEADLINE_METRICS = ("probe_recall", "useful_structured", "retained_tokens", "failed",
-                    "qa_accuracy", "next_action_match")
-"""Metrics the verdict decides, in display order."""
+                    "qa_accuracy", "next_action_match", "judge_score")
+"""Metrics the verdict decides, in display order (one the cells lack is left out; the judge's
+score only where the judge's agreement with the exact grader allows, `judge_trust`)."""
+QA_REFERENCE = ("qa_loss_exact", "qa_loss_open", "qa_gain")
+"""The QA figures against the full history each stratum reports per variant (not decided)."""
 
 __all__ = ["HEADLINE_METRICS", "METRIC_LABELS", "MIN_SESSIONS", "ErrorCount", "MetricVerdict",
            "Recommendation", "StratumVerdict", "Verdict", "run_verdict", "verdict"]
@@ -122,6 +125,10 @@ class MetricVerdict:
         sd: That SD.
         reference_effect: The difference worth detecting for this metric (`_power`).
         sessions_needed: Sessions needed to detect `reference_effect` (None when unknown).
+        no_evidence: Why the metric cannot rank the variants here ("" when it can): every
+            variant at 0, or one session (`no_evidence`).
+        not_ranked: Why the verdict leaves the metric out here ("" when it does not): the
+            judge's figures where its agreement with the exact grader is too low.
     """
 
     metric: str
@@ -139,6 +146,8 @@ class MetricVerdict:
     sd: float = math.nan
     reference_effect: float = math.nan
     sessions_needed: int | None = None
+    no_evidence: str = ""
+    not_ranked: str = ""
 
     @property
     def worse(self) -> list[str]:
@@ -205,8 +214,12 @@ class MetricVerdict:
     def to_lines(self) -> list[str]:
         """The metric's block: the best, then one line per other variant, then the power line."""
         name = label(self.metric)
+        if self.not_ranked:
+            return [f"{name}: not ranked: {self.not_ranked}"]
         if self.best is None:
             return [f"{name}: no data"]
+        if self.no_evidence:
+            return [f"{name} ({self.n_sessions} sessions): no evidence: {self.no_evidence}"]
         head = f"{name} ({self.n_sessions} sessions): best {self.best} " \
                f"({fmt_mean(self.means.get(self.best), self.metric)})"
         if self.winner is not None:
@@ -245,6 +258,14 @@ class StratumVerdict:
         metrics: One `MetricVerdict` per headline metric.
         warnings: Why this stratum cannot tell variants apart, when it cannot.
         recommendation: The template to ship here (`Recommendation`).
+        real_window: The window the cells ran at (`real_window`): below `window` when the
+            model's own context is smaller than the cap.
+        counted_with: The title of the stratum of the same model and real window that the
+            run counts instead of this one (None: this one is counted).
+        judge: The judge's agreement with the exact grader here (`JudgeTrust`; None without
+            a judge).
+        qa_reference: Per `QA_REFERENCE` metric the cells have, its mean per variant over the
+            common sessions that fit the window (the split losses and the gain).
     """
 
     model: str
@@ -254,12 +275,18 @@ class StratumVerdict:
     metrics: list[MetricVerdict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     recommendation: Recommendation | None = None
+    real_window: Any = None
+    counted_with: str | None = None
+    judge: JudgeTrust | None = None
+    qa_reference: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
-        """``model @ window``."""
-        window = self.window if isinstance(self.window, str) else format_window(int(self.window))
-        return f"{self.model} @ {window}"
+        """``model @ window``, with ``(ran at <real window>)`` when the cells ran below it."""
+        title = f"{self.model} @ {fmt_window(self.window)}"
+        if self.real_window is not None and self.real_window != self.window:
+            title += f" (ran at {fmt_window(self.real_window)})"
+        return title
 
 
 @dataclass
@@ -350,8 +377,12 @@ class Verdict:
             if s.recommendation is not None:
                 out.append(f"    {s.recommendation.to_text()}")
         if self.recommendation is not None:
-            out.append(f"Run as a whole ({len(self.strata)} model x window, rule {self.rule}):")
-            out.append(f"  {self.recommendation.to_text()}")
+            counted = sum(s.counted_with is None for s in self.strata)
+            real = (f", {counted} by the window each ran at" if counted < len(self.strata)
+                    else "")
+            out.append(f"Run as a whole ({len(self.strata)} model x window{real}, rule "
+                       f"{self.rule}):")
+            out += [f"  {line}" for line in self.recommendation.to_text().splitlines()]
         out.append("Errors and failures:")
         if not self.errors:
             out.append("  none: every cell produced a summary")
@@ -363,7 +394,9 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for HTML and JSON (NaN as None): the rule, the recommendation, strata
-        (with metrics, comparisons, warnings and their recommendation) and errors."""
+        (with metrics, comparisons, warnings, their recommendation, real window, the judge's
+        agreement and the QA figures against the full history), errors, and the graders'
+        audit (`GRADING_AUDIT`)."""
         return {
             "on": self.on,
             "cells": self.cells,
@@ -377,8 +410,13 @@ class Verdict:
                         "warnings": list(s.warnings),
                         "recommendation": (s.recommendation.to_dict()
                                            if s.recommendation is not None else None),
-                        "metrics": [m.to_dict() for m in s.metrics]}
+                        "metrics": [m.to_dict() for m in s.metrics],
+                        "real_window": s.real_window, "counted_with": s.counted_with,
+                        "judge": s.judge.to_dict() if s.judge is not None else None,
+                        "qa_reference": {m: {v: _plain(x) for v, x in by.items()}
+                                         for m, by in s.qa_reference.items()}}
                        for s in self.strata],
+            "grading": dict(GRADING_AUDIT),
             "errors": [{**e.__dict__, "label": e.label, "text": e.to_text()}
                        for e in self.errors],
         }
@@ -588,7 +626,8 @@ def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HE
         n_common = int(part.loc[part["_common"], session].nunique())
         stratum = StratumVerdict(model=str(labels.get("model", "all")),
                                  window=window_label(labels.get("window", NO_WINDOW)),
-                                 variants=variants, n_common=n_common)
+                                 variants=variants, n_common=n_common,
+                                 real_window=real_window(part))
         part = part.copy()
         part[on] = part[on].astype(str)
         common = part[part["_common"]]
@@ -596,23 +635,29 @@ def verdict(results: Any, *, on: str = "template", metrics: tuple[str, ...] = HE
         same = _same_summaries(common, on, keys)
         found = {m: _decide(part, on, m, seed, n_boot, same, basis) for m in decided
                  if m in part.columns}
+        stratum.judge, caveats = check_stratum(part, found, on=on, seed=seed, n_boot=n_boot)
+        stratum.qa_reference = qa_reference(part, on, QA_REFERENCE)
         stratum.metrics = [found[m][0] for m in metrics if m in found]
         stratum.warnings = _warnings(part, on, same, basis)
+        ranked = {m: vp for m, vp in found.items() if not vp[0].not_ranked}
         ev = Evidence(stratum.title, variants, n_common, bool(part["ok"].any()),
-                      means={m: v.means for m, (v, _) in found.items()},
-                      best={m: v.best for m, (v, _) in found.items()},
+                      means={m: v.means for m, (v, _) in ranked.items()},
+                      best={m: v.best for m, (v, _) in ranked.items()},
                       comparisons={m: {c.variant: c for c in v.comparisons}
-                                   for m, (v, _) in found.items()},
-                      paired={m: pv for m, (_, pv) in found.items()})
+                                   for m, (v, _) in ranked.items()},
+                      paired={m: pv for m, (_, pv) in ranked.items()},
+                      no_evidence={m: v.no_evidence for m, (v, _) in ranked.items()
+                                   if v.no_evidence})
         stratum.recommendation = recommend_stratum(ev, rule, tolerance, seed=seed, n_boot=n_boot)
+        stratum.recommendation.caveats += caveats
         strata.append(stratum)
         evidence.append((ev, stratum.recommendation))
     order = sorted(range(len(strata)), key=lambda i: (
         strata[i].model, strata[i].window if isinstance(strata[i].window, int) else 1 << 62))
     strata = [strata[i] for i in order]
-    evidence = [evidence[i] for i in order]
+    counted, notes = count_strata(strata, [evidence[i] for i in order])
     return Verdict(on, strata, _error_counts(df), len(df), rule, tolerance,
-                   recommend_run(evidence, rule, tolerance))
+                   recommend_run(counted, rule, tolerance, notes=notes))
 
 
 def run_verdict(results: Any) -> Verdict:
