@@ -48,11 +48,13 @@ def _judge(agrees: bool) -> ScriptedModel:
     return ScriptedModel(respond=respond, usage=USAGE)
 
 
-def _run(tmp_path: Path, agrees: bool, calibration: int = 3) -> Results:
+def _run(tmp_path: Path, agrees: bool, calibration: int = 3,
+         templates: tuple[str, ...] = ("default",)) -> Results:
     for sid in SESSIONS:
         write_session(tmp_path, sid)
     spec = Experiment.from_dict({
         "name": "qa", "sessions": ["shop-*.json"], "models": ["extractive"],
+        "templates": list(templates),
         "base_dir": str(tmp_path), "qa": {"answerer": ANSWERER, "judge": ANSWERER,
                                           "judge_calibration": calibration}})
     models = {"answerer": _answerer(), "judge": _judge(agrees)}
@@ -122,3 +124,23 @@ def test_the_interval_resamples_whole_sessions_within_each_model_and_window() ->
     assert first["kappa_low"] <= first["kappa"] <= first["kappa_high"]
     again = judge_agreement(pd.DataFrame(rows), seed=1)
     assert again.equals(out)  # seeded
+
+
+@pytest.mark.parametrize("agrees", [True, False], ids=["agrees", "contradicts"])
+def test_the_verdict_ranks_on_the_judge_only_when_it_agrees(tmp_path: Path, agrees: bool) -> None:
+    from workbench.harness import verdict
+
+    results = _run(tmp_path, agrees=agrees, templates=("default", "lean-facts"))
+    (stratum,) = verdict(results).strata
+    judge = next(m for m in stratum.metrics if m.metric == "judge_score")
+    assert stratum.judge is not None and stratum.judge.questions == 3 * 3 * 2
+    if agrees:
+        assert stratum.judge.kappa == 1.0 and judge.not_ranked == "" and judge.best is not None
+        assert not any("judge" in c for c in stratum.recommendation.caveats)
+    else:
+        assert stratum.judge.kappa < 0 and judge.best is None
+        assert judge.not_ranked == stratum.judge.reason
+        assert stratum.judge.reason.startswith(
+            "the judge's figures are not ranked on: it agrees with the exact grader at Cohen's "
+            "kappa -")
+        assert stratum.recommendation.caveats[-1] == stratum.judge.reason
