@@ -120,7 +120,7 @@ def test_the_default_run_answers_its_questions_offline_with_lookup(
     assert ok[ok["original_tokens"] > ok["window"]]["qa_loss_exact"].isna().all()
     questions = sorted(p.stem for p in (default_run[0] / "qa" / "questions").glob("*.json"))
     assert questions == sorted(set(ok["session_id"]))  # sessions with a compacted cell
-    assert all((default_run[0] / "qa" / f"{c}.json").is_file() for c in ok["cell_id"])
+    assert all(results.cell_text(c, "qa.json") for c in ok["cell_id"])  # kept with each cell
 
 
 def test_lean_facts_and_default_answer_the_same_questions(
@@ -132,11 +132,12 @@ def test_lean_facts_and_default_answer_the_same_questions(
     from workbench.harness import Results
 
     out, stdout = default_run
-    cells = Results.load(out).cells
+    results = Results.load(out)
+    cells = results.cells
     ok = cells[(cells["status"] == "ok") & cells["template"].isin(["default", "lean-facts"])]
     grades: dict[tuple[str, str, int], dict[str, dict[str, float]]] = {}
     for row in ok.itertuples():
-        qa = json.loads((out / "qa" / f"{row.cell_id}.json").read_text(encoding="utf-8"))
+        qa = json.loads(results.cell_text(row.cell_id, "qa.json") or "null")
         grades.setdefault((row.session_id, row.model, int(row.window)), {})[row.template] = {
             q["id"]: q["grade"] for q in qa["questions"]}
     pairs = [g for g in grades.values() if len(g) == 2]

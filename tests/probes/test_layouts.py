@@ -32,6 +32,7 @@ from tests.probes._layouts import (
 )
 from workbench.compaction._structured import StructuredSummary
 from workbench.harness import Experiment, run_experiment
+from workbench.harness.results._results import read_cell_text
 from workbench.messages import Message
 from workbench.probes import KINDS, LookupAnswerer, Question, build_questions, grade_answer
 
@@ -132,7 +133,7 @@ def test_the_two_cells_the_issue_names_get_the_same_answers(tmp_path: Path) -> N
     assert ids == {"default": "027c68e6637590f5", "lean-facts": "9fbb542f54067376"}
     answers = {}
     for template, cell in ids.items():
-        saved = json.loads((tmp_path / "run" / "qa" / f"{cell}.json").read_text())
+        saved = json.loads(read_cell_text(tmp_path / "run", cell, "qa.json") or "null")
         answers[template] = {q["id"]: (q["answer"], q["grade"]) for q in saved["questions"]}
     assert answers["default"] == answers["lean-facts"]
     assert answers["default"]["artifact-change-1"] == ("created", 1.0)

@@ -27,7 +27,6 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.metrics._common import STOPWORDS, words
 from workbench.metrics._files import FILE_EXTENSIONS
@@ -194,7 +193,7 @@ class _Reader:
 
     # ---- JSON ---------------------------------------------------------------------------
 
-    def json(self, value: Any, label: frozenset[str], subject: str) -> None:
+    def json(self, value: object, label: frozenset[str], subject: str) -> None:
         if isinstance(value, dict):
             path = next((v for k, v in value.items() if str(k).lower() in PATH_KEYS
                          and isinstance(v, str) and v.strip()), "")
@@ -342,7 +341,7 @@ class _Reader:
         return n + 1
 
 
-def _json_document(text: str) -> Any:
+def _json_document(text: str) -> object:
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[":
         return None

@@ -16,9 +16,9 @@ question); its interval is NaN with fewer than two sessions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from workbench.probes import CALIBRATION_COUNTS
 
@@ -64,8 +64,8 @@ def _kappa_rows(tables: np.ndarray) -> np.ndarray:
     return kappa
 
 
-def judge_agreement(cells: Any, *, seed: int = 0, resamples: int = BOOTSTRAP,
-                    by: Sequence[str] = ("model", "window")) -> Any:
+def judge_agreement(cells: pd.DataFrame | None, *, seed: int = 0, resamples: int = BOOTSTRAP,
+                    by: Sequence[str] = ("model", "window")) -> pd.DataFrame:
     """Cohen's kappa of the judge against the exact grader, per model x window.
 
     Args:
@@ -79,8 +79,6 @@ def judge_agreement(cells: Any, *, seed: int = 0, resamples: int = BOOTSTRAP,
         A DataFrame with `AGREEMENT_COLUMNS` (the strata named by `by` first), one row per
         stratum with at least one judged exact question; empty when the run had no judge.
     """
-    import pandas as pd
-
     columns = [*by, *AGREEMENT_COLUMNS[len(("model", "window")):]]
     if cells is None or len(cells) == 0 or not set(CALIBRATION_COUNTS) <= set(cells.columns):
         return pd.DataFrame(columns=columns)
@@ -111,7 +109,8 @@ def judge_agreement(cells: Any, *, seed: int = 0, resamples: int = BOOTSTRAP,
     return pd.DataFrame(rows, columns=columns)
 
 
-def with_judge_kappa(table: Any, cells: Any, by: Sequence[str]) -> Any:
+def with_judge_kappa(table: pd.DataFrame, cells: pd.DataFrame,
+                     by: Sequence[str]) -> pd.DataFrame:
     """`table` with a ``judge_kappa`` column: each row's model x window kappa (no interval:
     `judge_agreement` gives it), when the cells have calibration counts and `by` holds both
     model and window; else `table` unchanged. The table's keys must be the cells' own values

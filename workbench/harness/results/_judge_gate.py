@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -79,9 +78,9 @@ class JudgeTrust:
                        f"{interval} over {self.questions} exact questions, below "
                        f"{KAPPA_FLOOR}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, float | int | bool | str | None]:
         """Plain data (NaN as None), with ``trusted`` and ``reason``."""
-        out: dict[str, Any] = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+        out: dict[str, float | int | bool | str | None] = {k: (None if isinstance(v, float) and math.isnan(v) else v)
                                for k, v in self.__dict__.items()}
         out.update(trusted=self.trusted, reason=self.reason, floor=KAPPA_FLOOR)
         return out

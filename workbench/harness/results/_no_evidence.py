@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -49,11 +48,11 @@ def no_evidence(metric: str, means: Mapping[str, float], n_sessions: int,
     return ""
 
 
-def real_window(cells: pd.DataFrame) -> Any:
+def real_window(cells: pd.DataFrame) -> int | str:
     """The window the cells of one stratum ran at: the smallest stored ``effective_window``
     (a model's own context below the cap), else the nominal window (``"none"`` without one)."""
-    nominal = window_label(cells["window"].iloc[0]) if "window" in cells and len(cells) \
-        else NO_WINDOW
+    nominal: int | str = (window_label(cells["window"].iloc[0])
+                          if "window" in cells and len(cells) else NO_WINDOW)
     if "effective_window" not in cells:
         return nominal
     effective = pd.to_numeric(cells["effective_window"], errors="coerce").dropna()
@@ -63,7 +62,7 @@ def real_window(cells: pd.DataFrame) -> Any:
     return smallest if not isinstance(nominal, int) or smallest < nominal else nominal
 
 
-def counted_with(keys: Sequence[tuple[Any, Any]]) -> list[int | None]:
+def counted_with(keys: Sequence[tuple[str, int | str | None]]) -> list[int | None]:
     """For each stratum's ``(model, real window)``: None for the first of its key, else the
     index of that first one (the stratum it is counted with)."""
     first: dict[tuple[str, str], int] = {}

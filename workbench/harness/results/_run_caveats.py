@@ -11,19 +11,18 @@ another because they ran at its real window, and the strata that could recommend
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from workbench.harness.experiment._windows import format_window
 
 __all__ = ["caveat_lines", "fmt_window", "same_window_line"]
 
 
-def fmt_window(window: Any) -> str:
+def fmt_window(window: int | str | None) -> str:
     """A window as a stratum's title writes it (``8k``; ``none`` passes through)."""
-    return window if isinstance(window, str) else format_window(int(window))
+    return window if isinstance(window, str) else format_window(window)
 
 
-def same_window_line(model: str, window: Any, real: Any, first: str) -> str:
+def same_window_line(model: str, window: int | str, real: int | str | None, first: str) -> str:
     """The caveat of the stratum `model` @ `window`, counted with the stratum titled `first`:
     its cells ran at the same real window, `real`."""
     return f"{model} @ {fmt_window(window)} ran at {fmt_window(real)}: counted with {first}"

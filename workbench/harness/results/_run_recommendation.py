@@ -27,14 +27,8 @@ from workbench.harness.experiment._verdict_table import (
     MIN_RETAINED,
     PARETO,
 )
-from workbench.harness.results._recommend import (
-    RECALL,
-    RETAINED,
-    RUN,
-    Evidence,
-    Interval,
-    Recommendation,
-)
+from workbench.harness.results._recommend import RECALL, RETAINED
+from workbench.harness.results._recommend_model import RUN, Evidence, Interval, Recommendation
 from workbench.harness.results._run_caveats import caveat_lines
 from workbench.harness.results._verdict_text import fmt_interval
 

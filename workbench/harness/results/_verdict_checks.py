@@ -10,28 +10,65 @@ stratum's cell rows and of the metric verdicts computed from them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Protocol, TypeVar
 
 import pandas as pd
 
 from workbench.harness.results._judge_gate import JudgeTrust, is_judge_metric, judge_trust
 from workbench.harness.results._no_evidence import counted_with, no_evidence
 from workbench.harness.results._run_caveats import same_window_line
+from workbench.harness.results._versus_best import Comparison
 
 __all__ = ["check_stratum", "count_strata", "qa_reference"]
 
 T = TypeVar("T")
 
 
-def check_stratum(part: pd.DataFrame, found: dict[str, Any], *, on: str, seed: int,
-                  n_boot: int) -> tuple[JudgeTrust | None, list[str]]:
+class _Decided(Protocol):
+    """What `check_stratum` reads and marks of a metric's verdict (`MetricVerdict`)."""
+
+    metric: str
+    best: str | None
+    runner_up: str | None
+    winner: str | None
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    means: dict[str, float]
+    comparisons: list[Comparison]
+    n_sessions: int
+    no_evidence: str
+    not_ranked: str
+
+
+class _Stratum(Protocol):
+    """What `count_strata` reads and sets of a stratum's verdict (`StratumVerdict`)."""
+
+    counted_with: str | None
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def window(self) -> int | str: ...
+
+    @property
+    def real_window(self) -> int | str | None: ...
+
+    @property
+    def title(self) -> str: ...
+
+
+def check_stratum(part: pd.DataFrame, found: Mapping[str, tuple[_Decided, object]], *,
+                  on: str, seed: int, n_boot: int) -> tuple[JudgeTrust | None, list[str]]:
     """Mark the stratum's metric verdicts in place and return the judge's trust and the caveats.
 
     Args:
         part: The stratum's cells (prepared, with ``_common``).
         found: Metric -> ``(MetricVerdict, PairedValues)`` as the verdict decided them; the
-            judge's metrics it may not rank on are replaced by unranked verdicts.
+            judge's metrics it may not rank on lose their best, winner and comparisons and
+            say why (``not_ranked``).
         on: The compared column.
         seed: The bootstrap's seed (the judge's kappa interval).
         n_boot: Bootstrap resamples.
@@ -44,11 +81,12 @@ def check_stratum(part: pd.DataFrame, found: dict[str, Any], *, on: str, seed: i
     trust = judge_trust(part, seed=seed, resamples=n_boot)
     if trust is None or trust.trusted:
         return trust, []
-    for metric in [m for m in found if is_judge_metric(m)]:
-        verdict, values = found[metric]
-        unranked = type(verdict)(metric, None, None, None, float("nan"), float("nan"),
-                                 float("nan"), 0, dict(verdict.means), not_ranked=trust.reason)
-        found[metric] = (unranked, values)
+    for metric, (verdict, _) in found.items():
+        if is_judge_metric(metric):
+            verdict.best = verdict.runner_up = verdict.winner = None
+            verdict.mean_diff = verdict.ci_low = verdict.ci_high = float("nan")
+            verdict.comparisons = []
+            verdict.not_ranked = trust.reason
     return trust, [trust.reason]
 
 
@@ -68,7 +106,8 @@ def qa_reference(part: pd.DataFrame, on: str,
     return out
 
 
-def count_strata(strata: Sequence[Any], evidence: Sequence[T]) -> tuple[list[T], list[str]]:
+def count_strata(strata: Sequence[_Stratum],
+                 evidence: Sequence[T]) -> tuple[list[T], list[str]]:
     """The evidence of the strata the run counts, one per model x real window, and a note for
     each stratum counted with another. Sets each stratum's ``counted_with``.
 
