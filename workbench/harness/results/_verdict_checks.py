@@ -11,56 +11,21 @@ stratum's cell rows and of the metric verdicts computed from them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import pandas as pd
 
 from workbench.harness.results._judge_gate import JudgeTrust, is_judge_metric, judge_trust
 from workbench.harness.results._no_evidence import counted_with, no_evidence
 from workbench.harness.results._run_caveats import same_window_line
-from workbench.harness.results._versus_best import Comparison
+from workbench.harness.results._verdict_model import MetricVerdict, StratumVerdict
 
 __all__ = ["check_stratum", "count_strata", "qa_reference"]
 
 T = TypeVar("T")
 
 
-class _Decided(Protocol):
-    """What `check_stratum` reads and marks of a metric's verdict (`MetricVerdict`)."""
-
-    metric: str
-    best: str | None
-    runner_up: str | None
-    winner: str | None
-    mean_diff: float
-    ci_low: float
-    ci_high: float
-    means: dict[str, float]
-    comparisons: list[Comparison]
-    n_sessions: int
-    no_evidence: str
-    not_ranked: str
-
-
-class _Stratum(Protocol):
-    """What `count_strata` reads and sets of a stratum's verdict (`StratumVerdict`)."""
-
-    counted_with: str | None
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def window(self) -> int | str: ...
-
-    @property
-    def real_window(self) -> int | str | None: ...
-
-    @property
-    def title(self) -> str: ...
-
-
-def check_stratum(part: pd.DataFrame, found: Mapping[str, tuple[_Decided, object]], *,
+def check_stratum(part: pd.DataFrame, found: Mapping[str, tuple[MetricVerdict, object]], *,
                   on: str, seed: int, n_boot: int) -> tuple[JudgeTrust | None, list[str]]:
     """Mark the stratum's metric verdicts in place and return the judge's trust and the caveats.
 
@@ -106,7 +71,7 @@ def qa_reference(part: pd.DataFrame, on: str,
     return out
 
 
-def count_strata(strata: Sequence[_Stratum],
+def count_strata(strata: Sequence[StratumVerdict],
                  evidence: Sequence[T]) -> tuple[list[T], list[str]]:
     """The evidence of the strata the run counts, one per model x real window, and a note for
     each stratum counted with another. Sets each stratum's ``counted_with``.
