@@ -1,7 +1,7 @@
 """The agents experiment: the memory set selected as ``dataset:memory`` and kept out of
 ``dataset:all``, a ``[replay]`` at each policy's own trigger with loops allowed, the provider-side
 policies stored ``n/a`` with their reason, and ``experiments/agents.toml`` run offline, printing
-every policy with its detectors, survival curve and cliff."""
+every policy with its detectors, survival curve and cliff, and ending with the policy verdict."""
 
 from __future__ import annotations
 
@@ -106,3 +106,23 @@ def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
                for line in survival.splitlines()[2:] if line.strip())
     for name in ("anthropic-server-compaction", "openai-responses-compact"):
         assert f"  {name}: n/a (6 replays): " in na
+    # The run ends with the policy verdict: codex keeps the most facts; sliding-window is not
+    # significantly worse but bills more; the cheaper four lose too many facts; every
+    # infeasible policy is unranked with its reason.
+    policy = out[out.index("Policy verdict:"):out.index("run folder:")]
+    table = policy[policy.index("  policy recall"):policy.index("anthropic-clear-tool-uses:")]
+    rows = [line.split() for line in table.splitlines()[1:] if line.strip()]
+    assert [(r[0], r[1], " ".join(r[-2:])) for r in rows] == [
+        ("codex", "72.8%", "1. pick"), ("sliding-window", "50.1%", "2. eligible"),
+        ("aider", "20.1%", "on recall"), ("opencode", "25.1%", "on recall"),
+        ("goose", "25.5%", "on recall"), ("claude-code", "27.9%", "on recall")]
+    assert "    anthropic-clear-tool-uses: unranked, prompts over the window in 5 of 6 sessions " \
+           "(23.5 overflow turns per session)" in policy
+    assert "    gemini-cli: unranked, prompts over the window in 2 of 6 sessions" in policy
+    assert "    langchain: unranked, prompts over the window in 2 of 6 sessions" in policy
+    for name in ("anthropic-server-compaction", "openai-responses-compact"):
+        assert f"    {name}: unranked, n/a in 6 of 6 sessions: " in policy
+    assert "    Recommendation: codex — the best recall after the last compaction (72.8%), not " \
+           "significantly ahead of sliding-window;" in policy
+    assert policy.rstrip().endswith("cheaper but significantly worse on recall: aider, "
+                                    "opencode, goose, claude-code")

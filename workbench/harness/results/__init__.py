@@ -6,12 +6,15 @@ DataFrames), the comparison table (``_table``), paired cluster-bootstrap compari
 (``_paired``), the `Verdict` (``_verdict``: every variant against the best in ``_versus_best``,
 Holm in ``_holm``, power in ``_power``, the `Recommendation` in ``_recommend``, wording in
 ``_verdict_text``), outcome classes (``_outcomes``), stored replays
-(``_replays``) and plots (``_plots``). Imports only the experiment stage; the run stage writes
+(``_replays``), the policy verdict over them (``_policy_verdict``, its object in
+``_policy_verdict_model``) and plots (``_plots``). Imports only the experiment stage; the run stage writes
 through its store, and `workbench.harness.report` turns it into documents.
 """
 
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, error_class, outcome_kind
 from workbench.harness.results._paired import PairedResult, paired_comparison
+from workbench.harness.results._policy_verdict import policy_rows, policy_verdict
+from workbench.harness.results._policy_verdict_model import PolicyVerdict
 from workbench.harness.results._recommend import Recommendation
 from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR, Results
 from workbench.harness.results._store import ResultsStore
@@ -25,7 +28,7 @@ from workbench.harness.results._verdict import (
 )
 
 __all__ = ["DB_FILE", "ERROR", "FAILED", "OK", "SPEC_FILE", "SUMMARIES_DIR", "ErrorCount",
-           "MetricVerdict", "PairedResult", "Recommendation", "Results", "ResultsStore",
-           "StratumVerdict",
+           "MetricVerdict", "PairedResult", "PolicyVerdict", "Recommendation", "Results",
+           "ResultsStore", "StratumVerdict",
            "Verdict", "comparison_table", "error_class", "outcome_kind", "paired_comparison",
-           "style_table", "verdict"]
+           "policy_rows", "policy_verdict", "style_table", "verdict"]

@@ -1,0 +1,271 @@
+"""The policy verdict: per window x threshold of a run's replays, which compaction policy to run.
+
+In: replay rows, one per session x strategy x window x threshold (`policy_rows` builds them
+from a run: the totals and detectors of every replay that ran, `ReplayResult.summary`, and the
+stored rows of those that did not). Out: a `PolicyVerdict` (`_policy_verdict_model`).
+
+In each window x threshold:
+
+- A policy is *infeasible*, and listed unranked with its reason, when any of its replays is
+  ``n/a`` (a provider-side policy offline: the stored reason), failed (the error), or sent a
+  prompt over the window (its billed tokens are then not a cost anyone could have paid).
+- The feasible policies are compared on the sessions every one of them replayed, on three
+  metrics: recall after the last compaction (``facts_recall_last``), billed tokens and the
+  re-trigger rate. Per metric the best is the best mean (equal means: the first by name), and
+  every other policy is compared with it exactly as the template verdict compares templates
+  (`compare_with_best`: paired by session, a cluster bootstrap resampling sessions, Holm's
+  adjustment across the comparisons with the best, ``tie``/``worse``/``better``).
+- The rule (`POLICY_RULE`): among the feasible policies not significantly worse than the best
+  on recall, the one with the fewest billed tokens (exactly equal means: a tie, said as such).
+
+A session a policy never compacted holds every fact planted in it: its recall after the last
+compaction counts as 1.0 when the session has planted facts (some replay of it measured them),
+and has no value otherwise. A re-trigger rate needs a round; without one it has no value. A
+missing value leaves that session out of that metric's pairs only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from workbench.harness.results._paired import LOWER_IS_BETTER
+from workbench.harness.results._policy_verdict_model import (
+    BILLED,
+    POLICY_METRICS,
+    RECALL,
+    RETRIGGER,
+    PolicyRow,
+    PolicyStratum,
+    PolicyVerdict,
+    amount,
+    diff_words,
+    interval,
+)
+from workbench.harness.results._versus_best import (
+    MIN_SESSIONS,
+    WORSE,
+    PairedValues,
+    compare_with_best,
+)
+
+__all__ = ["policy_rows", "policy_verdict", "run_policy_verdict"]
+
+NA, OK = "n/a", "ok"
+_OWN_TRIGGER = -1.0  # stands in for a NULL threshold (each policy at its own) when grouping
+ROW_COLUMNS = ("session_id", "strategy", "window", "threshold", "status", "compactions",
+               "billed_tokens", "overflow_turns", "feasible", RECALL, RETRIGGER, "error_type",
+               "error_message")
+"""The columns `policy_verdict` reads (`policy_rows` gives them)."""
+
+
+def policy_rows(results: Any) -> Any:
+    """A run's replay rows for `policy_verdict`: one per stored replay, in stored order.
+
+    Args:
+        results: A `Results` (its ``replays``).
+
+    Returns:
+        A DataFrame with `ROW_COLUMNS`: the totals and detectors of the replays that ran
+        (status ``ok``), and the key, status and error of those that did not.
+    """
+    import pandas as pd
+
+    from workbench.strategies import replay_frame
+
+    stored = results.replays
+    if stored.empty:
+        return pd.DataFrame(columns=list(ROW_COLUMNS))
+    ran = replay_frame(results.replay_results()).assign(status=OK)
+    rest = stored[stored["status"] != OK]
+    frame = pd.concat([ran, rest], ignore_index=True) if len(rest) else ran
+    return frame.reindex(columns=list(ROW_COLUMNS))
+
+
+def _prepare(rows: Any) -> Any:
+    import pandas as pd
+
+    df = rows.copy()
+    if "status" not in df:
+        df["status"] = OK
+    df["status"] = df["status"].fillna(OK)
+    if "billed_tokens" not in df and "billed_input_tokens" in df:
+        df["billed_tokens"] = (pd.to_numeric(df["billed_input_tokens"])
+                               + pd.to_numeric(df["billed_output_tokens"]))
+    overflow = pd.to_numeric(df.get("overflow_turns"), errors="coerce")
+    if "feasible" not in df or df["feasible"].isna().any():
+        stated = df["feasible"] if "feasible" in df else pd.Series(None, index=df.index)
+        df["feasible"] = stated.where(stated.notna(), overflow.eq(0))
+    ok = df["status"].eq(OK)
+    recall = pd.to_numeric(df.get(RECALL), errors="coerce")
+    planted = set(df.loc[ok & recall.notna(), "session_id"])
+    never = ok & pd.to_numeric(df.get("compactions"), errors="coerce").eq(0)
+    df[RECALL] = recall.where(~(never & df["session_id"].isin(planted)), 1.0)
+    df[RETRIGGER] = pd.to_numeric(df.get(RETRIGGER), errors="coerce")
+    df[BILLED] = pd.to_numeric(df[BILLED], errors="coerce")
+    df["_threshold"] = pd.to_numeric(df["threshold"], errors="coerce").fillna(_OWN_TRIGGER)
+    return df
+
+
+def _reason(g: Any) -> str | None:
+    """Why a policy's replays in one stratum are infeasible, or None when they are feasible."""
+    import pandas as pd
+
+    n = len(g)
+    na = g[g["status"] == NA]
+    if len(na):
+        return f"n/a in {len(na)} of {n} sessions: {na['error_message'].iloc[0]}"
+    failed = g[g["status"] != OK]
+    if len(failed):
+        first = failed.iloc[0]
+        what = ": ".join(str(v) for v in (first.get("error_type"), first.get("error_message"))
+                         if isinstance(v, str) and v)
+        return f"error in {len(failed)} of {n} sessions ({what or 'no message stored'})"
+    over = g[~g["feasible"].astype(bool)]
+    if len(over):
+        turns = pd.to_numeric(g["overflow_turns"], errors="coerce").mean()
+        return (f"prompts over the window in {len(over)} of {n} sessions ({turns:,.1f} "
+                "overflow turns per session)")
+    return None
+
+
+def _compare(common: Any, rows: dict[str, PolicyRow], metric: str, seed: int,
+             n_boot: int) -> tuple[str | None, PairedValues]:
+    """Each feasible policy's mean on `metric` and its comparison with the best; the best."""
+    values = common[metric]
+    means = values.groupby(common["strategy"]).mean().dropna()
+    for name, row in rows.items():
+        row.means[metric] = float(means.get(name, math.nan))
+    paired = PairedValues(common.assign(_pair=common["session_id"]), "strategy", metric)
+    if means.empty:
+        return None, paired
+    sign = 1.0 if metric in LOWER_IS_BETTER else -1.0
+    ranked = sorted(means.index, key=lambda v: (sign * means[v], v))
+    for c in compare_with_best(paired, ranked[0], ranked[1:], seed=seed, n_boot=n_boot):
+        rows[c.variant].comparisons[metric] = c
+    return str(ranked[0]), paired
+
+
+def _stratum(part: Any, seed: int, n_boot: int) -> PolicyStratum:
+    window = int(part["window"].iloc[0])
+    threshold = float(part["_threshold"].iloc[0])
+    rows = {name: PolicyRow(name, int((part["strategy"] == name).sum()), True)
+            for name in dict.fromkeys(part["strategy"])}
+    for name, row in rows.items():
+        row.reason = _reason(part[part["strategy"] == name])
+        row.feasible = row.reason is None
+    feasible = {n: r for n, r in rows.items() if r.feasible}
+    sessions = [set(part.loc[part["strategy"] == n, "session_id"]) for n in feasible]
+    common_ids = set.intersection(*sessions) if sessions else set()
+    common = part[part["strategy"].isin(feasible) & part["session_id"].isin(common_ids)]
+    stratum = PolicyStratum(window, None if threshold == _OWN_TRIGGER else threshold,
+                            len(common_ids))
+    stratum.rows = list(rows.values())
+    paired = {}
+    for metric in POLICY_METRICS:
+        stratum.best[metric], paired[metric] = _compare(common, feasible, metric, seed, n_boot)
+    _apply_rule(stratum, feasible, paired[BILLED], seed, n_boot)
+    ranked = sorted((r for r in feasible.values() if r.eligible),
+                    key=lambda r: (r.rank or 0, r.strategy))
+    rest = sorted((r for r in feasible.values() if not r.eligible),
+                  key=lambda r: (r.means.get(BILLED, math.inf), r.strategy))
+    stratum.rows = ranked + rest + [r for r in rows.values() if not r.feasible]
+    return stratum
+
+
+def _apply_rule(stratum: PolicyStratum, feasible: dict[str, PolicyRow], billed: PairedValues,
+                seed: int, n_boot: int) -> None:
+    """Mark the eligible policies, rank them by billed tokens, and say why the pick."""
+    best_recall = stratum.best.get(RECALL)
+    for name, row in feasible.items():
+        c = row.comparisons.get(RECALL)
+        if best_recall is None or name == best_recall:
+            row.eligible = True
+        else:
+            row.eligible = c is not None and c.status != WORSE
+    eligible = sorted((r for r in feasible.values() if r.eligible),
+                      key=lambda r: (r.means.get(BILLED, math.inf), r.strategy))
+    for i, row in enumerate(eligible, 1):
+        row.rank = i
+    if not eligible:
+        stratum.reasons = ["no policy is feasible here: each is n/a, errored, or sent a prompt "
+                           "over the window"] if not feasible else [
+            "no feasible policy has billed tokens to compare"]
+        return
+    pick = eligible[0]
+    stratum.pick = pick.strategy
+    stratum.tied = [r.strategy for r in eligible[1:]
+                    if r.means.get(BILLED) == pick.means.get(BILLED)]
+    stratum.reasons = _reasons(stratum, feasible, eligible, billed, seed, n_boot)
+
+
+def _reasons(stratum: PolicyStratum, feasible: dict[str, PolicyRow], eligible: list[PolicyRow],
+             billed: PairedValues, seed: int, n_boot: int) -> list[str]:
+    pick = eligible[0]
+    best = stratum.best.get(RECALL)
+    out = []
+    if best is None:
+        out.append("no recall after a compaction was measured here (no planted facts): the "
+                   "choice rests on billed tokens alone")
+    elif pick.strategy == best:
+        ties = [r.strategy for r in eligible if r.strategy != best]
+        out.append(f"the best recall after the last compaction ({amount(pick.means[RECALL], RECALL)})"
+                   + (f", not significantly ahead of {', '.join(ties)}" if ties else
+                      ", significantly ahead of every other feasible policy"))
+    else:
+        out.append(f"recall after the last compaction {amount(pick.means[RECALL], RECALL)}, not "
+                   f"significantly lower than the best, {best} "
+                   f"({diff_words(pick.comparisons[RECALL], RECALL)})")
+    head = (f"the fewest billed tokens of the {len(eligible)} not significantly worse on recall "
+            f"({amount(pick.means[BILLED], BILLED)})")
+    others = [r for r in eligible[1:] if r.strategy not in stratum.tied]
+    if others:
+        nxt = others[0]
+        d = billed.diff(nxt.strategy, pick.strategy, seed=seed, n_boot=n_boot)
+        head += f", {interval(d.mean_diff, d.ci_low, d.ci_high, BILLED)} against {nxt.strategy}"
+    out.append(head)
+    cheaper = [r for r in feasible.values() if not r.eligible
+               and r.means.get(BILLED, math.inf) < pick.means.get(BILLED, math.inf)]
+    if cheaper:
+        names = sorted(cheaper, key=lambda r: (r.means[BILLED], r.strategy))
+        out.append("cheaper but significantly worse on recall: "
+                   + ", ".join(r.strategy for r in names))
+    retrig = pick.comparisons.get(RETRIGGER)
+    if retrig is not None and retrig.status == WORSE:
+        out.append(f"but its re-trigger rate is significantly higher than the best, "
+                   f"{stratum.best[RETRIGGER]} ({diff_words(retrig, RETRIGGER)})")
+    if stratum.n_sessions < MIN_SESSIONS:
+        out.append(f"only {stratum.n_sessions} session(s) replayed by every feasible policy, "
+                   f"below the {MIN_SESSIONS} a significance test needs: provisional")
+    return out
+
+
+def policy_verdict(rows: Any, *, seed: int = 0, n_boot: int = 2000) -> PolicyVerdict:
+    """The policy verdict of replay rows (see the module docstring).
+
+    Args:
+        rows: One row per replay (`policy_rows`; at least ``session_id``, ``strategy``,
+            ``window``, ``threshold``, ``billed_tokens`` and ``facts_recall_last``; ``status``,
+            ``feasible`` or ``overflow_turns``, ``compactions``, ``retrigger_rate`` and the
+            error columns when known).
+        seed: Bootstrap seed (the run's spec seed; the same seed gives the same verdict).
+        n_boot: Bootstrap resamples.
+
+    Returns:
+        A `PolicyVerdict`, one stratum per window x threshold (windows ascending, each policy's
+        own trigger before the shares).
+    """
+    if rows is None or len(rows) == 0:
+        return PolicyVerdict([])
+    df = _prepare(rows)
+    strata = [_stratum(part, seed, n_boot)
+              for _, part in df.groupby(["window", "_threshold"], sort=True)]
+    return PolicyVerdict(strata)
+
+
+def run_policy_verdict(results: Any) -> PolicyVerdict | None:
+    """The policy verdict of a run's replays with the spec's seed; None without replays."""
+    if not hasattr(results, "replays") or results.replays.empty:
+        return None
+    spec = getattr(results, "spec", None)
+    return policy_verdict(policy_rows(results), seed=int(getattr(spec, "seed", 0) or 0))
