@@ -166,3 +166,17 @@ def test_no_feasible_policy_picks_nothing_and_no_rows_give_an_empty_verdict() ->
         "prompt over the window")
     empty = policy_verdict(pd.DataFrame())
     assert empty.strata == [] and "nothing to compare: no replay ran" in empty.to_text()
+
+
+def test_a_run_reports_the_policy_verdict_only_when_its_replay_asks_for_the_detectors() -> None:
+    from types import SimpleNamespace
+
+    from workbench.harness.results._policy_verdict import run_policy_verdict
+
+    stored = known_frame()
+    results = SimpleNamespace(replays=stored, spec=SimpleNamespace(
+        seed=0, replay=SimpleNamespace(detectors=False)))
+    assert run_policy_verdict(results) is None  # the default run's replay: unchanged output
+    results.spec.replay.detectors = True
+    results.replays = stored.iloc[:0]
+    assert run_policy_verdict(results) is None  # no replay ran

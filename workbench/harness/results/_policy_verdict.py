@@ -264,8 +264,15 @@ def policy_verdict(rows: Any, *, seed: int = 0, n_boot: int = 2000) -> PolicyVer
 
 
 def run_policy_verdict(results: Any) -> PolicyVerdict | None:
-    """The policy verdict of a run's replays with the spec's seed; None without replays."""
-    if not hasattr(results, "replays") or results.replays.empty:
-        return None
+    """The policy verdict a run reports: its replays' verdict with the spec's seed, when the
+    spec's ``[replay]`` asks for the failure analysis (``detectors = true``, as
+    `experiments/agents.toml` does); None otherwise or without replays.
+
+    `policy_verdict` over `policy_rows` gives it for any run.
+    """
     spec = getattr(results, "spec", None)
+    replay = getattr(spec, "replay", None)
+    if not getattr(replay, "detectors", False) or not hasattr(results, "replays") \
+            or results.replays.empty:
+        return None
     return policy_verdict(policy_rows(results), seed=int(getattr(spec, "seed", 0) or 0))

@@ -242,9 +242,10 @@ class PolicyVerdict:
             lines += ["  " + line for line in s.to_lines()]
         few = [s.title for s in self.strata if 0 < s.n_sessions < MIN_SESSIONS]
         if few:
-            lines.append(f"  ({', '.join(few)}: fewer than {MIN_SESSIONS} sessions, too few "
-                         "for a significance test: only a gap that is the same in every session "
-                         "is called worse)")
+            lines += textwrap.wrap(
+                f"({'; '.join(few)}: fewer than {MIN_SESSIONS} sessions, too few for a "
+                "significance test: only a gap that is the same in every session is called "
+                "worse)", width=WIDTH, initial_indent="  ", subsequent_indent="   ")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

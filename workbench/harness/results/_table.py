@@ -106,6 +106,11 @@ MODEL_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "calls", "re
 """Columns that cannot apply to a model-free row: no reply to parse, no call, no ladder."""
 NOT_APPLICABLE = "n/a"
 """How displays show a metric that cannot apply (a missing value shows as "—")."""
+PARSE_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "template_echo", "fill_rate")
+"""Columns about a JSON reply: they cannot apply to a strategy whose summary is plain text (the
+agents' policies, awaken: ``parse_outcome`` ``text``) or that made no call."""
+NOT_PARSED = ("text",)
+"""Parse outcomes of a reply that is not parsed at all (a plain-text summary)."""
 
 
 def not_applicable(row: Any) -> frozenset[str]:
@@ -115,10 +120,19 @@ def not_applicable(row: Any) -> frozenset[str]:
         row: A row of a `comparison_table` (a mapping or a pandas Series).
 
     Returns:
-        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``), else nothing.
+        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``); `PARSE_ONLY_COLUMNS` for a
+        row whose common cells all completed without a reply to parse (a completed cell's
+        parse success is 0 or 1 where parsing applies, so a mean over n > 0 of them is NaN
+        only where it applies to none); else nothing.
     """
     model = row.get("model") if hasattr(row, "get") else None
-    return frozenset(MODEL_ONLY_COLUMNS) if model == MODEL_FREE else frozenset()
+    if model == MODEL_FREE:
+        return frozenset(MODEL_ONLY_COLUMNS)
+    n, parsed = (row.get("n"), row.get("parse_success_pct")) if hasattr(row, "get") else (0, 0)
+    if isinstance(n, (int, float, np.integer)) and n > 0 and parsed is not None \
+            and pd.isna(parsed):
+        return frozenset(PARSE_ONLY_COLUMNS)
+    return frozenset()
 
 
 def _several(df: pd.DataFrame, col: str) -> bool:
@@ -158,8 +172,11 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     fill, echo = _numeric(df, "fill_rate"), _numeric(df, "template_echo")
     useful = parsed & (fill > 0) & (echo.isna() | (echo < ECHO_THRESHOLD))
     ok = df["ok"].astype(bool)
-    df["useful_structured"] = useful.astype(float).where(ok, np.nan)
-    df["parse_success"] = parsed.astype(float).where(ok, np.nan)
+    # A plain-text summary, or none (no call was needed), has no reply to parse: NaN, not 0.
+    parses = (df["parse_outcome"].notna() & ~df["parse_outcome"].isin(NOT_PARSED)
+              if "parse_outcome" in df else pd.Series(True, index=df.index))
+    df["useful_structured"] = useful.astype(float).where(ok & parses, np.nan)
+    df["parse_success"] = parsed.astype(float).where(ok & parses, np.nan)
     for col in ("reported_tokens", "estimated_tokens"):
         if col not in df.columns:
             df[col] = np.nan
