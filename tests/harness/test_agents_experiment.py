@@ -83,6 +83,11 @@ def test_policy_replays_store_no_threshold_and_provider_side_ones_store_na(
     stored = db.execute("SELECT status, threshold FROM replays ORDER BY strategy").fetchall()
     db.close()
     assert stored == [("ok", None), ("n/a", None)]
+    # Without `detectors = true` the run and its report stay as they were: no policy verdict.
+    from workbench.harness import write_report
+
+    page = write_report(results)["html"].read_text(encoding="utf-8")
+    assert '<section id="replay">' in page and 'id="policies"' not in page
 
 
 def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
@@ -126,3 +131,21 @@ def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
            "significantly ahead of sliding-window;" in policy
     assert policy.rstrip().endswith("cheaper but significantly worse on recall: aider, "
                                     "opencode, goose, claude-code")
+    # The report shows the same: the detectors, the survival curve (table and plot) and the
+    # policy verdict, rendered from the same objects.
+    from workbench.harness import write_report
+
+    paths = write_report(tmp_path / "agents")
+    md = paths["markdown"].read_text(encoding="utf-8")
+    page = paths["html"].read_text(encoding="utf-8")
+    assert paths["plot_survival"].read_bytes().startswith(b"\x89PNG")
+    for heading in ("### Failure detectors", "### Survival", "### Policy verdict"):
+        assert heading in md
+    assert "| codex | 8k | policy | 6 | 0% | 18% | 23% | 0.0 | 0.0 | 100% | 0.8 | 2.5 | none |" in md
+    assert "| codex | 72.8% | best | — | 314,611 |" in md
+    assert "- gemini-cli: unranked, prompts over the window in 2 of 6 sessions" in md
+    assert "**Recommendation: codex — the best recall after the last compaction (72.8%)" in md
+    policies = page[page.index('<div id="policies">'):]
+    assert "<h3>Failure detectors</h3>" in policies and 'alt="survival"' in policies
+    assert "<h4>8k, each policy at its own trigger (6 sessions)</h4>" in policies
+    assert "<li>openai-responses-compact: unranked, n/a in 6 of 6 sessions: " in policies
