@@ -5,6 +5,7 @@ every policy with its detectors, survival curve and cliff, and ending with the p
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,13 @@ def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
            "significantly ahead of sliding-window;" in policy
     assert policy.rstrip().endswith("cheaper but significantly worse on recall: aider, "
                                     "opencode, goose, claude-code")
+    # docs/strategies.md shows the tables and the verdict exactly as the command prints them.
+    docs = (ROOT / "docs" / "strategies.md").read_text(encoding="utf-8")
+    shown = [line for block in re.findall(r"```text\n(.*?)```", docs, re.S)
+             for line in block.splitlines() if line.strip()]
+    assert "Policy verdict: which compaction policy to run, per window x threshold of the " \
+           "replays (every feasible policy against the" in shown
+    assert [line for line in shown if line not in out.splitlines()] == []
     # The report shows the same: the detectors, the survival curve (table and plot) and the
     # policy verdict, rendered from the same objects.
     from workbench.harness import write_report
