@@ -180,3 +180,17 @@ def test_a_run_reports_the_policy_verdict_only_when_its_replay_asks_for_the_dete
     results.spec.replay.detectors = True
     results.replays = stored.iloc[:0]
     assert run_policy_verdict(results) is None  # no replay ran
+
+
+def test_the_fewest_columns_do_and_a_policy_without_recall_is_said_so() -> None:
+    rows = pd.DataFrame([
+        {"session_id": s, "strategy": name, "window": 8192, "threshold": 0.8,
+         "billed_tokens": billed, "facts_recall_last": recall, "overflow_turns": 0}
+        for s in ("s0", "s1") for name, billed, recall in (
+            ("kept", 300, 0.9), ("blind", 100, None))])
+    [stratum] = policy_verdict(rows).strata
+    assert stratum.title == "8k, at 0.8 of the window"
+    assert [(r.strategy, r.verdict) for r in stratum.rows] == [("kept", "pick"),
+                                                               ("blind", "no recall")]
+    assert stratum.reasons[1] == "the fewest billed tokens of the 1 not significantly worse " \
+                                 "on recall (300)"  # blind is cheaper, but not called worse

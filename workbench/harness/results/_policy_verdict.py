@@ -82,35 +82,39 @@ def policy_rows(results: Any) -> Any:
     return frame.reindex(columns=list(ROW_COLUMNS))
 
 
-def _prepare(rows: Any) -> Any:
+def _numbers(df: Any, column: str) -> Any:
+    """`column` as numbers (NaN where absent or not a number)."""
     import pandas as pd
 
+    if column not in df:
+        return pd.Series(math.nan, index=df.index, dtype=float)
+    return pd.to_numeric(df[column], errors="coerce")
+
+
+def _prepare(rows: Any) -> Any:
     df = rows.copy()
-    if "status" not in df:
-        df["status"] = OK
-    df["status"] = df["status"].fillna(OK)
-    if "billed_tokens" not in df and "billed_input_tokens" in df:
-        df["billed_tokens"] = (pd.to_numeric(df["billed_input_tokens"])
-                               + pd.to_numeric(df["billed_output_tokens"]))
-    overflow = pd.to_numeric(df.get("overflow_turns"), errors="coerce")
-    if "feasible" not in df or df["feasible"].isna().any():
-        stated = df["feasible"] if "feasible" in df else pd.Series(None, index=df.index)
-        df["feasible"] = stated.where(stated.notna(), overflow.eq(0))
+    df["status"] = df["status"].fillna(OK) if "status" in df else OK
+    if "billed_tokens" not in df:
+        df["billed_tokens"] = _numbers(df, "billed_input_tokens") + _numbers(
+            df, "billed_output_tokens")
+    # Feasible as stated, else from the overflow turns (a row with neither counts as feasible).
+    stated = df["feasible"] if "feasible" in df else None
+    from_overflow = _numbers(df, "overflow_turns").fillna(0).eq(0)
+    df["feasible"] = from_overflow if stated is None else stated.where(stated.notna(),
+                                                                        from_overflow)
     ok = df["status"].eq(OK)
-    recall = pd.to_numeric(df.get(RECALL), errors="coerce")
+    recall = _numbers(df, RECALL)
     planted = set(df.loc[ok & recall.notna(), "session_id"])
-    never = ok & pd.to_numeric(df.get("compactions"), errors="coerce").eq(0)
+    never = ok & _numbers(df, "compactions").eq(0)
     df[RECALL] = recall.where(~(never & df["session_id"].isin(planted)), 1.0)
-    df[RETRIGGER] = pd.to_numeric(df.get(RETRIGGER), errors="coerce")
-    df[BILLED] = pd.to_numeric(df[BILLED], errors="coerce")
-    df["_threshold"] = pd.to_numeric(df["threshold"], errors="coerce").fillna(_OWN_TRIGGER)
+    df[RETRIGGER] = _numbers(df, RETRIGGER)
+    df[BILLED] = _numbers(df, BILLED)
+    df["_threshold"] = _numbers(df, "threshold").fillna(_OWN_TRIGGER)
     return df
 
 
 def _reason(g: Any) -> str | None:
     """Why a policy's replays in one stratum are infeasible, or None when they are feasible."""
-    import pandas as pd
-
     n = len(g)
     na = g[g["status"] == NA]
     if len(na):
@@ -123,9 +127,9 @@ def _reason(g: Any) -> str | None:
         return f"error in {len(failed)} of {n} sessions ({what or 'no message stored'})"
     over = g[~g["feasible"].astype(bool)]
     if len(over):
-        turns = pd.to_numeric(g["overflow_turns"], errors="coerce").mean()
-        return (f"prompts over the window in {len(over)} of {n} sessions ({turns:,.1f} "
-                "overflow turns per session)")
+        turns = _numbers(g, "overflow_turns").mean()
+        per = f" ({turns:,.1f} overflow turns per session)" if turns == turns else ""
+        return f"prompts over the window in {len(over)} of {n} sessions{per}"
     return None
 
 
@@ -160,7 +164,7 @@ def _stratum(part: Any, seed: int, n_boot: int) -> PolicyStratum:
     common = part[part["strategy"].isin(feasible) & part["session_id"].isin(common_ids)]
     stratum = PolicyStratum(window, None if threshold == _OWN_TRIGGER else threshold,
                             len(common_ids))
-    stratum.rows = list(rows.values())
+    stratum.rows = list(rows.values())  # in replay order until ranked below
     paired = {}
     for metric in POLICY_METRICS:
         stratum.best[metric], paired[metric] = _compare(common, feasible, metric, seed, n_boot)
@@ -187,10 +191,9 @@ def _apply_rule(stratum: PolicyStratum, feasible: dict[str, PolicyRow], billed: 
                       key=lambda r: (r.means.get(BILLED, math.inf), r.strategy))
     for i, row in enumerate(eligible, 1):
         row.rank = i
-    if not eligible:
+    if not eligible:  # the best on recall is always eligible: nothing is feasible
         stratum.reasons = ["no policy is feasible here: each is n/a, errored, or sent a prompt "
-                           "over the window"] if not feasible else [
-            "no feasible policy has billed tokens to compare"]
+                           "over the window"]
         return
     pick = eligible[0]
     stratum.pick = pick.strategy
@@ -224,7 +227,7 @@ def _reasons(stratum: PolicyStratum, feasible: dict[str, PolicyRow], eligible: l
         d = billed.diff(nxt.strategy, pick.strategy, seed=seed, n_boot=n_boot)
         head += f", {interval(d.mean_diff, d.ci_low, d.ci_high, BILLED)} against {nxt.strategy}"
     out.append(head)
-    cheaper = [r for r in feasible.values() if not r.eligible
+    cheaper = [r for r in feasible.values() if not r.eligible and RECALL in r.comparisons
                and r.means.get(BILLED, math.inf) < pick.means.get(BILLED, math.inf)]
     if cheaper:
         names = sorted(cheaper, key=lambda r: (r.means[BILLED], r.strategy))

@@ -94,12 +94,15 @@ class PolicyRow:
 
     @property
     def verdict(self) -> str:
-        """``pick``, ``eligible``, ``worse on recall`` or ``unranked``."""
+        """``pick``, ``eligible``, ``worse on recall``, ``no recall`` (feasible, but no session
+        of it measured recall where others did) or ``unranked``."""
         if not self.feasible:
             return "unranked"
         if self.rank == 1:
             return "pick"
-        return "eligible" if self.eligible else "worse on recall"
+        if self.eligible:
+            return "eligible"
+        return "worse on recall" if RECALL in self.comparisons else "no recall"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (NaN as None), with each comparison's fields."""
