@@ -171,15 +171,15 @@ def test_no_feasible_policy_picks_nothing_and_no_rows_give_an_empty_verdict() ->
 def test_a_run_reports_the_policy_verdict_only_when_its_replay_asks_for_the_detectors() -> None:
     from types import SimpleNamespace
 
-    from workbench.harness.results._policy_verdict import run_policy_verdict
+    from workbench.harness.results._policy_verdict import reported_rows
 
     stored = known_frame()
     results = SimpleNamespace(replays=stored, spec=SimpleNamespace(
         seed=0, replay=SimpleNamespace(detectors=False)))
-    assert run_policy_verdict(results) is None  # the default run's replay: unchanged output
+    assert reported_rows(results) is None  # the default run's replay: unchanged output
     results.spec.replay.detectors = True
     results.replays = stored.iloc[:0]
-    assert run_policy_verdict(results) is None  # no replay ran
+    assert reported_rows(results) is None  # no replay ran
 
 
 def test_the_fewest_columns_do_and_a_policy_without_recall_is_said_so() -> None:
@@ -194,3 +194,17 @@ def test_the_fewest_columns_do_and_a_policy_without_recall_is_said_so() -> None:
                                                                ("blind", "no recall")]
     assert stratum.reasons[1] == "the fewest billed tokens of the 1 not significantly worse " \
                                  "on recall (300)"  # blind is cheaper, but not called worse
+
+
+def test_the_run_verdict_carries_the_policy_verdict_and_every_renderer_shows_it() -> None:
+    from workbench.harness.results._verdict import verdict
+
+    found = verdict(pd.DataFrame(), replays=known_frame(), seed=0)
+    assert found.policies is not None and found.policies.strata[0].pick == "mid"
+    assert found.to_text().endswith("\n\n" + found.policies.to_text())  # printed last
+    data = json.loads(found.to_json())
+    assert data["policies"] == json.loads(json.dumps(found.policies.to_dict()))
+    assert data["policies"]["strata"][0]["rows"][0]["strategy"] == "mid"
+    alone = verdict(pd.DataFrame())
+    assert alone.policies is None and json.loads(alone.to_json())["policies"] is None
+    assert "Policy verdict" not in alone.to_text()

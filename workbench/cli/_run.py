@@ -159,7 +159,6 @@ def _print_results(results: Results, wide: bool = False) -> int:
     _print_replays(results)
     found = results.verdict()
     click.echo("\n" + found.to_text())
-    _print_policy_verdict(results)
     cells = results.cells
     errors = found.infrastructure_errors
     failed = sum(e.count for e in found.errors if e.kind == FAILED)
@@ -167,15 +166,6 @@ def _print_results(results: Results, wide: bool = False) -> int:
                f"{errors} errors, status {results.status})")
     click.echo(f"report: workbench report {results.run_dir}")
     return errors
-
-
-def _print_policy_verdict(results: Results) -> None:
-    """The policy verdict of the run's replays (none without replays)."""
-    from workbench.harness.results._policy_verdict import run_policy_verdict
-
-    found = run_policy_verdict(results)
-    if found is not None:
-        click.echo("\n" + found.to_text())
 
 
 REPLAY_SHOWN = {"strategy": "strategy", "window": "window", "threshold": "threshold",

@@ -8,23 +8,27 @@ marked; a line stops at the last round at least half its sessions reached. The r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.strategies._detectors import CLIFF_RECALL
+from workbench.strategies._replay_table import threshold_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_survival"]
 
 
-def _name(strategy: Any, window: Any, threshold: Any, several: bool) -> str:
+def _name(strategy: object, window: int, threshold: float | None, several: bool) -> str:
     if not several:
         return str(strategy)
-    from workbench.models._identity import format_window
-    from workbench.strategies._replay_table import threshold_label
+    from workbench.models._identity import format_window  # light start: only when drawn
 
     return f"{strategy} @{format_window(int(window))} x{threshold_label(threshold)}"
 
 
-def plot_survival(curve: Any, *, title: str | None = None) -> Any:
+def plot_survival(curve: pd.DataFrame | None, *, title: str | None = None) -> Figure:
     """Recall after the k-th compaction per strategy (x window x threshold when several).
 
     Args:
@@ -35,7 +39,7 @@ def plot_survival(curve: Any, *, title: str | None = None) -> Any:
     Returns:
         A `matplotlib.figure.Figure` (no pyplot, no backend needed).
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # light start: matplotlib loads when a plot is drawn
 
     fig = Figure(figsize=(9, 4.5), layout="constrained")
     ax = fig.add_subplot()
@@ -44,8 +48,6 @@ def plot_survival(curve: Any, *, title: str | None = None) -> Any:
                 transform=ax.transAxes)
         ax.set_axis_off()
         return fig
-    from workbench.strategies._replay_table import threshold_label
-
     keys = ["strategy", "window", "threshold"]
     groups = list(curve.groupby(keys, sort=False, dropna=False))
     several = len({(w, threshold_label(t)) for (_, w, t), _ in groups}) > 1

@@ -10,7 +10,10 @@ defines them.
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["DETECTOR_SHOWN", "detector_shown", "detector_text", "survival_shown"]
 
@@ -73,18 +76,18 @@ def _unavailable(results: Any) -> list[str]:
     return lines
 
 
-def detector_shown(table: Any) -> Any:
+def detector_shown(table: pd.DataFrame) -> pd.DataFrame:
     """A `detector_table` as the text shows it: short headers, every value a string."""
-    import pandas as pd
+    import pandas as pd  # light start: pandas loads when a replay is shown
 
     return pd.DataFrame({DETECTOR_SHOWN[c]: [_cell(c, v) for v in table[c]]
                          for c in DETECTOR_SHOWN if c in table.columns})
 
 
-def survival_shown(curve: Any, max_rounds: int = MAX_ROUNDS) -> Any:
+def survival_shown(curve: pd.DataFrame, max_rounds: int = MAX_ROUNDS) -> pd.DataFrame:
     """A `survival_curve` as the text shows it: one row per strategy x window x threshold,
     recall after rounds 1..`max_rounds` (``—`` where no session got there), then the cliff."""
-    import pandas as pd
+    import pandas as pd  # light start: pandas loads when a replay is shown
 
     rows = []
     for (strategy, window, threshold), g in curve.groupby(

@@ -2,7 +2,9 @@
 
 In: replay rows, one per session x strategy x window x threshold (`policy_rows` builds them
 from a run: the totals and detectors of every replay that ran, `ReplayResult.summary`, and the
-stored rows of those that did not). Out: a `PolicyVerdict` (`_policy_verdict_model`).
+stored rows of those that did not). Out: a `PolicyVerdict` (`_policy_verdict_model`), which the
+run's `Verdict` carries (``policies``) when its ``[replay]`` asks for the detectors
+(`reported_rows`).
 
 In each window x threshold:
 
@@ -27,7 +29,10 @@ missing value leaves that session out of that metric's pairs only.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import pandas as pd
 
 from workbench.harness.results._paired import LOWER_IS_BETTER
 from workbench.harness.results._policy_verdict_model import (
@@ -49,7 +54,25 @@ from workbench.harness.results._versus_best import (
     compare_with_best,
 )
 
-__all__ = ["policy_rows", "policy_verdict", "run_policy_verdict"]
+if TYPE_CHECKING:  # pragma: no cover
+    from workbench.strategies import ReplayResult
+
+
+class RunReplays(Protocol):
+    """What the verdict reads of a run (a `Results`): its spec, stored and rebuilt replays."""
+
+    @property
+    def spec(self) -> object:
+        """The experiment as run (its ``replay`` table)."""
+
+    @property
+    def replays(self) -> pd.DataFrame:
+        """One stored row per replay."""
+
+    def replay_results(self) -> Sequence[ReplayResult]:
+        """The replays that ran, as `ReplayResult` objects."""
+
+__all__ = ["policy_rows", "policy_verdict", "reported_rows"]
 
 NA, OK = "n/a", "ok"
 _OWN_TRIGGER = -1.0  # stands in for a NULL threshold (each policy at its own) when grouping
@@ -59,7 +82,7 @@ ROW_COLUMNS = ("session_id", "strategy", "window", "threshold", "status", "compa
 """The columns `policy_verdict` reads (`policy_rows` gives them)."""
 
 
-def policy_rows(results: Any) -> Any:
+def policy_rows(results: RunReplays) -> pd.DataFrame:
     """A run's replay rows for `policy_verdict`: one per stored replay, in stored order.
 
     Args:
@@ -69,8 +92,7 @@ def policy_rows(results: Any) -> Any:
         A DataFrame with `ROW_COLUMNS`: the totals and detectors of the replays that ran
         (status ``ok``), and the key, status and error of those that did not.
     """
-    import pandas as pd
-
+    # light start: the strategies (and their replay) load only when a run has replays
     from workbench.strategies import replay_frame
 
     stored = results.replays
@@ -82,16 +104,24 @@ def policy_rows(results: Any) -> Any:
     return frame.reindex(columns=list(ROW_COLUMNS))
 
 
-def _numbers(df: Any, column: str) -> Any:
-    """`column` as numbers (NaN where absent or not a number)."""
-    import pandas as pd
+def reported_rows(results: RunReplays) -> pd.DataFrame | None:
+    """The replay rows whose policy verdict the run reports (`Results.verdict` passes them to
+    `verdict`): when the spec's ``[replay]`` asks for the failure analysis (``detectors =
+    true``, as `experiments/agents.toml` does) and replays were stored; else None."""
+    replay = getattr(results.spec, "replay", None)
+    if not getattr(replay, "detectors", False) or results.replays.empty:
+        return None
+    return policy_rows(results)
 
+
+def _numbers(df: pd.DataFrame, column: str) -> pd.Series:
+    """`column` as numbers (NaN where absent or not a number)."""
     if column not in df:
         return pd.Series(math.nan, index=df.index, dtype=float)
     return pd.to_numeric(df[column], errors="coerce")
 
 
-def _prepare(rows: Any) -> Any:
+def _prepare(rows: pd.DataFrame) -> pd.DataFrame:
     df = rows.copy()
     df["status"] = df["status"].fillna(OK) if "status" in df else OK
     if "billed_tokens" not in df:
@@ -113,7 +143,7 @@ def _prepare(rows: Any) -> Any:
     return df
 
 
-def _reason(g: Any) -> str | None:
+def _reason(g: pd.DataFrame) -> str | None:
     """Why a policy's replays in one stratum are infeasible, or None when they are feasible."""
     n = len(g)
     na = g[g["status"] == NA]
@@ -133,7 +163,7 @@ def _reason(g: Any) -> str | None:
     return None
 
 
-def _compare(common: Any, rows: dict[str, PolicyRow], metric: str, seed: int,
+def _compare(common: pd.DataFrame, rows: dict[str, PolicyRow], metric: str, seed: int,
              n_boot: int) -> tuple[str | None, PairedValues]:
     """Each feasible policy's mean on `metric` and its comparison with the best; the best."""
     values = common[metric]
@@ -150,7 +180,7 @@ def _compare(common: Any, rows: dict[str, PolicyRow], metric: str, seed: int,
     return str(ranked[0]), paired
 
 
-def _stratum(part: Any, seed: int, n_boot: int) -> PolicyStratum:
+def _stratum(part: pd.DataFrame, seed: int, n_boot: int) -> PolicyStratum:
     window = int(part["window"].iloc[0])
     threshold = float(part["_threshold"].iloc[0])
     rows = {name: PolicyRow(name, int((part["strategy"] == name).sum()), True)
@@ -243,7 +273,8 @@ def _reasons(stratum: PolicyStratum, feasible: dict[str, PolicyRow], eligible: l
     return out
 
 
-def policy_verdict(rows: Any, *, seed: int = 0, n_boot: int = 2000) -> PolicyVerdict:
+def policy_verdict(rows: pd.DataFrame | None, *, seed: int = 0,
+                   n_boot: int = 2000) -> PolicyVerdict:
     """The policy verdict of replay rows (see the module docstring).
 
     Args:
@@ -264,18 +295,3 @@ def policy_verdict(rows: Any, *, seed: int = 0, n_boot: int = 2000) -> PolicyVer
     strata = [_stratum(part, seed, n_boot)
               for _, part in df.groupby(["window", "_threshold"], sort=True)]
     return PolicyVerdict(strata)
-
-
-def run_policy_verdict(results: Any) -> PolicyVerdict | None:
-    """The policy verdict a run reports: its replays' verdict with the spec's seed, when the
-    spec's ``[replay]`` asks for the failure analysis (``detectors = true``, as
-    `experiments/agents.toml` does); None otherwise or without replays.
-
-    `policy_verdict` over `policy_rows` gives it for any run.
-    """
-    spec = getattr(results, "spec", None)
-    replay = getattr(spec, "replay", None)
-    if not getattr(replay, "detectors", False) or not hasattr(results, "replays") \
-            or results.replays.empty:
-        return None
-    return policy_verdict(policy_rows(results), seed=int(getattr(spec, "seed", 0) or 0))

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any
 
+import pandas as pd
+
+from workbench.harness.experiment._windows import format_window
 from workbench.harness.results._verdict_text import fmt_diff, fmt_interval, fmt_mean, fmt_p
 from workbench.harness.results._versus_best import MIN_SESSIONS, Comparison
 
@@ -41,15 +43,17 @@ _WRITTEN_AS = {RECALL: "probe_recall", BILLED: "retained_tokens", RETRIGGER: "fa
 WIDTH = 120
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
+    """NaN as None, numpy scalars as Python numbers (plain data for JSON)."""
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, (str, bytes)):
+        value = item()
     if isinstance(value, float) and math.isnan(value):
         return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        return _plain(value.item())
     return value
 
 
-def _mean(value: Any, metric: str) -> str:
+def _mean(value: float | None, metric: str) -> str:
     return fmt_mean(value, _WRITTEN_AS[metric])
 
 
@@ -104,7 +108,7 @@ class PolicyRow:
             return "eligible"
         return "worse on recall" if RECALL in self.comparisons else "no recall"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data (NaN as None), with each comparison's fields."""
         return {"strategy": self.strategy, "replays": self.replays, "feasible": self.feasible,
                 "reason": self.reason, "eligible": self.eligible, "rank": self.rank,
@@ -142,8 +146,6 @@ class PolicyStratum:
     @property
     def title(self) -> str:
         """``8k, each policy at its own trigger`` or ``8k, at 0.8 of the window``."""
-        from workbench.harness.experiment._windows import format_window
-
         at = ("each policy at its own trigger" if self.threshold is None
               else f"at {self.threshold:g} of the window")
         return f"{format_window(int(self.window))}, {at}"
@@ -186,8 +188,6 @@ class PolicyStratum:
 
     def to_lines(self) -> list[str]:
         """The stratum's block: title, the table, the unranked rows, the recommendation."""
-        import pandas as pd
-
         feasible = len(self.ranked)
         lines = [f"{self.title} ({self.n_sessions} sessions replayed by every feasible policy, "
                  f"{feasible} of {len(self.rows)} policies feasible):"]
@@ -201,7 +201,7 @@ class PolicyStratum:
                                subsequent_indent="    ", break_on_hyphens=False)
         return lines
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data: the stratum's key, best per metric, rows, pick and reasons."""
         return {"window": self.window, "threshold": _plain(self.threshold), "title": self.title,
                 "n_sessions": self.n_sessions, "best": dict(self.best),
@@ -251,7 +251,7 @@ class PolicyVerdict:
                 "worse)", width=WIDTH, initial_indent="  ", subsequent_indent="   ")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data for JSON and HTML (NaN as None)."""
         return {"rule": self.rule, "metrics": list(self.metrics),
                 "labels": {m: LABELS[m] for m in self.metrics},
