@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from workbench._redact import public_params
+from workbench._redact import public_params, short_secret_message, short_secrets
 from workbench.errors import ConfigError
 from workbench.harness.experiment._checks import (
     MAX_CELLS,
@@ -239,6 +239,10 @@ class Experiment(_Strict):
     compacted context and graded; none when omitted."""
     verdict: VerdictTable = Field(default_factory=VerdictTable)
     """How the verdict recommends a template (``[verdict] rule = ...``; see `VerdictTable`)."""
+    allow_short_secrets: bool = False
+    """Accept model secrets (keys, header and query values, URL passwords, credential fields)
+    shorter than 6 characters: they are masked where the spec stores them, but cannot be
+    masked in free text, so a provider that echoes one back leaks it. Refused by default."""
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -283,6 +287,20 @@ class Experiment(_Strict):
         # Cells are keyed by the model label: two entries with one label would share cells.
         distinct_models(value)
         return value
+
+    @model_validator(mode="after")
+    def _maskable_secrets(self) -> Experiment:
+        if self.allow_short_secrets:
+            return self
+        places = [place for i, m in enumerate(self.models)
+                  for place in short_secrets(m.params, f"models[{i}].params")]
+        if self.qa is not None:
+            places += [place for role, m in self.qa.models().items()
+                       for place in short_secrets(m.params, f"qa.{role}.params")]
+        if places:
+            raise PydanticCustomError("short_secret", "{message}",
+                                      {"message": short_secret_message(places)})
+        return self
 
     @model_validator(mode="after")
     def _bounded(self) -> Experiment:
@@ -375,6 +393,8 @@ class Experiment(_Strict):
             data["executor"] = executor
         if self.verdict.is_default():  # likewise the default verdict rule
             data.pop("verdict", None)
+        if not self.allow_short_secrets:
+            data.pop("allow_short_secrets")
         return data
 
     def to_toml(self) -> str:
