@@ -18,17 +18,19 @@ from __future__ import annotations
 import codecs
 import contextlib
 import contextvars
+import hashlib
 import json
 import re
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import SessionFormatError
 from workbench.messages import CallToolResult, McpBlock, ToolResponse, ToolResponseResult
+from workbench.sessions._limits import MAX_MESSAGES, MAX_RECORD_BYTES, check_message_count
 
 _HEAD_LINES = 8
 _DECODER = json.JSONDecoder()
@@ -156,7 +158,7 @@ def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
 
 
 class Problems:
-    """Collects (or raises) bad-record errors for one file.
+    """Collects (or raises) bad-record errors for one file, and notes duplicate records.
 
     Args:
         path: The file being read (named in every error).
@@ -167,33 +169,109 @@ class Problems:
         self.path = str(path)
         self.errors = errors
         self.warnings: list[str] = []
+        self.skipped = 0
+        self.duplicates = 0
 
     def bad(self, line: int | str | None, message: str, expected: str | None = None) -> None:
         """Report a bad record: raise under ``"raise"``, remember it under ``"skip"``."""
         err = SessionFormatError(self.path, line, message, expected=expected)
         if self.errors == "raise":
             raise err
+        self.skipped += 1
         self.warnings.append(str(err))
 
+    def duplicate(self, where: int | str, first: int | str, key: Any) -> None:
+        """Note a record read once because it repeats the one at `first` (same id, same text)."""
+        self.duplicates += 1
+        place = f"line {first}" if isinstance(first, int) else str(first)
+        self.warnings.append(str(SessionFormatError(
+            self.path, where, f"a duplicate of {place} (id {key!r}); read once")))
+
     def finish(self, meta: dict[str, Any]) -> dict[str, Any]:
-        """Store the skipped-record messages in ``meta["warnings"]`` and warn once; returns meta."""
+        """Store the skipped and duplicate records in ``meta["warnings"]`` (the duplicates'
+        count in ``meta["duplicates"]``) and warn once; returns meta."""
         meta["warnings"] = list(meta.get("warnings") or []) + self.warnings
-        if self.warnings:
-            warnings.warn(f"{self.path}: skipped {len(self.warnings)} bad record(s); "
-                          "see session.meta['warnings']", stacklevel=3)
+        if self.duplicates:
+            meta["duplicates"] = self.duplicates
+        parts = [f"skipped {self.skipped} bad record(s)"] if self.skipped else []
+        parts += [f"read {self.duplicates} duplicate record(s) once"] if self.duplicates else []
+        if parts:
+            warnings.warn(f"{self.path}: {'; '.join(parts)}; see session.meta['warnings']",
+                          stacklevel=3)
         return meta
 
 
-def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[tuple[int, Any]]:
+class Duplicates:
+    """Finds records that repeat an earlier one: the same id and the same content.
+
+    Two records with one id but different content are both kept (only an exact repeat is a
+    duplicate); records without an id are never duplicates.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[Any, tuple[int | str, Any]] = {}
+
+    def first_of(self, key: Any, content: Any, where: int | str) -> int | str | None:
+        """Where the record this one repeats was read (None when it is the first).
+
+        Args:
+            key: The record's id (None or empty: never a duplicate).
+            content: The record: bytes or text (kept as a digest), or a parsed value already
+                held in memory (kept by reference and compared with ``==``).
+            where: Its line number or place, named in the note of a later repeat.
+        """
+        if not isinstance(key, str | int) or isinstance(key, bool) or key == "":
+            return None
+        if isinstance(content, str):
+            content = content.encode("utf-8", "surrogatepass")
+        if isinstance(content, bytes):
+            content = hashlib.blake2b(content, digest_size=16).digest()
+        found = self._first.get(key)
+        if found is None:
+            self._first[key] = (where, content)
+            return None
+        return found[0] if found[1] == content else None
+
+
+def _lines(fh: Any) -> Iterator[tuple[bytes | None, int, int]]:
+    """``(line, bytes read, record length)`` per line of `fh` (the record is the line without
+    its newline). A record longer than `MAX_RECORD_BYTES` is read past in chunks and given as
+    ``(None, ...)``, never held whole."""
+    while True:
+        raw = fh.readline(MAX_RECORD_BYTES + 1)
+        if not raw:
+            return
+        if raw.endswith(b"\n") or len(raw) <= MAX_RECORD_BYTES:
+            yield raw, len(raw), len(raw) - raw.endswith(b"\n")
+            continue
+        length = len(raw)
+        while not raw.endswith(b"\n"):
+            raw = fh.readline(1 << 20)
+            if not raw:
+                break
+            length += len(raw)
+        yield None, length, length - raw.endswith(b"\n")
+
+
+def iter_json_lines(path: Path, problems: Problems, expected: str,
+                    identity: Callable[[Any], Any] | None = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSONL file.
 
-    Streams the file, so one huge line costs one parse. A line that is not JSON (nested too
-    deeply included) or not UTF-8 goes to `problems` with the parser's message.
+    Streams the file, so one huge line costs one parse, and a line over `MAX_RECORD_BYTES` is
+    a bad record read past without being held; more than `MAX_MESSAGES` records is an error. A line that is not JSON (nested too deeply
+    included) or not UTF-8 goes to `problems` with the parser's message. With `identity`
+    (record -> its id, or None), a line repeating an earlier one with the same id byte for
+    byte is noted as a duplicate and not yielded.
     """
-    offset = 0
+    offset = records = 0
+    seen = Duplicates() if identity is not None else None
     with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            start, offset = offset, offset + len(raw)
+        for number, (raw, length, size) in enumerate(_lines(fh), start=1):
+            start, offset = offset, offset + length
+            if raw is None:
+                problems.bad(number, f"the record is {size:,} bytes long; the limit is "
+                             f"{MAX_RECORD_BYTES:,} bytes per record", expected=expected)
+                continue
             if number == 1 and raw.startswith(BOM):
                 raw, start = raw[len(BOM):], len(BOM)
             if not raw.strip():
@@ -210,6 +288,15 @@ def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[t
             except json.JSONDecodeError as exc:
                 problems.bad(number, f"invalid JSON: {exc}", expected=expected)
                 continue
+            if seen is not None and identity is not None:
+                key = identity(value)
+                first = seen.first_of(key, raw.strip(), number)
+                if first is not None:
+                    problems.duplicate(number, first, key)
+                    continue
+            records += 1
+            if records > MAX_MESSAGES:
+                check_message_count(path, records)
             yield number, value
 
 
