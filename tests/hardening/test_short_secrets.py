@@ -12,9 +12,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from tests.conftest import ROOT
-from tests.hardening._forms import all_bytes, leaks
+from tests.hardening._forms import all_bytes, leaks, toml_value
 from tests.hardening._provider_server import ProviderServer
-from tests.hardening.test_secret_forms import toml_value
 from workbench._redact import MASK
 from workbench.messages import Message
 from workbench.sessions import Session
