@@ -27,26 +27,14 @@ import pytest
 from tests.conftest import ROOT
 from tests.hardening._forms import all_bytes, encoded_forms, leaks, toml_value
 from tests.hardening._provider_server import ProviderServer
+from tests.hardening._sessions import write_session
 from workbench._redact import MASK, redact, redact_obj, register_secret
-from workbench.messages import Message
-from workbench.sessions import Session
 
 
 def _token(prefix: str, length: int) -> str:
     """A random value with the characters encodings change (``/``, ``+``, ``=``, ``-``)."""
     alphabet = string.ascii_letters + string.digits + "/+=-"
     return prefix + "".join(secrets.choice(alphabet) for _ in range(length))
-
-
-def _sessions(folder: Path) -> None:
-    for sid in ("s1", "s2"):
-        messages = [Message.user(f"fix the bug in app.py ({sid})"),
-                    Message.assistant("looking").with_tool_request(
-                        "t0", "shell", {"command": "cat app.py"}),
-                    Message.user().with_tool_response("t0", "print(1)"),
-                    Message.assistant("fixed it")]
-        Session(sid, "goose-json", str(folder / f"{sid}.json"), messages).write_goose_json(
-            folder / f"{sid}.json")
 
 
 def test_every_encoded_form_of_a_registered_value_is_masked() -> None:
@@ -119,7 +107,8 @@ def echoed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     folder = tmp_path_factory.mktemp("forms")
     inputs, out, cache = folder / "inputs", folder / "run", folder / "cache"
     inputs.mkdir()
-    _sessions(inputs)
+    for sid in ("s1", "s2"):
+        write_session(inputs, sid)
     shared = {"api_base": server.base(query="key=" + quote(planted["query"], safe="")),
               "extra_headers": {"X-Custom-Auth": planted["header"]},
               "extra_body": {"credentials": {"client_id": planted["client_id"],

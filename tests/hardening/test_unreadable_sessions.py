@@ -19,8 +19,8 @@ from typing import Any
 from tests.conftest import ROOT
 from tests.goose_db_helpers import build_goose_db
 from tests.hardening._forms import all_bytes
-from workbench.messages import Message
-from workbench.sessions import MAX_FILE_BYTES, MAX_MESSAGES, MAX_RECORD_BYTES, Session
+from tests.hardening._sessions import write_session
+from workbench.sessions import MAX_FILE_BYTES, MAX_MESSAGES, MAX_RECORD_BYTES
 
 TEXT = [{"type": "text", "text": "fix the bug in app.py"}]
 REPLY = [{"type": "text", "text": "fixed it"}]
@@ -35,17 +35,6 @@ sys.exit(code)
 """
 RAW_ERRORS = (b"TypeError", b"MemoryError", b"OverflowError", b"KeyError", b"DataError")
 """Raw exceptions a session must never end in (an error row keeps its own traceback)."""
-
-
-def _good(folder: Path, sid: str, name: str | None = None) -> Path:
-    path = folder / (name or f"{sid}.json")
-    messages = [Message.user(f"fix the bug in app.py ({sid})"),
-                Message.assistant("looking").with_tool_request("t0", "shell",
-                                                               {"command": "cat app.py"}),
-                Message.user().with_tool_response("t0", "print(1)"),
-                Message.assistant("fixed it")]
-    Session(sid, "goose-json", str(path), messages).write_goose_json(path)
-    return path
 
 
 def _run(spec: Path, out: Path, timeout: float = 600) -> tuple[subprocess.CompletedProcess[bytes],
@@ -90,7 +79,7 @@ def _claude_record(n: int, sid: str, role: str, text: str, **extra: Any) -> str:
 
 def _spec(folder: Path, *sessions: str) -> Path:
     """A spec running the extractive model over a good session and `sessions` (TOML values)."""
-    _good(folder, "good")
+    write_session(folder, "good")
     spec = folder / "spec.toml"
     spec.write_text('name = "sessions"\nmodels = ["extractive"]\nsessions = ["good.json", '
                     + ", ".join(sessions) + "]\n", encoding="utf-8")
@@ -242,7 +231,7 @@ def test_sessions_sharing_an_id_are_kept_apart_each_named_after_its_file(tmp_pat
     # Three exported sessions sharing one id, in three files.
     for name in ("a.json", "b.json", "sub/c.json"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
-        _good(tmp_path, "same", name)
+        write_session(tmp_path, "same", name)
     # A Claude Code session and two sub-agent transcripts carrying the parent's session id.
     parent = tmp_path / "cc" / "s-1.jsonl"
     agents = parent.parent / "s-1" / "subagents"
