@@ -155,8 +155,18 @@ def test_a_record_or_file_over_its_limit_is_an_error_before_anything_is_tokenize
         for n in range(400):
             fh.write(_claude_record(n, "sparse", "user", f"line {n} " + "x" * 200))
         fh.truncate(MAX_FILE_BYTES + 1)
-    said = _errors(tmp_path, '"huge.jsonl"', '"sparse.jsonl"', expected={
-        "unreadable:huge.jsonl": "error", "unreadable:sparse.jsonl": "error"})
+    # One message of a JSON document over the record limit (the document is within its own).
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"id": "big", "conversation": [
+        {"id": "m1", "role": "user", "created": 1700000000, "metadata": {},
+         "content": [{"type": "text", "text": "b" * (MAX_RECORD_BYTES + 1)}]}]}),
+        encoding="utf-8")
+    said = _errors(tmp_path, '"huge.jsonl"', '"sparse.jsonl"', '"big.json"', expected={
+        "unreadable:huge.jsonl": "error", "unreadable:sparse.jsonl": "error",
+        "unreadable:big.json": "error"})
+    assert said["unreadable:big.json"] == (
+        f"{big}: message 0 (user) holds more than {MAX_RECORD_BYTES:,} characters of text, the "
+        "limit per message")
     assert said["unreadable:huge.jsonl"] == (
         f"{huge}:2: the record is {len(record) - 1:,} bytes long; the limit is "
         f"{MAX_RECORD_BYTES:,} bytes per record (expected one Claude Code transcript record (a "

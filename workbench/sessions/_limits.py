@@ -99,11 +99,12 @@ def _oversized(messages: Iterable[Message]) -> Iterator[tuple[int, Message]]:
             yield index, message
 
 
-def check_messages(path: Path | str, messages: list[Message]) -> None:
-    """Raise `SessionFormatError` for more than `MAX_MESSAGES` messages or a message holding
-    more than `MAX_RECORD_BYTES` characters of text (before anything tokenizes them)."""
+def check_messages(path: Path | str, messages: list[Message], *, sizes: bool = True) -> None:
+    """Raise `SessionFormatError` for more than `MAX_MESSAGES` messages or, with `sizes`, a
+    message holding more than `MAX_RECORD_BYTES` characters of text (before anything tokenizes
+    them)."""
     check_message_count(path, len(messages))
-    for index, message in _oversized(messages):
+    for index, message in _oversized(messages) if sizes else ():
         raise SessionFormatError(str(path), None, f"message {index} ({message.role}) holds "
                                  f"more than {MAX_RECORD_BYTES:,} characters of text, the limit "
                                  "per message")

@@ -22,7 +22,7 @@ from typing import Any
 
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import UnknownContent
-from workbench.sessions._limits import check_file_size, check_messages
+from workbench.sessions._limits import MAX_RECORD_BYTES, check_file_size, check_messages
 from workbench.sessions._registry import (
     IMPORTERS,
     Errors,
@@ -80,7 +80,8 @@ def load_sessions(path: str | Path, format: str | None = None, errors: Errors = 
     if format is not None and format not in IMPORTERS:
         raise ConfigError(f"unknown session format {format!r}; known: {', '.join(sorted(IMPORTERS))}")
     check_regular_file(p)
-    if not _is_sqlite(p):
+    sqlite = _is_sqlite(p)
+    if not sqlite:
         check_file_size(p)
     head = detection_head(p)
     name = format or _detect(p, head)
@@ -89,7 +90,7 @@ def load_sessions(path: str | Path, format: str | None = None, errors: Errors = 
     with decoding(encoding_errors) as replaced:
         sessions = _import(p, name, errors, select)
     for session in sessions:
-        check_messages(p, session.messages)
+        check_messages(p, session.messages, sizes=not sqlite and _larger_than_a_record(session))
     if "index" in select and not sessions:
         _index_out_of_range(p, name, select)
     if format is not None:
@@ -97,6 +98,15 @@ def load_sessions(path: str | Path, format: str | None = None, errors: Errors = 
     if replaced[0]:
         _note_replacements(p, sessions, replaced[0])
     return sessions
+
+
+def _larger_than_a_record(session: Session) -> bool:
+    # A message's text cannot be longer than the text file it came from: in a file within the
+    # record limit no message needs measuring (a database's rows are measured as they are read).
+    try:
+        return Path(session.path).stat().st_size > MAX_RECORD_BYTES
+    except OSError:
+        return True
 
 
 def _is_sqlite(path: Path) -> bool:

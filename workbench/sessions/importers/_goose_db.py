@@ -39,15 +39,18 @@ from workbench.sessions._registry import importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._goose_common import read_goose_message, visibility_meta
 from workbench.sessions.importers._goose_db_rows import (
-    fingerprint,
+    build_message,
+    checked_row,
     guarded_rows,
     message_of,
+    message_rows,
     number,
+    same_record,
     session_infos,
     table_columns,
     text,
 )
-from workbench.sessions.importers._readers import Duplicates, Problems, loads
+from workbench.sessions.importers._readers import Problems, loads
 
 FORMAT = "goose-db"
 SQLITE_MAGIC = "SQLite format 3"
@@ -59,8 +62,6 @@ _SESSION_SCALARS = ("name", "description", "session_type", "working_dir", "creat
                     "accumulated_output_tokens", "accumulated_cache_read_tokens",
                     "accumulated_cache_write_tokens", "accumulated_cost")
 SESSION_COLUMNS = ("id", *_SESSION_SCALARS, "model_config_json")
-MESSAGE_COLUMNS = ("id", "message_id", "role", "content_json", "created_timestamp",
-                   "metadata_json")
 LEDGER_TEXT = ("model", "cost_source")
 LEDGER_NUMBERS = ("id", "created_timestamp", "input_tokens", "output_tokens", "total_tokens",
                   "cache_read_tokens", "cache_write_tokens", "cost", "is_compaction")
@@ -127,18 +128,20 @@ def _name(info: dict[str, Any]) -> str:
 def _read_messages(conn: sqlite3.Connection, sid: str, problems: Problems,
                    stats: dict[str, int]) -> list[Message]:
     out: list[Message] = []
-    seen = Duplicates()
-    rows = guarded_rows(conn, "messages", MESSAGE_COLUMNS, table_columns(conn, "messages"),
-                        "WHERE session_id = ? ORDER BY created_timestamp, id", (sid,))
-    for row in rows:
-        where = f"messages row {row['id'].value}"
-        raw = message_of(row, where, problems, stats)
+    first: dict[str, tuple[int, str]] = {}  # message_id -> (row id, where) of its first row
+    for row_id, values in message_rows(conn, sid):
+        where = f"messages row {row_id}"
+        if values is None:  # a value of the wrong type or size: say which, cell by cell
+            raw = message_of(checked_row(conn, row_id), where, problems, stats)
+        else:
+            raw = build_message(values, where, problems, stats)
         if raw is None:
             continue
-        first = seen.first_of(raw["id"], fingerprint(row), where)
-        if first is not None:
-            problems.duplicate(where, first, raw["id"])
-            continue
+        if raw["id"]:
+            earlier = first.setdefault(raw["id"], (row_id, where))
+            if earlier[0] != row_id and same_record(conn, earlier[0], row_id):
+                problems.duplicate(where, earlier[1], raw["id"])
+                continue
         msg = read_goose_message(raw, where, problems)
         if msg is not None:
             out.append(msg)

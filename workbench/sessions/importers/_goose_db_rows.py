@@ -20,8 +20,8 @@ from workbench.errors import SessionFormatError
 from workbench.sessions._limits import MAX_RECORD_BYTES
 from workbench.sessions.importers._readers import Problems, loads
 
-__all__ = ["Cell", "fingerprint", "guarded_rows", "message_of", "number", "session_infos",
-           "table_columns", "text"]
+__all__ = ["Cell", "build_message", "checked_row", "guarded_rows", "message_of",
+           "message_rows", "number", "same_record", "session_infos", "table_columns", "text"]
 
 NUMBER_TYPES = frozenset({"integer", "real", "null"})
 EXPECTED_TIME = "Unix seconds, or milliseconds above 1e10"
@@ -47,6 +47,9 @@ class Cell:
             return f"text ({shown!r})"
         return {"blob": "a blob", "null": "NULL", "real": "a real number"}.get(self.kind,
                                                                              self.kind)
+
+
+_NULL = Cell("", "null", None, None)
 
 
 def table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -123,31 +126,91 @@ def session_infos(conn: sqlite3.Connection, path: Path, errors: str,
     return out
 
 
-def fingerprint(row: dict[str, Cell]) -> str:
-    """What makes two messages rows the same record: every column but the row id."""
-    return repr([(c.kind, c.value) for name, c in row.items() if name != "id"])
+# Per column: the SQL condition under which its value needs no check in Python. A row meeting
+# them all is read on the fast path; any other row is read again cell by cell (`message_of`),
+# to name what is wrong with it.
+_CLEAN = {
+    "role": "typeof(role) IN ('text', 'null')",
+    "content_json": (f"typeof(content_json) IN ('text', 'blob') AND length(content_json) <= "
+                     f"{MAX_RECORD_BYTES}"),
+    "created_timestamp": "typeof(created_timestamp) IN ('integer', 'real', 'null')",
+    "metadata_json": f"metadata_json IS NULL OR length(metadata_json) <= {MAX_RECORD_BYTES}",
+    "message_id": (f"message_id IS NULL OR (typeof(message_id) IN ('text', 'integer') AND "
+                   f"length(message_id) <= {MAX_RECORD_BYTES})"),
+}
+MESSAGE_COLUMNS = ("message_id", "role", "content_json", "created_timestamp", "metadata_json")
+SAME_RECORD = ("role", "content_json", "created_timestamp", "metadata_json")
+"""The columns two rows with one ``message_id`` must share to be the same record."""
+
+
+def message_rows(conn: sqlite3.Connection,
+                 sid: str) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """``(row id, {column: value})`` per messages row of session `sid`, in Goose's order
+    (``created_timestamp, id``), streamed; the values are None for a row that fails a check
+    (read it again with `checked_row` to say why)."""
+    present = table_columns(conn, "messages")
+    names = [c for c in MESSAGE_COLUMNS if c in present]
+    clean = " AND ".join(f"({_CLEAN[c]})" for c in names)
+    values = [f'CASE WHEN length("{c}") <= {MAX_RECORD_BYTES} THEN "{c}" END' for c in names]
+    cursor = conn.execute(f"SELECT id, {clean or '1'}, {', '.join(values)} FROM messages "
+                          "WHERE session_id = ? ORDER BY created_timestamp, id", (sid,))
+    for raw in cursor:
+        yield raw[0], dict(zip(names, raw[2:], strict=True)) if raw[1] else None
+
+
+def checked_row(conn: sqlite3.Connection, row_id: int) -> dict[str, Cell]:
+    """One messages row as cells (type, length, value), for `message_of`."""
+    present = table_columns(conn, "messages")
+    return next(guarded_rows(conn, "messages", MESSAGE_COLUMNS, present, "WHERE id = ?",
+                             (row_id,)))
+
+
+def same_record(conn: sqlite3.Connection, first: int, second: int) -> bool:
+    """Whether two messages rows hold the same record (see `SAME_RECORD`)."""
+    names = [c for c in SAME_RECORD if c in table_columns(conn, "messages")]
+    rows = conn.execute(f"SELECT {', '.join(names)} FROM messages WHERE id IN (?, ?)",
+                        (first, second)).fetchall()
+    return len(rows) == 2 and rows[0] == rows[1]
 
 
 def message_of(row: dict[str, Cell], where: str, problems: Problems,
-             stats: dict[str, int]) -> dict[str, Any] | None:
-    """The Goose message dict of one messages row, or None (skipped role or a bad record)."""
+               stats: dict[str, int]) -> dict[str, Any] | None:
+    """The Goose message dict of one row read cell by cell, or None (skipped or bad)."""
     role = text(row, "role", where, problems)
+    if role is None and row.get("role", _NULL).kind != "null":
+        return None
     if role not in ("user", "assistant"):
-        if role is not None or "role" not in row or row["role"].kind == "null":
-            stats["skipped_roles"] += 1  # Goose skips other roles
+        stats["skipped_roles"] += 1  # whatever else the row holds, as Goose skips it
         return None
     content_json = text(row, "content_json", where, problems, expected=EXPECTED_CONTENT,
                         blob=True)
     if content_json is None:
-        if "content_json" not in row or row["content_json"].kind == "null":
+        if row.get("content_json", _NULL).kind == "null":
             problems.bad(where, "content_json is NULL", expected=EXPECTED_CONTENT)
         return None
     created = number(row, "created_timestamp", where, problems, what="a whole number",
                      expected=EXPECTED_TIME)
-    if created is None and row.get("created_timestamp", Cell("", "null", 0, None)).kind != "null":
+    if created is None and row.get("created_timestamp", _NULL).kind != "null":
+        return None
+    meta = row.get("metadata_json", _NULL)
+    message_id = row.get("message_id", _NULL)
+    return build_message({"role": role, "content_json": content_json,
+                          "created_timestamp": created,
+                          "metadata_json": meta.value if meta.kind == "text" else None,
+                          "message_id": None if message_id.oversized() else message_id.value},
+                         where, problems, stats)
+
+
+def build_message(values: dict[str, Any], where: str, problems: Problems,
+                  stats: dict[str, int]) -> dict[str, Any] | None:
+    """The Goose message dict of a row whose values have their types, or None: a role other
+    than user/assistant is skipped (as Goose does), bad content JSON is a bad record."""
+    role = values.get("role")
+    if role not in ("user", "assistant"):
+        stats["skipped_roles"] += 1
         return None
     try:
-        content = loads(content_json)
+        content = loads(values["content_json"])
     except json.JSONDecodeError as exc:
         problems.bad(where, f"invalid JSON: {exc}", expected=EXPECTED_CONTENT)
         return None
@@ -155,16 +218,14 @@ def message_of(row: dict[str, Cell], where: str, problems: Problems,
         problems.bad(where, f"content_json is a JSON {type(content).__name__}",
                      expected=EXPECTED_CONTENT)
         return None
-    meta_cell = row.get("metadata_json")
-    meta = _metadata(meta_cell.value if meta_cell is not None and meta_cell.kind == "text"
-                     else None)
+    meta_json = values.get("metadata_json")
+    meta = _metadata(meta_json if isinstance(meta_json, str) else None)
     if meta is None:
         stats["metadata_defaults"] += 1
         meta = {"userVisible": True, "agentVisible": True}
-    created = created or 0
-    message_id = row.get("message_id")
-    return {"id": str(message_id.value) if message_id is not None
-            and message_id.kind in ("text", "integer") and not message_id.oversized() else None,
+    created = values.get("created_timestamp") or 0
+    message_id = values.get("message_id")
+    return {"id": str(message_id) if isinstance(message_id, str | int) else None,
             "role": role, "created": int(created / 1000) if created > 1e10 else created,
             "content": content, "metadata": meta}
 

@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import hashlib
 import json
+import os
 import re
 import sys
 import warnings
@@ -258,13 +259,15 @@ def iter_json_lines(path: Path, problems: Problems, expected: str,
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSONL file.
 
     Streams the file, so one huge line costs one parse, and a line over `MAX_RECORD_BYTES` is
-    a bad record read past without being held; more than `MAX_MESSAGES` records is an error. A line that is not JSON (nested too deeply
-    included) or not UTF-8 goes to `problems` with the parser's message. With `identity`
-    (record -> its id, or None), a line repeating an earlier one with the same id byte for
-    byte is noted as a duplicate and not yielded.
+    a bad record read past without being held; more than `MAX_MESSAGES` records is an error.
+    A line that is not JSON (nested too deeply included) or not UTF-8 goes to `problems` with
+    the parser's message. With `identity` (record -> its id, or None), a line repeating an
+    earlier one with the same id byte for byte is noted as a duplicate and not yielded.
     """
     offset = records = 0
-    seen = Duplicates() if identity is not None else None
+    # id -> (line number, offset, length) of its first line; only a repeated id of the same
+    # length reads that line again to compare, so unique records cost nothing.
+    first: dict[Any, tuple[int, int, int]] = {}
     with open(path, "rb") as fh:
         for number, (raw, length, size) in enumerate(_lines(fh), start=1):
             start, offset = offset, offset + length
@@ -274,7 +277,7 @@ def iter_json_lines(path: Path, problems: Problems, expected: str,
                 continue
             if number == 1 and raw.startswith(BOM):
                 raw, start = raw[len(BOM):], len(BOM)
-            if not raw.strip():
+            if not raw or raw.isspace():
                 continue
             try:
                 line = raw.decode("utf-8")
@@ -288,11 +291,12 @@ def iter_json_lines(path: Path, problems: Problems, expected: str,
             except json.JSONDecodeError as exc:
                 problems.bad(number, f"invalid JSON: {exc}", expected=expected)
                 continue
-            if seen is not None and identity is not None:
-                key = identity(value)
-                first = seen.first_of(key, raw.strip(), number)
-                if first is not None:
-                    problems.duplicate(number, first, key)
+            key = identity(value) if identity is not None else None
+            if isinstance(key, str | int) and not isinstance(key, bool) and key != "":
+                earlier = first.setdefault(key, (number, start, len(raw)))
+                if earlier[0] != number and earlier[2] == len(raw) and os.pread(
+                        fh.fileno(), earlier[2], earlier[1]) == raw:
+                    problems.duplicate(number, earlier[0], key)
                     continue
             records += 1
             if records > MAX_MESSAGES:
