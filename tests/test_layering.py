@@ -18,13 +18,16 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "workbench"
 
-BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy", "_sqlite"}
+BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy", "_sqlite",
+        "_resources", "_suggest"}
 """The foundation: no workbench imports beyond each other."""
 
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "_version": set(),
     "_paths": {"errors"},
+    "_resources": {"errors"},
+    "_suggest": set(),
     "_offline": set(),
     "_sync": set(),
     "_lazy": set(),
@@ -67,10 +70,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "export": BASE | {"messages", "tokens", "compaction", "models", "sessions", "harness",
                       "harness.experiment", "harness.results", "tune"},
     "testing": BASE | {"messages", "tokens", "compaction", "models"},
+    "_project": BASE,
     "cli": BASE | {"messages", "tokens", "compaction", "models", "sessions", "probes",
                    "strategies",
                    "harness", "harness.experiment", "harness.run", "harness.results",
-                   "harness.report", "regress", "tune", "export"},
+                   "harness.report", "regress", "tune", "export", "_project"},
     "__main__": {"cli"},
 }
 """Layer -> the layers it may import (its own is always allowed). ``workbench`` itself, the

@@ -111,6 +111,10 @@ _EXPORTS: dict[str, str] = {
     "replay_table": "workbench.strategies",
     "replay_ranking": "workbench.strategies",
     "plot_replay": "workbench.strategies",
+    # the agents' policies and the failures users report (issue 35)
+    "POLICIES": "workbench.strategies",
+    "survival_curve": "workbench.strategies",
+    "StrategyUnavailable": "workbench.errors",
     # tuning (issue 11): shared calls, the search, export with evidence
     "SharedCalls": "workbench.models",
     "Objective": "workbench.tune",
@@ -178,6 +182,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ReplyFormatError,
         RunFolderLocked,
         SessionFormatError,
+        StrategyUnavailable,
         TemplateError,
         WorkbenchError,
     )
@@ -229,6 +234,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         load_sessions,
     )
     from workbench.strategies import (
+        POLICIES,
         CompactionRequest,
         ReplayResult,
         Strategy,
@@ -241,6 +247,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         replay_table,
         strategy,
         strategy_names,
+        survival_curve,
     )
     from workbench.tokens import (
         TiktokenEstimator,

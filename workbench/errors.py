@@ -3,7 +3,8 @@
 ```
 WorkbenchError
 ├── ConfigError                  bad experiment file, model string, option or environment
-│   └── RunFolderLocked          another process is running into the same run folder (names it)
+│   ├── RunFolderLocked          another process is running into the same run folder (names it)
+│   └── StrategyUnavailable      a strategy cannot run with this model (reported n/a with the reason)
 ├── TemplateError                a template failed to load, compile or render (names the template)
 ├── SessionFormatError           a recording could not be read (names file, line or record, and what was expected)
 ├── CompactionError              summarize/compact gave up; carries the billed usage of every attempt
@@ -37,6 +38,7 @@ __all__ = [
     "ReplyFormatError",
     "RunFolderLocked",
     "SessionFormatError",
+    "StrategyUnavailable",
     "TemplateError",
     "WorkbenchError",
 ]
@@ -48,6 +50,12 @@ class WorkbenchError(Exception):
 
 class ConfigError(WorkbenchError):
     """A configuration value (experiment file, model string, option) is invalid."""
+
+
+class StrategyUnavailable(ConfigError):
+    """A strategy cannot run with the model it was given: a provider-side compaction without a
+    live model of that provider (offline, or no key). Reported ``n/a`` with the reason, never
+    simulated."""
 
 
 class RunFolderLocked(ConfigError):

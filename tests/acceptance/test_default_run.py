@@ -21,15 +21,32 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("runs") / "default"
+def tuned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """`workbench tune` on the shipped tune spec, run first: the main command must not notice."""
+    from workbench.harness import Experiment, expand_cells
+
+    before = {c.cell_id for c in expand_cells(Experiment.default())}
+    prompts = sorted(p.name for p in (ROOT / "prompts").iterdir())
+    out = tmp_path_factory.mktemp("tune") / "tune"
+    return {"cells": before, "prompts": prompts, "stdout": _workbench("tune", out), "out": out}
+
+
+def _workbench(command: str, out: Path) -> str:
+    """``workbench COMMAND --out OUT`` in the clone, offline and without llama.cpp; its stdout."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["WORKBENCH_USER_PATH"] = str(out.parent / "user")
-    done = subprocess.run([sys.executable, "-c", WITHOUT_LLAMA_CPP, "run", "--out", str(out),
+    done = subprocess.run([sys.executable, "-c", WITHOUT_LLAMA_CPP, command, "--out", str(out),
                            "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    return out, done.stdout
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory: pytest.TempPathFactory,
+                tuned: dict[str, object]) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("runs") / "default"
+    return out, _workbench("run", out)
 
 
 WITHOUT_LLAMA_CPP = (
@@ -39,6 +56,19 @@ WITHOUT_LLAMA_CPP = (
     "runpy.run_module('workbench', run_name='__main__')\n")
 """``python -c`` program: ``python -m workbench ARGS`` in a process where llama.cpp is missing."""
 RECORDINGS = ROOT / "datasets" / "recordings"
+
+
+def test_after_a_tune_the_main_command_runs_the_same_cells(
+        tuned: dict[str, object], default_run: tuple[Path, str]) -> None:
+    from workbench.harness import Results
+
+    # the tune wrote its winner into its run folder only, so `workbench run` (exit 0, checked
+    # by the fixture) ran exactly the cells it had before the tune
+    assert sorted(p.name for p in (ROOT / "prompts").iterdir()) == tuned["prompts"]
+    assert set(Results.load(default_run[0]).cells["cell_id"]) == tuned["cells"]
+    winner = Path(str(tuned["out"])) / "tune" / "winner" / "lean-tuned"
+    assert (winner / "compaction.md").is_file()
+    assert "not run: " not in default_run[1]  # no variant the replayed models lack
 
 
 def test_the_default_run_prints_a_table_that_fits_120_columns(

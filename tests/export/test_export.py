@@ -61,8 +61,8 @@ def test_export_goes_to_xdg_config_home_when_goose_path_root_is_unset(
     result = export_template("lean-facts")
 
     assert result.dest == tmp_path / "xdg" / "goose" / "prompts"
-    assert sorted(p.name for p in result.dest.iterdir()) == ["compaction.md",
-                                                             "compaction_summary.md"]
+    assert sorted(p.name for p in result.dest.iterdir()) == [
+        ".workbench-export-history.json", "compaction.md", "compaction_summary.md"]
 
 
 def test_a_relative_goose_path_root_is_ignored_like_goose_does(
@@ -177,9 +177,11 @@ def test_a_prompt_without_the_conversation_is_exported_with_a_warning(
 
 
 def test_an_unknown_variant_is_a_config_error_listing_the_known_ones(goose_root: Path) -> None:
-    with pytest.raises(ConfigError, match=r"no variant 'nope'.*known in the project's prompts/: "
+    with pytest.raises(ConfigError, match=r"no variant 'nope'.*\(variants in .*prompts: "
                                           r"default, jsonl-transcript"):
         export_template("nope")
+    with pytest.raises(ConfigError, match=r"no variant 'lean-fact' \(did you mean 'lean-facts'\?\)"):
+        export_template("lean-fact")
 
 
 def test_exported_files_are_what_goose_overrides_loads(goose_root: Path) -> None:
@@ -227,7 +229,8 @@ def test_cli_export_prints_what_it_wrote_and_the_backup(goose_root: Path) -> Non
         f"compaction.md.bak-{STAMP})",
         f"  wrote       {goose_root / 'compaction_summary.md'}",
         "Goose uses these templates from its next compaction.",
-        "Undo with: workbench export --restore",
+        "Undo with: workbench export --restore (--history lists the exports; --restore --all "
+        "undoes every one)",
     ]
 
 

@@ -9,7 +9,9 @@ header value and of the query, the way a debugging proxy dumps a request. With `
 it echoes every credential it was sent (the bearer token, ``x-*`` header values, the decoded
 ``Proxy-Authorization`` user-info, query values, and the leaves of a ``credentials`` table in
 the request body) in every encoding of `tests.hardening._forms.encoded_forms`. A model named in
-``status_for`` gets that status (a 503 tests retries). Every request is counted.
+``status_for`` gets that status (a 503 tests retries). Every request is counted, with its body.
+A ``json_responder`` answers in another API's shape (Anthropic's ``/v1/messages``, OpenAI's
+``/v1/responses/compact``).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class _Handler(BaseHTTPRequestHandler):
                            for form in encoded_forms(value)]
         with server.lock:
             server.requests.append({"model": body.get("model"), "credentials": credentials,
-                                    "path": self.path,
+                                    "path": self.path, "body": body,
                                     "headers": {k.lower(): v for k, v in self.headers.items()}})
         server.first_request.set()
         if server.gate is not None:
@@ -72,6 +74,9 @@ class _Handler(BaseHTTPRequestHandler):
             reply = {"error": {
                 "message": f"Incorrect API key provided: {' | '.join(credentials)}",
                 "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
+        elif server.json_responder is not None:
+            status = 200
+            reply = server.json_responder(body, self.path)
         else:
             status = 200
             text = server.responder(body) if server.responder is not None else server.reply_text
@@ -145,6 +150,8 @@ class ProviderServer(ThreadingHTTPServer):
         gate: When set to an Event, answers wait until it is set.
         first_request: Set when the first request arrives.
         responder: When set, ``body -> reply text`` computes each answer from the request.
+        json_responder: When set, ``(body, path) -> reply JSON`` answers in another API's shape
+            (Anthropic's messages, OpenAI's responses).
     """
 
     daemon_threads = True
@@ -159,6 +166,7 @@ class ProviderServer(ThreadingHTTPServer):
         self.first_request = threading.Event()
         self.reply_text = SUMMARY
         self.responder: Callable[[dict[str, Any]], str] | None = None
+        self.json_responder: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
         self.echo_in_reply = False
         self.echo_everything = False
         self.echo_forms = False

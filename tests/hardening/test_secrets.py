@@ -85,7 +85,8 @@ def test_model_labels_and_the_spec_copy_never_carry_secret_params() -> None:
     for secret in ("sk-secret-0000000000", "pw-123456", "hdr-123456789", "alice",
                    "Authorization", "api_key"):
         assert secret not in text
-    assert 'params = {temperature = 0, api_base = "http://h/v1"}' in text
+    assert tomllib.loads(text)["models"][0]["params"] == {"temperature": 0,
+                                                          "api_base": "http://h/v1"}
     # The copy is still a runnable spec with the same model label (hence the same cell ids).
     copy = Experiment.from_dict(tomllib.loads(text))
     assert copy.models[0].label == experiment.models[0].label

@@ -238,6 +238,25 @@ def test_a_probe_authors_questions_join_the_saved_set_and_are_asked(tmp_path: Pa
     assert [q["id"] for q in saved["questions"]][-1] == "author-1"
     assert len(author.calls) == 1 and metrics(tmp_path / "run")["qa_questions"] == 3
     assert {a["purpose"] for a in attempts(tmp_path / "run")} >= {"author", "answer"}
+    assert saved["questions"][-1]["evidence"] == [{"message": 8, "quote": "config/dev.toml"}]
+    assert metrics(tmp_path / "run")["qa_authored"] == 1.0
+
+
+def test_an_authored_answer_the_history_does_not_hold_is_dropped_and_counted(
+        tmp_path: Path) -> None:
+    write_session(tmp_path)
+    author = ScriptedModel([json.dumps([
+        {"kind": "recall", "question": "Which database?", "answer": "PostgreSQL 16"},
+        {"kind": "recall", "question": "Which port now?", "answer": "50354"}])], usage=USAGE)
+    run_experiment(experiment(tmp_path, {"probe_author": ANSWERER, "author_questions": 2,
+                                         "per_session": 1}),
+                   tmp_path / "run", progress=False,
+                   qa_model_factory=factory({"answerer": ScriptedModel(["50354"] * 4),
+                                             "probe_author": author}))
+    saved = json.loads((tmp_path / "run" / "qa" / "questions" / "shop-1.json").read_text())
+    assert saved["dropped"] == {"author": 1}
+    assert [q["expected"] for q in saved["questions"] if q["id"].startswith("author")] == [
+        "50354"]
 
 
 def test_a_dry_run_estimates_the_qa_calls(tmp_path: Path) -> None:

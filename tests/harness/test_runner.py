@@ -242,7 +242,7 @@ def test_the_run_command_prints_the_table_folder_and_report_hint(tmp_path: Path)
 
 def test_a_variant_name_resolves_beside_the_spec_then_the_working_folder_then_the_project(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.harness.experiment._spec import project_root
+    from workbench._resources import shipped
     from workbench.harness.experiment._variants import load_variant
 
     spec_dir, work = tmp_path / "spec", tmp_path / "work"
@@ -263,7 +263,8 @@ def test_a_variant_name_resolves_beside_the_spec_then_the_working_folder_then_th
     assert load_variant("only-here", exp).templates.summary == "cwd"
     # The working folder comes before the project's prompts/.
     assert load_variant("lean-facts", exp).templates.summary == "a working-folder copy"
-    assert load_variant("top3-intent", exp).folder == project_root() / "prompts" / "top3-intent"
+    # then the spec's prompts_dir, by default the shipped variants (the package's data)
+    assert load_variant("top3-intent", exp).folder == shipped("prompts", "top3-intent")
     (spec_dir / "my-top3" / "compaction_summary.md").unlink()
     (spec_dir / "my-top3").rmdir()
     assert load_variant("my-top3", exp).templates.summary == "in the working folder"

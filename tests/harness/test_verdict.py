@@ -124,7 +124,9 @@ def test_the_error_summary_counts_by_class_with_causes_and_kinds() -> None:
         "3 x context exhausted (failed): the session is larger than the window even with every "
         "tool response removed",
         "1 x cache miss (error): replay-only cache has no recording for the prompt: record it "
-        "with a real model (cache mode rw) or restore the recording file"]
+        "with `workbench record SPEC` (the real model), or leave the template or session out of "
+        "the model entry's `templates` or `sessions` (one it was never recorded with), or "
+        "restore the recording file"]
     assert v.infrastructure_errors == 1
     assert v.to_text().endswith("1 cell(s) hit infrastructure errors: their results are "
                                 "missing, not measured")

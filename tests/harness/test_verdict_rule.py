@@ -277,12 +277,15 @@ def test_no_template_can_be_recommended_when_every_cell_fails() -> None:
 
 def test_a_bad_rule_is_a_config_error_naming_the_allowed_values() -> None:
     allowed = "allowed: min-retained-safe, max-recall, min-retained, pareto"
-    with pytest.raises(ConfigError, match=f"unknown verdict rule 'best'; {allowed}"):
+    with pytest.raises(ConfigError, match=f"unknown rule 'best'; {allowed}"):
         verdict(_rule_cells(), rule="best")
     data = {"sessions": ["dataset:all"], "models": ["extractive"], "verdict": {"rule": "best"}}
     with pytest.raises(ConfigError) as err:
         Experiment.from_dict(data, source="x.toml")
-    assert str(err.value) == f"x.toml: verdict.rule: unknown verdict rule 'best'; {allowed}"
+    assert str(err.value) == f"x.toml: verdict.rule: unknown rule 'best'; {allowed}"
+    with pytest.raises(ConfigError, match="unknown rule 'min-retained-saf' \\(did you mean "
+                                          "'min-retained-safe'\\?\\)"):
+        verdict(_rule_cells(), rule="min-retained-saf")
 
 
 def test_the_spec_sets_the_rule_and_round_trips() -> None:

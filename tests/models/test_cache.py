@@ -117,8 +117,10 @@ async def test_replay_mode_raises_cache_miss_with_the_documented_message(cache):
         await model.complete("sys", request())
     h = prompt_hash("sys", request())
     assert str(info.value) == (
-        f"replay-only cache has no recording for model openai/gpt-4o-mini (prompt sha256:{h[:12]}); "
-        "record it with mode='rw' or pass --cache rw")
+        f"replay-only cache has no recording for model openai/gpt-4o-mini (prompt sha256:{h[:12]}): "
+        "a template, session or parameter set it was not recorded with; record it with "
+        "`workbench record SPEC` (calls the real model), or leave it out of the model entry's "
+        "`templates` or `sessions`")
     assert info.value.model == "openai/gpt-4o-mini"
     assert inner.calls == []
 

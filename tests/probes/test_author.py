@@ -31,3 +31,20 @@ def test_an_author_reply_becomes_open_judged_questions() -> None:
 def test_a_malformed_author_reply_raises(text: str, why: str) -> None:
     with pytest.raises(ReplyFormatError, match=why):
         parse_author_reply(text, 3)
+
+
+def test_an_authored_answer_stands_only_where_the_history_holds_it_verbatim() -> None:
+    from tests.probes._sessions import manifest_session
+    from workbench.probes import Evidence, ground_authored
+
+    items = [{"kind": "recall", "question": "Which port now?", "answer": "50354"},
+             {"kind": "recall", "question": "Which database?", "answer": "PostgreSQL 16"},
+             {"kind": "artifact", "question": "Which file is gone?",
+              "answer": "tests/fixtures/old.json"}]
+    written = parse_author_reply(json.dumps(items), 3, author="openai/x")
+    kept, dropped = ground_authored(written, manifest_session().messages)
+    assert dropped == 1
+    assert [(q.id, q.evidence) for q in kept] == [
+        ("author-1", [Evidence(8, "port = 50354")]),
+        ("author-3", [Evidence(12, "rm tests/fixtures/old.json")])]
+    assert all(q.authored and q.source == "author:openai/x" for q in kept)

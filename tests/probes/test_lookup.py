@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.probes._sessions import ERROR, PENDING, manifest_session
 from workbench.messages import Message, MessageMetadata
-from workbench.probes import LookupAnswerer, build_questions, grade_answer
+from workbench.probes import LookupAnswerer, Question, build_questions, grade_answer
 
 
 def _score(messages: list[Message]) -> dict[str, float]:
@@ -59,3 +59,120 @@ def test_a_question_about_the_first_error_takes_the_earliest_one() -> None:
     assert answerer.answer(first) == "TypeError: second"
     first.position = "first"
     assert answerer.answer(first) == "ValueError: first"
+
+
+def _runs() -> list[Message]:
+    """`pytest -q` run twice (exit 1, then 0) with a grep between that mentions it."""
+    return [
+        Message.assistant("I'll create the test first.").with_tool_request(
+            "w", "write_file", {"path": "tests/test_a.py", "content": "def test_a(): pass"}),
+        Message.user().with_tool_response("w", "written"),
+        Message.assistant().with_tool_request("r1", "shell", {"command": "pytest -q"}),
+        Message.user().with_tool_response("r1", "E   KeyError: 'x'\n1 failed in 0.1s\nExit code 1",
+                                          is_error=True),
+        Message.assistant().with_tool_request("g", "shell",
+                                              {"command": "grep -n x tests/test_a.py"}),
+        Message.user().with_tool_response("g", "1:def test_a(): pass"),
+        Message.assistant().with_tool_request("r2", "shell", {"command": "pytest -q"}),
+        Message.user().with_tool_response("r2", "1 passed in 0.1s\nExit code 0"),
+    ]
+
+
+def _error_question(**kw: object) -> Question:
+    return Question(id="r", kind="recall", text="What error did `pytest -q` fail with?",
+                    expected="KeyError: 'x'", answer_type="error", cue=["pytest -q"],
+                    answer_in="output", **kw)  # type: ignore[arg-type]
+
+
+def test_an_outcome_is_read_from_the_output_of_the_call_the_cue_names() -> None:
+    answerer = LookupAnswerer(_runs())
+    exit_code = Question(id="e", kind="recall", text="What exit code did `pytest -q` return?",
+                         expected="1", answer_type="number", cue=["pytest -q"],
+                         blank_before="Exit code", answer_in="output", position="first")
+    assert answerer.answer(exit_code) == "1"
+    exit_code.position = "last"
+    assert answerer.answer(exit_code) == "0"
+    assert answerer.answer(_error_question(position="first")) == "KeyError: 'x'"
+    printed = Question(id="p", kind="recall", text="What did `pytest -q` print?",
+                       expected="1 passed in 0.1s", answer_type="text", cue=["pytest -q"],
+                       answer_in="output", position="last")
+    assert answerer.answer(printed) == "1 passed in 0.1s\nExit code 0"
+
+
+def test_an_outcome_in_a_summary_is_read_from_its_text() -> None:
+    summary = Message.user("## Tests\n`pytest -q` failed with exit code 1: KeyError: 'x'.",
+                           metadata=MessageMetadata.agent_only())
+    answerer = LookupAnswerer([summary])
+    exit_code = Question(id="e", kind="recall", text="What exit code did `pytest -q` return?",
+                         expected="1", answer_type="number", cue=["pytest -q"],
+                         blank_before="exit code", answer_in="output")
+    assert answerer.answer(exit_code) == "1"
+    assert answerer.answer(_error_question()) == "KeyError: 'x'."
+
+
+def test_a_question_about_a_call_reads_the_calls_alone() -> None:
+    answerer = LookupAnswerer([
+        Message.assistant().with_tool_request("r", "read_file", {"path": "tests/test_a.py"}),
+        Message.user().with_tool_response("r", "def test_a(): pass"),
+        Message.assistant().with_tool_request(
+            "e", "edit_file", {"path": "tests/test_a.py", "old_str": "pass", "new_str": "x"}),
+        Message.user().with_tool_response("e", "ok"),
+        Message.assistant("Added the missing assert to tests/test_a.py.")])
+    fate = Question(id="f", kind="artifact", text="Was `tests/test_a.py` created or edited?",
+                    expected="edited", answer_type="choice", choices=["created", "edited"],
+                    cue=["tests/test_a.py"])
+    assert answerer.answer(fate) == "created"  # the latest passage's "Added" misleads
+    fate.answer_in = "call"
+    assert answerer.answer(fate) == "edited"
+
+
+def test_a_value_blank_takes_the_token_after_its_leading_words() -> None:
+    messages = [Message.user().with_tool_response("c", "Commit   503d567 fix: pin tokenizers\n"),
+                Message.assistant("Later: Commit 9f8e7d6 fix: pin tokenizers again")]
+    answerer = LookupAnswerer(messages)
+    blank = Question(id="v", kind="recall", text='Fill in: "Commit ____ fix: pin tokenizers"',
+                     expected="503d567", answer_type="value", cue=["pin", "tokenizers"],
+                     blank_before="Commit", position="first")
+    assert answerer.answer(blank) == "503d567"  # whitespace aside
+    blank.position = "last"
+    assert answerer.answer(blank) == "9f8e7d6"
+
+
+def test_a_skills_text_is_not_the_humans_message() -> None:
+    skill = Message.user("Base directory for this skill: /x\nAlways prefer local sources.",
+                         metadata=MessageMetadata.model_validate({"isMeta": True}))
+    human = Message.user("Please add the OTEL spans to the hooks controller.")
+    answerer = LookupAnswerer([human, skill])
+    request = next(q for q in build_questions(manifest_session(), per_session=None).questions
+                   if q.id == "continuation-last-request")
+    assert answerer.answer(request) == human.concat_text()
+
+
+def test_a_calls_kind_is_read_from_what_it_does_not_from_what_it_carries() -> None:
+    answerer = LookupAnswerer([
+        Message.assistant().with_tool_request(
+            "e", "edit", {"path": "aider/main.py", "search": "x = 1",
+                          "replace": "# create a new repo when none exists\nx = 2"}),
+        Message.user().with_tool_response("e", "Applied edit to aider/main.py"),
+        Message.assistant().with_tool_request(
+            "w", "shell", {"command": "cat <<'EOF' > fix_main.py\nopen('aider/main.py')\nEOF"}),
+        Message.user().with_tool_response("w", ""),
+        *[m for n in range(6) for m in (
+            Message.assistant().with_tool_request(f"r{n}", "shell",
+                                                  {"command": f"sed -n '{n},9p' aider/main.py"}),
+            Message.user().with_tool_response(f"r{n}", "x = 2"))]])
+    fate = Question(id="f", kind="artifact", text="Was `aider/main.py` created or edited?",
+                    expected="edited", answer_type="choice", choices=["created", "edited"],
+                    cue=["aider/main.py"], answer_in="call")
+    # the heredoc names the file only inside the script it writes; six later calls only read
+    # it: the edit is found behind them, by its tool name, not by the "create a new" it wrote
+    assert answerer.answer(fate) == "edited"
+
+
+def test_a_question_about_a_call_is_read_from_a_summarys_text() -> None:
+    summary = Message.user("## Files\n- edited aider/main.py (the repo check)",
+                           metadata=MessageMetadata.agent_only())
+    fate = Question(id="f", kind="artifact", text="Was `aider/main.py` created or edited?",
+                    expected="edited", answer_type="choice", choices=["created", "edited"],
+                    cue=["aider/main.py"], answer_in="call")
+    assert LookupAnswerer([summary]).answer(fate) == "edited"

@@ -7,6 +7,7 @@ import pytest
 from workbench.probes import (
     DIMENSIONS,
     AnsweredQuestion,
+    Evidence,
     JudgeGrade,
     NextActionResult,
     Question,
@@ -60,6 +61,10 @@ def test_unanswered_questions_are_left_out_and_stale_answers_counted() -> None:
     metrics = qa_metrics(answered)
     assert metrics["qa_accuracy"] == 0.0 and metrics["qa_stale_answers"] == 1
     assert AnsweredQuestion(q("b", "recall", "v"), None).to_dict()["grade"] is None
+    grounded = q("c", "recall", "v", evidence=[Evidence(3, "x = v")])
+    assert AnsweredQuestion(grounded, "v").to_dict()["evidence"] == [{"message": 3,
+                                                                     "quote": "x = v"}]
+    assert "evidence" not in AnsweredQuestion(q("b", "recall", "v"), "v").to_dict()
 
 
 def test_next_action_metrics_appear_only_with_a_recorded_action() -> None:
@@ -69,3 +74,19 @@ def test_next_action_metrics_appear_only_with_a_recorded_action() -> None:
     assert qa_metrics([], result) == {"qa_questions": 0, "next_action_match": 1.0}
     result.match_full = False
     assert qa_metrics([], result)["next_action_match_full"] == 0.0
+
+
+def test_model_written_questions_are_kept_apart_from_the_built_ones() -> None:
+    built = AnsweredQuestion(q("b", "recall", "50354", answer_type="number"), "50354",
+                             full_answer="50354")
+    written = [AnsweredQuestion(q(f"author-{n}", "recall", "the port moved to 50354", "overlap",
+                                  answer_type="text", source="author:openai/x"), answer,
+                                full_answer="the port moved to 50354")
+               for n, answer in ((1, "it moved to port 50354"), (2, "unknown"))]
+    alone = qa_metrics([built])
+    both = qa_metrics([built, *written])
+    assert both["qa_authored"] == 0.5
+    # adding an author moves no built metric
+    assert {k: v for k, v in both.items() if k not in ("qa_authored", "qa_questions")} == {
+        k: v for k, v in alone.items() if k != "qa_questions"}
+    assert both["qa_questions"] == 3 and "qa_authored" not in alone

@@ -52,7 +52,7 @@ def test_unknown_shapes_and_versions_are_refused_by_name() -> None:
     with pytest.raises(ValueError, match="^shape 'poetry' is not one of debugging, feature, "
                                          "refactor, review, tool-loop, discussion$"):
         generate_session(1, 5_000, shape="poetry")
-    with pytest.raises(ValueError, match="^generator version 1: this generator writes 2, 3$"):
+    with pytest.raises(ValueError, match="^generator version 1: this generator writes 2, 3, 4$"):
         generate_session(1, 5_000, version=1)
     with pytest.raises(ValueError, match="^generator version 2 writes the debugging shape "
                                          "only, not 'review'$"):

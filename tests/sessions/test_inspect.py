@@ -88,3 +88,29 @@ def test_cli_inspect_turns_a_format_error_into_a_clean_message(tmp_path):
     result = CliRunner().invoke(cli, ["sessions", "inspect", str(path)])
     assert result.exit_code == 1
     assert result.output == f"Error: {path}: the file is empty\n"
+
+
+def test_cli_inspect_questions_prints_each_with_its_answer_and_evidence(shared_sessions):
+    path = (shared_sessions / "mini-swe-agent" / "swebench_results"
+            / "20251118_gemini-3-pro-74pct" / "trajs" / "sympy__sympy-19637"
+            / "sympy__sympy-19637.traj.json")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["sessions", "inspect", "--questions", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "questions  15" in lines
+    at = lines.index("  4. recall · failures · exact/error  [recall-failures-1]")
+    assert lines[at + 1:at + 4] == [
+        "     Q  What error did the command `python reproduce_issue.py` fail with the first "
+        "time? Quote the error message exactly.",
+        "     A  UnboundLocalError: local variable 'kern' referenced before assignment",
+        "     evidence  message #8: \"UnboundLocalError: local variable 'kern' referenced "
+        "before assignment\""]
+    result = runner.invoke(cli, ["sessions", "inspect", "--questions", "--json", str(path)])
+    (info,) = json.loads(result.output)
+    assert len(info["questions"]["questions"]) == 15
+    assert info["questions"]["questions"][3]["evidence"] == [
+        {"message": 8, "quote": "UnboundLocalError: local variable 'kern' referenced before "
+                                "assignment"}]
+    plain = runner.invoke(cli, ["sessions", "inspect", "--json", str(path)])
+    assert "questions" not in json.loads(plain.output)[0]

@@ -20,10 +20,12 @@ from workbench.strategies import (
 
 
 def test_the_built_in_strategies_are_registered() -> None:
-    assert strategy_names() == ["awaken", "goose", "mask", "none", "reference", "truncate"]
-    assert [(n, c.uses_model) for n, c in STRATEGIES.items()] == [
-        ("awaken", True), ("goose", True), ("mask", False), ("none", False),
-        ("reference", False), ("truncate", False)]
+    assert sorted(strategy_names()) == [
+        "aider", "anthropic-clear-tool-uses", "anthropic-server-compaction", "awaken",
+        "claude-code", "codex", "gemini-cli", "goose", "langchain", "mask", "none",
+        "openai-responses-compact", "opencode", "reference", "sliding-window", "truncate"]
+    free = sorted(n for n, c in STRATEGIES.items() if not c.uses_model)
+    assert free == ["anthropic-clear-tool-uses", "mask", "none", "reference", "truncate"]
 
 
 def test_settings_are_validated_by_each_strategy() -> None:
@@ -35,7 +37,8 @@ def test_settings_are_validated_by_each_strategy() -> None:
     with pytest.raises(ConfigError, match="strategy 'goose': temperature: Extra inputs are not "
                                           "permitted"):
         get_strategy("goose", temperature=0)
-    with pytest.raises(ConfigError, match=r"unknown strategy 'trim' \(known: awaken, goose, "):
+    with pytest.raises(ConfigError, match=r"unknown strategy 'trim' \(known: aider, "
+                                          r"anthropic-clear-tool-uses, "):
         get_strategy("trim")
 
 

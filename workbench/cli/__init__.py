@@ -16,11 +16,20 @@ import click
 from workbench.errors import WorkbenchError
 
 # module name -> shown in this order in --help
-SUBCOMMANDS = ["_run", "_report", "_view", "_compare", "_sessions", "_models", "_cache", "_export",
-               "_regress", "_record", "_tune"]
+SUBCOMMANDS = ["_init", "_run", "_report", "_view", "_compare", "_sessions", "_models", "_cache",
+               "_export", "_regress", "_record", "_tune"]
 
 
 class _Group(click.Group):
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[no-untyped-def]
+        # A misspelt command names the closest one (click itself only does so for options).
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from workbench._suggest import did_you_mean
+
+            ctx.fail(f"No such command {name!r}{did_you_mean(name, self.list_commands(ctx))}.")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)

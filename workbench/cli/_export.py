@@ -1,9 +1,12 @@
 """``workbench export VARIANT``: install a template variant as Goose's compaction prompts.
 
 Writes the variant's ``compaction.md`` and ``compaction_summary.md`` to Goose's prompt override
-folder (or ``--dest``), backing up any file it replaces; ``--dry-run`` only says what it would do.
-``--from-run RUN_DIR [--rule ...]`` exports a run's winner with its evidence as a Jinja comment;
-``--restore`` undoes the last export.
+folder (or ``--dest``), backing up any file it replaces and adding the export to the
+destination's history; ``--dry-run`` only says what it would do. ``--from-run RUN_DIR [--rule
+...]`` recomputes the run's winner by the winner rule (a tune's: exactly the winner it
+printed) and exports it with its evidence, printing its parameters and template hash;
+``--as-variant [NAME]`` writes it as ``prompts/NAME/`` instead. ``--history`` lists the
+exports, ``--restore`` undoes the last one, ``--restore --all`` every one.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from typing import Any
 
 import click
 
+AS_DEFAULT = "\0default"
+"""What ``--as-variant`` without a NAME stands for: the tune's ``winner_name``."""
+
 
 @click.command("export")
 @click.argument("variant", required=False)
@@ -21,30 +27,52 @@ import click
 @click.option("--dry-run", is_flag=True, help="Validate and show what would change; write nothing.")
 @click.option("--from-run", "from_run", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Export the winner of this run folder, with its evidence.")
-@click.option("--rule", default=None, help="With --from-run: the rule that picks the winner "
-              "(max-recall, min-retained:recall>=0.8, pareto...) [default: the tune's, else "
-              "max-recall].")
-@click.option("--metric", default=None, help="With --from-run: the recall column "
-              "[default: probe_recall].")
-@click.option("--restore", is_flag=True, help="Undo the last export into --dest from its backups.")
+@click.option("--rule", default=None, help="With --from-run: the winner rule, by the verdict's "
+              "names: min-retained-safe, max-recall, min-retained, pareto [default: the tune's, "
+              "else the run's [verdict] rule, else min-retained-safe].")
+@click.option("--as-variant", "as_variant", is_flag=False, flag_value=AS_DEFAULT, default=None,
+              metavar="[NAME]", help="With --from-run: write the winner as prompts/NAME/ "
+              "(a variant folder) instead of Goose's folder [NAME default: the tune's "
+              "winner_name, else <variant>-tuned].")
+@click.option("--prompts-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("prompts"), show_default=True,
+              help="With --as-variant: the folder of variant folders.")
+@click.option("--overwrite", is_flag=True, help="With --as-variant: replace an existing folder.")
+@click.option("--restore", is_flag=True, help="Undo the last export into --dest (one step).")
+@click.option("--all", "restore_all", is_flag=True,
+              help="With --restore: undo every export, back to the folder as it was before "
+                   "the first.")
+@click.option("--history", is_flag=True, help="List the exports recorded in --dest.")
 def command(variant: str | None, dest: Path | None, dry_run: bool, from_run: Path | None,
-            rule: str | None, metric: str | None, restore: bool) -> None:
+            rule: str | None, as_variant: str | None, prompts_dir: Path, overwrite: bool,
+            restore: bool, restore_all: bool, history: bool) -> None:
     """Export template VARIANT (a prompts/ folder name, 'default' or a path) to Goose.
 
-    With --from-run RUN_DIR, export the run's winner instead; --restore undoes the last export.
+    With --from-run RUN_DIR, export the run's winner instead; --history lists the exports,
+    --restore undoes the last one and --restore --all all of them.
     """
-    from workbench.export import export_template, record_export
+    from workbench.export import export_template, history_lines
 
-    if sum(bool(x) for x in (variant, from_run, restore)) != 1:
-        raise click.UsageError("give exactly one of VARIANT, --from-run RUN_DIR or --restore")
+    if restore_all and not restore:
+        raise click.UsageError("--all goes with --restore")
+    if sum(bool(x) for x in (variant, from_run, restore, history)) != 1:
+        raise click.UsageError("give exactly one of VARIANT, --from-run RUN_DIR, --restore or "
+                               "--history")
+    if as_variant is not None and from_run is None:
+        raise click.UsageError("--as-variant goes with --from-run RUN_DIR")
+    if history:
+        for line in history_lines(dest):
+            click.echo(line)
+        return
     if restore:
-        _restore(dest)
+        _restore(dest, restore_all)
         return
     if from_run is not None:
-        result = _from_run(from_run, rule, metric, dest, dry_run)
+        result = _from_run(from_run, rule, dest, dry_run, as_variant, prompts_dir, overwrite)
+        if result is None:
+            return
     else:
         result = export_template(str(variant), dest=dest, dry_run=dry_run)
-        record_export(result)
     header = f"Exporting {result.variant!r} to {result.dest}"
     click.echo(header + (" (dry run: nothing written)" if dry_run else ""))
     for path in result.written:
@@ -61,26 +89,38 @@ def command(variant: str | None, dest: Path | None, dry_run: bool, from_run: Pat
         click.echo("Nothing to do: Goose already uses these templates.")
     elif not dry_run:
         click.echo("Goose uses these templates from its next compaction.")
-        click.echo("Undo with: workbench export --restore"
-                   + (f" --dest {result.dest}" if dest is not None else ""))
+        where = f" --dest {result.dest}" if dest is not None else ""
+        click.echo(f"Undo with: workbench export --restore{where} (--history lists the "
+                   "exports; --restore --all undoes every one)")
 
 
-def _from_run(run_dir: Path, rule: str | None, metric: str | None, dest: Path | None,
-              dry_run: bool) -> Any:
+def _from_run(run_dir: Path, rule: str | None, dest: Path | None, dry_run: bool,
+              as_variant: str | None, prompts_dir: Path, overwrite: bool) -> Any:
     import difflib
 
-    from workbench.export import export_from_run
+    from workbench.export import export_template, pick_from_run, stage_winner, write_variant
 
-    result, evidence = export_from_run(run_dir, rule, metric=metric, dest=dest, dry_run=dry_run)
-    click.echo(f"Winner of {run_dir}:")
+    evidence = pick_from_run(run_dir, rule)
+    staged = stage_winner(evidence, run_dir)
+    click.echo(f"Winner of {run_dir} (recomputed from its stored cells by the rule):")
     for line in evidence.lines():
         click.echo(f"  {line}")
+    if as_variant is not None:
+        name = as_variant if as_variant != AS_DEFAULT else (
+            evidence.winner_name or f"{evidence.variant.split('{', 1)[0]}-tuned")
+        if dry_run:
+            click.echo(f"would write the variant folder {prompts_dir / name} (dry run)")
+            return None
+        folder = write_variant(evidence, staged, prompts_dir, name, overwrite=overwrite)
+        click.echo(f"wrote the variant folder {folder} (use it as templates = [\"{name}\"])")
+        return None
+    result = export_template(staged, dest=dest, dry_run=dry_run,
+                             history_hash=evidence.template_hash)
     if dry_run:
-        staged = Path(run_dir) / "export"
         for path in result.written:
-            new = next(staged.glob(f"*/{path.name}"), None)
+            new = staged / path.name
             old = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-            if new is None:
+            if not new.is_file():
                 continue
             diff = difflib.unified_diff(old, new.read_text(encoding="utf-8").splitlines(),
                                         str(path), f"{path} (exported)", lineterm="", n=1)
@@ -89,8 +129,8 @@ def _from_run(run_dir: Path, rule: str | None, metric: str | None, dest: Path | 
     return result
 
 
-def _restore(dest: Path | None) -> None:
-    from workbench.export import restore_last_export
+def _restore(dest: Path | None, every: bool) -> None:
+    from workbench.export import restore_all_exports, restore_last_export
 
-    for line in restore_last_export(dest):
+    for line in (restore_all_exports(dest) if every else restore_last_export(dest)):
         click.echo(line)

@@ -4,40 +4,74 @@ from __future__ import annotations
 
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from workbench.regress._defaults import DEFAULT_SPEC
+from workbench.cli._options import override_options, pop_overrides
+
+if TYPE_CHECKING:
+    from workbench.harness.experiment import Experiment
+    from workbench.harness.experiment._overrides import Overrides
 
 
 @click.command("regress")
-@click.argument("spec", required=False, default=DEFAULT_SPEC,
-                type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Baseline folder (default: regress/<experiment name>).")
+              help="Baseline folder (default: regress/<experiment name>; for a shipped spec "
+                   "used from elsewhere, the shipped baseline).")
 @click.option("--update", is_flag=True,
               help="Rewrite the baseline from this run instead of comparing with it.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the replayed run in this folder (default: a temporary one).")
 @click.option("--progress", is_flag=True, help="Show the progress bar.")
+@override_options
 @click.pass_context
-def command(ctx: click.Context, spec: Path, baseline: Path | None, update: bool,
-            out: Path | None, progress: bool) -> None:
-    """Replay the experiment SPEC (default experiments/regress.toml) from its recordings and
-    compare it with the committed baseline.
+def command(ctx: click.Context, spec: Path | None, baseline: Path | None, update: bool,
+            out: Path | None, progress: bool, **overridden: object) -> None:
+    """Replay the experiment SPEC (default experiments/regress.toml here, else the shipped one)
+    from its recordings and compare it with the committed baseline.
 
     Rendered summaries must match exactly (a unified diff shows any change); the metrics named
     in the spec's [regress] table must stay within their tolerances. Every model that calls a
-    model is forced to replay-only, so a missing recording fails and names the cell.
-    Exit codes: 0 passed (or --update wrote the baseline), 1 regressed, 2 could not run.
+    model is forced to replay-only, so a missing recording fails and names the cell. With
+    overrides (--model, --template, --window, --sessions, --limit, --set) only the summaries
+    of the cells run are compared. Exit codes: 0 passed (or --update wrote the baseline),
+    1 regressed, 2 could not run.
     """
     from workbench.regress import COULD_NOT_RUN, run_regress
 
+    overrides = pop_overrides(overridden)
     try:
-        report = run_regress(spec, baseline, update=update, out=out, progress=progress)
-    except Exception:  # a crash is "could not run" (2), never mistaken for "regressed" (1)
-        click.echo(traceback.format_exc(), err=True)
-        click.echo("result: COULD NOT RUN (exit 2): the gate crashed, see the traceback above")
+        experiment, baseline = _spec(spec, baseline, overrides)
+        report = run_regress(experiment, baseline, update=update, out=out, progress=progress,
+                             partial=bool(overrides))
+    except Exception as exc:  # a crash is "could not run" (2), never mistaken for "regressed"
+        from workbench.errors import WorkbenchError
+
+        if isinstance(exc, WorkbenchError):
+            click.echo(f"ERROR {exc}")
+        else:
+            click.echo(traceback.format_exc(), err=True)
+        click.echo("result: COULD NOT RUN (exit 2)" if isinstance(exc, WorkbenchError) else
+                   "result: COULD NOT RUN (exit 2): the gate crashed, see the traceback above")
         ctx.exit(COULD_NOT_RUN)
     click.echo(report.render())
     ctx.exit(report.exit_code)
+
+
+def _spec(spec: Path | None, baseline: Path | None,
+          overrides: Overrides) -> tuple[Experiment, Path | None]:
+    """The experiment to replay and its baseline (the shipped one for a shipped spec read
+    from outside the clone, where regress/<name> is not in the working folder)."""
+    from workbench._resources import is_shipped, shipped
+    from workbench.harness.experiment import Experiment
+    from workbench.harness.experiment._locate import find_spec
+    from workbench.regress._defaults import BASELINE_ROOT
+
+    path = find_spec(spec, "regress")
+    experiment = Experiment.from_toml(path)
+    local = Path(BASELINE_ROOT) / experiment.name
+    if baseline is None and is_shipped(path) and not local.is_dir():
+        baseline = shipped(BASELINE_ROOT, experiment.name)
+    return overrides.apply(experiment), baseline

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from workbench.cli._options import load_spec, not_run_line, override_options, pop_overrides
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -111,21 +113,32 @@ def print_table(results: Results, *, wide: bool = False) -> None:
                    "remote one; omitted starts a private local Ray instance.")
 @click.option("--wide", is_flag=True,
               help="Print every column of the table (by default it fits 120 columns).")
+@override_options
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
             concurrency: int | None, no_progress: bool, new: bool, executor: str | None,
-            address: str | None, wide: bool) -> None:
-    """Run the experiment SPEC (TOML); without SPEC, the shipped default experiment.
+            address: str | None, wide: bool, **overridden: object) -> None:
+    """Run the experiment SPEC (TOML, or a shipped experiment's name); without SPEC,
+    experiments/default.toml here (a clone or a `workbench init` project), else the shipped
+    default experiment.
 
     Re-running the same command resumes: finished cells are skipped. A run folder holding a
-    different experiment's cells is refused; pass --new or another --out. Exits 3 when any cell
-    hit an infrastructure error (cache miss, auth, network, retries exhausted), 0 when every
-    cell produced an outcome (compaction failures such as context exhausted are outcomes).
+    different experiment's cells is refused; pass --new or another --out. An overridden run
+    (--model, --template, --window, --sessions, --limit, --set) gets its own folder,
+    runs/<name>-<hash of the overrides>. Exits 3 when any cell hit an infrastructure error
+    (cache miss, auth, network, retries exhausted), 0 when every cell produced an outcome
+    (compaction failures such as context exhausted are outcomes).
     """
-    from workbench.harness import DryRunEstimate, Experiment, run_experiment
+    from workbench.harness import DryRunEstimate, run_experiment
     from workbench.harness.run import default_out
 
-    experiment = Experiment.default() if spec is None else Experiment.from_toml(spec)
-    folder = out or default_out(experiment)
+    overrides = pop_overrides(overridden)
+    experiment, run_name = load_spec(spec, "default", overrides)
+    folder = out or default_out(experiment).parent / run_name
+    if overrides:
+        click.echo(f"overrides: {overrides.describe()} (run folder {folder})")
+    line = not_run_line(experiment)
+    if line:
+        click.echo(textwrap.fill(line, width=120, break_on_hyphens=False))
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
                             progress=not no_progress, concurrency=concurrency, new=new,
                             executor=executor, address=address)
@@ -174,14 +187,16 @@ def _print_replays(results: Results) -> None:
     import pandas as pd
 
     from workbench.harness.experiment._windows import format_window
-    from workbench.strategies import replay_ranking
+    from workbench.strategies import replay_ranking, threshold_label
 
     if results.replays.empty:
         return
     table = results.replay_table()
     shown = table[[c for c in REPLAY_SHOWN if c in table.columns]].copy()
     for col in shown.columns:
-        if col == "facts_recall_mean":
+        if col == "threshold" and shown[col].isna().any():  # "policy": each at its own trigger
+            shown[col] = [threshold_label(v) for v in shown[col]]
+        elif col == "facts_recall_mean":
             shown[col] = ["—" if pd.isna(v) else f"{v:.1%}" for v in shown[col]]
         elif col == "window":
             shown[col] = [format_window(int(v)) for v in shown[col]]
@@ -194,3 +209,8 @@ def _print_replays(results: Results) -> None:
     for line in replay_ranking(table):
         click.echo(textwrap.fill(line, width=120, initial_indent="  ", subsequent_indent="    ",
                                  break_on_hyphens=False))
+    spec = results.spec.replay if results.spec is not None else None
+    if spec is not None and spec.detectors:
+        from workbench.harness.report._replay_text import detector_text
+
+        click.echo("\n" + detector_text(results))

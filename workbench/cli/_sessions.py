@@ -20,21 +20,35 @@ def command() -> None:
 @click.option("--format", "fmt", default=None, metavar="F",
               help="Importer name (default: detect from the file).")
 @click.option("--subagents", is_flag=True, help="Claude Code: also show sub-agent transcripts.")
+@click.option("--questions", "with_questions", is_flag=True,
+              help="Also print the functional probes' questions about each session, each with "
+                   "its expected answer and evidence (message index and quoted span), as a run "
+                   "with the default [qa] table asks them.")
 def inspect_command(paths: tuple[str, ...], as_json: bool, fmt: str | None,
-                    subagents: bool) -> None:
+                    subagents: bool, with_questions: bool) -> None:
     """Show messages, tool calls, tokens and recorded compactions of each session in PATHS."""
     from workbench.sessions import load_sessions
     from workbench.sessions._inspect import format_inspection, inspect_session
 
-    infos = []
+    infos, blocks = [], []
     for path in paths:
         select: dict[str, Any] = {"include_subagents": True} if subagents else {}
         for session in load_sessions(path, format=fmt, **select):
-            infos.append(inspect_session(session))
+            info = inspect_session(session)
+            block = format_inspection(info)
+            if with_questions:
+                from workbench.probes import build_questions
+                from workbench.probes._listing import format_question_set
+
+                question_set = build_questions(session)
+                info["questions"] = question_set.to_dict()
+                block += "\n" + format_question_set(question_set)
+            infos.append(info)
+            blocks.append(block)
     if as_json:
         click.echo(json.dumps(infos, indent=2, ensure_ascii=False))
         return
-    click.echo("\n\n".join(format_inspection(info) for info in infos))
+    click.echo("\n\n".join(blocks))
 
 
 _GENERATE = "workbench.cli._sessions_generate"

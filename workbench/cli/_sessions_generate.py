@@ -32,21 +32,41 @@ def _sizes(values: tuple[str, ...]) -> list[int]:
               help="Session shape (generator version 3): debugging, feature, refactor, review, "
                    "tool-loop or discussion.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("datasets"), show_default=True, help="Folder for the JSON files.")
-def command(seeds: tuple[int, ...], tokens: tuple[str, ...], shape: str, out_dir: Path) -> None:
+              default=None, help="Folder for the JSON files [default: datasets, or "
+                                 "datasets/memory with --memory].")
+@click.option("--memory", is_flag=True,
+              help="Regenerate the memory set instead (generator version 4, six sessions "
+                   "that a replay compacts many times; kept out of dataset:all).")
+def command(seeds: tuple[int, ...], tokens: tuple[str, ...], shape: str, out_dir: Path | None,
+            memory: bool) -> None:
     """Generate coding-agent sessions with planted facts (Goose export JSON + manifest).
 
     Without options it regenerates the shipped set (48 sessions: seeds 1-6 at 5k-150k tokens
     by generator version 2, seeds 7-48 of six shapes by version 3). With --tokens it writes
-    version-3 sessions of --shape.
+    version-3 sessions of --shape. With --memory it regenerates the memory set.
     """
-    from workbench.sessions._generate import SHAPES, SHIPPED, DatasetSpec, generate_dataset
+    from workbench.sessions._generate import (
+        MEMORY,
+        MEMORY_DIR,
+        SHAPES,
+        SHIPPED,
+        DatasetSpec,
+        dataset_name,
+        generate_dataset,
+    )
 
     if shape not in SHAPES:
         raise click.BadParameter(f"{shape!r} is not one of {', '.join(SHAPES)}",
                                  param_hint="--shape")
     sizes = _sizes(tokens)
-    if not seeds and not sizes:
+    if memory and (seeds or sizes):
+        raise click.BadParameter("--memory regenerates the memory set as it ships: give it "
+                                 "no --seed or --tokens", param_hint="--memory")
+    if out_dir is None:
+        out_dir = Path(MEMORY_DIR if memory else "datasets")
+    if memory:
+        specs = list(MEMORY)
+    elif not seeds and not sizes:
         specs = list(SHIPPED)
     elif not sizes:
         raise click.BadParameter("give at least one size", param_hint="--tokens")
@@ -60,7 +80,7 @@ def command(seeds: tuple[int, ...], tokens: tuple[str, ...], shape: str, out_dir
         specs = [DatasetSpec(seed, size, shape)
                  for seed, size in zip(chosen, sizes, strict=True)]
     manifest = generate_dataset(out_dir, specs)
-    written = {f"gen-{round(s.target_tokens / 1000):03d}k-s{s.seed}.json" for s in specs}
+    written = {f"{dataset_name(s.seed, s.target_tokens, s.version)}.json" for s in specs}
     for entry in manifest["sessions"]:
         if entry["file"] in written:
             click.echo(f"{out_dir / entry['file']}: {entry['shape']}, {entry['tokens']} tokens, "

@@ -1,11 +1,15 @@
 """Export a run's winner with its evidence: ``workbench export --from-run RUN_DIR [--rule ...]``.
 
-The winner is picked from the run's cells by a rule (`workbench.tune.Objective`: ``max-recall``,
-``min-retained:recall>=0.8``, ``pareto``...), compared with the run's baseline variant by the
-session-level paired comparison, and staged as a variant folder under ``<run>/export/<name>/``
-whose two templates start with a Jinja comment stating the evidence (run, rule, metric,
-interval, date) and carry the point's parameter values baked in. The staged folder is then
-exported like any variant (validation, backups), so Goose's files say where they came from.
+The winner is recomputed from the run's stored cells by the one winner rule the tune and the
+verdict use (`workbench.tune.Objective`; default: the tune's rule, else the run spec's
+``[verdict] rule``, else ``min-retained-safe``), over the points and sessions of the tune's
+final rung when the run is a tune (from ``tune/tune.json``), so the export is exactly the
+winner the tune printed. It is compared with the run's baseline variant by the session-level
+paired comparison, and staged as a variant folder under ``<run>/export/<name>/`` whose two
+templates start with a Jinja comment stating the evidence (run, rule, parameters, template
+hash, interval, date) and carry the point's parameter values baked in. The staged folder is
+then exported like any variant (validation, backups, history), or with ``--as-variant`` copied
+to ``prompts/<name>/``.
 """
 
 from __future__ import annotations
@@ -13,17 +17,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
+from workbench.export._export import template_hash
 
-__all__ = ["Evidence", "evidence_comment", "export_from_run", "pick_from_run", "stage_winner"]
+__all__ = ["Evidence", "evidence_comment", "export_from_run", "pick_from_run", "stage_winner",
+           "template_hash", "write_variant"]
 
 EXPORT_DIR = "export"
-DEFAULT_RULE = "max-recall"
+TUNE_JSON = "tune/tune.json"
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -43,6 +50,10 @@ class Evidence:
         baseline: What it was compared with.
         interval: The paired comparison in words (or why there is none).
         date: When the export was decided (UTC).
+        rule_name: The rule's name (``min-retained-safe``...).
+        template_hash: sha256 of the two exported templates (parameters baked in, before the
+            evidence comment), set when the winner is staged.
+        winner_name: The tune's ``winner_name`` (the default ``--as-variant`` name), if any.
     """
 
     run: str
@@ -56,6 +67,9 @@ class Evidence:
     interval: str
     date: str
     params: dict[str, Any] = field(default_factory=dict)
+    rule_name: str = ""
+    template_hash: str = ""
+    winner_name: str | None = None
 
     def lines(self) -> list[str]:
         """The evidence, one fact per line."""
@@ -65,6 +79,8 @@ class Evidence:
         out = [f"variant: {self.variant}"]
         if self.params:
             out.append("parameters: " + json.dumps(self.params, ensure_ascii=False))
+        if self.template_hash:
+            out.append(f"template hash: sha256:{self.template_hash}")
         out += [f"run: {self.run}", f"rule: {self.rule}",
                 f"metric: {self.metric} = {num(self.value)} (retained tokens "
                 f"{num(self.retained_tokens)}, parse success {num(self.parse_success_pct)} %)",
@@ -89,18 +105,18 @@ def _number(value: Any) -> float | None:
 
 def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str | None = None,
                   baseline: str | None = None) -> Evidence:
-    """Pick the winner of a run by `rule` and gather its evidence.
+    """Pick the winner of a run by `rule` from its stored cells and gather its evidence.
 
     Args:
         run_dir: A run folder (``workbench run`` or ``workbench tune``).
-        rule: An objective rule; default the tune's objective when the run was a tune, else
-            ``max-recall``.
-        metric: The recall column; default the tune's metric, else ``probe_recall``.
+        rule: A winner rule (`workbench.tune.Objective`); default the tune's rule when the run
+            was a tune, else the spec's ``[verdict] rule``, else ``min-retained-safe``.
+        metric: The recall column the evidence reports (default ``probe_recall``).
         baseline: The variant to compare with; default the tune's baseline, else ``default``
             when the run has it, else the run's first template.
 
     Raises:
-        ConfigError: no results store, or no variant satisfies the rule.
+        ConfigError: no results store, an unknown rule, or a rule that recommends nothing.
     """
     from workbench.harness import Results, paired_comparison
     from workbench.tune import Objective, variant_scores
@@ -109,21 +125,32 @@ def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str |
     cells = results.cells
     if cells.empty:
         raise ConfigError(f"{run_dir}: the run has no cells to pick a winner from")
-    tune_spec = _tune_json(Path(run_dir))
-    rule = rule or tune_spec.get("objective") or DEFAULT_RULE
-    metric = metric or tune_spec.get("metric") or "probe_recall"
-    objective = Objective.parse(rule, metric)
-    scores = variant_scores(cells, metric)
-    winner = objective.winner(scores)
+    tuned = _tune_json(Path(run_dir))
+    spec = results.spec
+    tolerance = tuned.get("recall_tolerance", spec.verdict.recall_tolerance if spec else 0.02)
+    objective = Objective.parse(rule or tuned.get("rule_name")
+                                or (spec.verdict.rule if spec is not None else None), tolerance)
+    metric = metric or "probe_recall"
+    final = tuned.get("final") or {}
+    seed = spec.seed if spec is not None else 0
+    pick = objective.pick(cells, templates=final.get("templates"),
+                          sessions=final.get("sessions"), seed=seed)
+    if pick.winner is None:
+        raise ConfigError(f"{run_dir}: the rule {objective.rule} recommends no template "
+                          f"({pick.reasons or 'no template produced a summary'})")
+    winner = pick.winner
     templates = list(dict.fromkeys(cells["template"]))
-    baseline = baseline or tune_spec.get("baseline") or (
+    baseline = baseline or tuned.get("baseline") or (
         "default" if "default" in templates else templates[0])
+    scored = cells[cells["session_id"].isin(final["sessions"])] if final.get("sessions") \
+        else cells
+    scores = variant_scores(scored, metric)
     if winner == baseline:
-        interval = "the winner is the baseline"
+        interval = "the winner is the baseline: nothing beat it under the rule"
     else:
-        seed = results.spec.seed if results.spec is not None else 0
-        interval = str(paired_comparison(cells, baseline, winner, on="template", metric=metric,
-                                         seed=seed))
+        interval = "; ".join(str(paired_comparison(scored, baseline, winner, on="template",
+                                                   metric=m, seed=seed))
+                             for m in (metric, "retained_tokens"))
     row = scores[scores["template"] == winner].iloc[0]
     params: dict[str, Any] = {}
     if "template_params" in cells:
@@ -134,24 +161,24 @@ def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str |
                     retained_tokens=_number(row["retained_tokens"]),
                     parse_success_pct=_number(row["parse_success_pct"]), baseline=baseline,
                     interval=interval,
-                    date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), params=params)
+                    date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), params=params,
+                    rule_name=objective.rule, winner_name=tuned.get("winner_name"))
 
 
 def _tune_json(run_dir: Path) -> dict[str, Any]:
-    """The tune's objective, metric and baseline when `run_dir` is a tune's run folder."""
+    """What the tune recorded in ``tune/tune.json`` (rule, baseline, final rung), or {}."""
+    path = run_dir / TUNE_JSON
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
     spec = run_dir / "tune" / "spec.toml"
-    if not spec.is_file():
-        return {}
-    from workbench.harness import Experiment
+    if spec.is_file():
+        from workbench.harness import Experiment
 
-    table = Experiment.from_toml(spec).tune
-    if table is None:
-        return {}
-    out = {"objective": table.objective, "metric": table.metric}
-    tune_json = run_dir / "tune" / "tune.json"
-    if tune_json.is_file():
-        out["baseline"] = json.loads(tune_json.read_text(encoding="utf-8")).get("baseline")
-    return {k: v for k, v in out.items() if v}
+        table = Experiment.from_toml(spec).tune
+        if table is not None and table.winner_name:
+            data["winner_name"] = table.winner_name
+    return {k: v for k, v in data.items() if v is not None}
 
 
 def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
@@ -164,8 +191,9 @@ def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     name = _SLUG.sub("-", evidence.variant).strip("-") or "winner"
     folder = Path(run_dir) / EXPORT_DIR / name
     folder.mkdir(parents=True, exist_ok=True)
-    comment = evidence_comment(evidence)
     baked = variant.templates.baked()  # the parameter values written in, for Goose
+    evidence.template_hash = template_hash(baked.compaction, baked.summary)
+    comment = evidence_comment(evidence)
     (folder / COMPACTION_TEMPLATE).write_text(comment + baked.compaction,
                                               encoding="utf-8")
     (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(comment + baked.summary,
@@ -175,19 +203,39 @@ def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     return folder
 
 
+def write_variant(evidence: Evidence, staged: Path, prompts_dir: str | Path, name: str, *,
+                  overwrite: bool = False) -> Path:
+    """Copy a staged winner to ``<prompts_dir>/<name>/`` as a variant folder, with a README
+    stating its evidence.
+
+    Raises:
+        ConfigError: `name` is not a plain folder name, or the folder exists and `overwrite`
+            is false.
+    """
+    from workbench.tune._output import fresh_variant_folder
+
+    target = fresh_variant_folder(prompts_dir, name, overwrite=overwrite,
+                                  another="another --as-variant NAME")
+    shutil.copytree(staged, target)
+    body = "\n".join(f"- {line}" for line in evidence.lines())
+    (target / "README.md").write_text(
+        f"# {name}\n\nExported by `workbench export --from-run` from {evidence.run}.\n\n"
+        f"{body}\n", encoding="utf-8")
+    return target
+
+
 def export_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str | None = None,
                     baseline: str | None = None, dest: Path | None = None,
                     dry_run: bool = False) -> tuple[Any, Evidence]:
     """Pick a run's winner, stage it with its evidence and export it to Goose.
 
     Returns:
-        ``(ExportResult, Evidence)``; a real export is recorded for ``--restore``.
+        ``(ExportResult, Evidence)``; a real export is added to the destination's history.
     """
     from workbench.export._export import export_template
-    from workbench.export._restore import record_export
 
     evidence = pick_from_run(run_dir, rule, metric=metric, baseline=baseline)
     folder = stage_winner(evidence, run_dir)
-    result = export_template(folder, dest=dest, dry_run=dry_run)
-    record_export(result)
+    result = export_template(folder, dest=dest, dry_run=dry_run,
+                             history_hash=evidence.template_hash)
     return result, evidence

@@ -4,17 +4,19 @@ Goose reads ``<config dir>/prompts/compaction.md`` and ``compaction_summary.md``
 built-in templates when they exist (see `Templates.goose_overrides`). Exporting copies a
 variant's pair there so the live agent compacts the way the winning variant did. Both templates
 are rendered in the workbench's sandbox before anything is written, an existing file is copied
-to ``<name>.bak-<UTC timestamp>`` before it is replaced, and identical files are left alone.
+to ``<name>.bak-<UTC timestamp>`` before it is replaced, identical files are left alone, and
+the export is added to the destination's history (`workbench.export._restore`).
 
-The pair is written as one change: both files go to temporary siblings first, then are renamed
-into place; if anything fails, files already renamed are put back as they were. A target that is
-a symlink (dotfile managers) is written through to the file it points to, and backed up there.
+The pair is written as one change (`_files`): both files go to temporary siblings first, then
+are renamed into place; if anything fails, files already renamed are put back as they were. A
+target that is a symlink (dotfile managers) is written through to the file it points to, and
+backed up there.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
+import hashlib
 import os
 import re
 import shutil
@@ -32,9 +34,10 @@ from workbench.compaction._templates import (
     render,
 )
 from workbench.errors import ConfigError
+from workbench.export._files import atomic_write, write_pair
 from workbench.messages import Message
 
-__all__ = ["BACKUP_MARK", "ExportResult", "export_template", "restore_backup"]
+__all__ = ["BACKUP_MARK", "ExportResult", "export_template", "restore_backup", "template_hash"]
 
 BACKUP_MARK = ".bak-"
 """Separates the original file name from the timestamp in a backup's name."""
@@ -67,6 +70,7 @@ class ExportResult:
         backups: Backups made of replaced files (in the order of `written`).
         warnings: Parts of the variant Goose cannot reproduce, and other caveats.
         dry_run: True when nothing was actually written.
+        template_hash: sha256 of the pair exported (`template_hash`).
     """
 
     variant: str
@@ -76,6 +80,7 @@ class ExportResult:
     backups: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
+    template_hash: str = ""
 
     @property
     def changed(self) -> bool:
@@ -103,6 +108,16 @@ class ExportResult:
     def __str__(self) -> str:
         head = f"export {self.variant!r} -> {self.dest}" + (" (dry run)" if self.dry_run else "")
         return "\n".join([head, *(f"  {line}" for line in self.lines())])
+
+
+def template_hash(compaction: str, summary: str) -> str:
+    """sha256 (hex) of a variant's two templates, each length-prefixed so no other pair of
+    texts gives the same digest."""
+    digest = hashlib.sha256()
+    for text in (compaction, summary):
+        data = text.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
 def _utc_stamp() -> str:
@@ -202,71 +217,8 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def _tmp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
-
-
-def _write_pair(plan: list[tuple[Path, bytes, Path | None]]) -> None:
-    """Write every ``(real target, bytes, backup or None)`` or none of them.
-
-    Stages all temporary files, makes the backups, then renames; on any failure the renamed
-    targets get their old bytes back (or are removed when they are new), and the temporary
-    files and this call's backups are deleted.
-    """
-    staged: list[tuple[Path, Path, Path | None, bytes | None]] = []  # (target, tmp, backup, old)
-    renamed: list[tuple[Path, bytes | None]] = []
-    made_backups: list[Path] = []
-    try:
-        for path, data, backup in plan:
-            tmp = _tmp_path(path)
-            old = path.read_bytes() if path.is_file() else None
-            staged.append((path, tmp, backup, old))
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if path.exists():
-                shutil.copymode(path, tmp)
-        for path, _tmp, backup, _old in staged:
-            if backup is not None:
-                shutil.copy2(path, backup)
-                made_backups.append(backup)
-        for path, tmp, _backup, old in staged:
-            os.replace(tmp, path)
-            renamed.append((path, old))
-    except BaseException:
-        for path, old in reversed(renamed):
-            with contextlib.suppress(OSError):
-                if old is None:
-                    path.unlink()
-                else:
-                    _atomic_write(path, old)
-        for _path, tmp, _backup, _old in staged:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-        for backup in made_backups:
-            with contextlib.suppress(OSError):
-                backup.unlink()
-        raise
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    # A sibling temp file then os.replace: Goose never reads a half-written template. Plain
-    # open() (not mkstemp) so the new file gets the usual umask permissions, not 0600.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        if path.exists():
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def export_template(variant: str | Path, *, dest: Path | None = None,
-                    dry_run: bool = False) -> ExportResult:
+                    dry_run: bool = False, history_hash: str | None = None) -> ExportResult:
     """Install a variant's templates as Goose's compaction prompt overrides.
 
     Both ``compaction.md`` and ``compaction_summary.md`` are written (a file the variant lacks
@@ -279,6 +231,8 @@ def export_template(variant: str | Path, *, dest: Path | None = None,
             built-in templates, or a path to a variant folder.
         dest: The folder to write to; default ``goose_config_dir() / "prompts"``.
         dry_run: Validate and report what would happen, but write nothing.
+        history_hash: The template hash the destination's export history records for this
+            export (default: `ExportResult.template_hash`, the exported pair's).
 
     Returns:
         The `ExportResult`.
@@ -293,7 +247,9 @@ def export_template(variant: str | Path, *, dest: Path | None = None,
     sources = _sources(folder)
     warnings = _option_warnings(options) + _validate(sources)
     target = Path(dest) if dest is not None else goose_config_dir() / "prompts"
-    result = ExportResult(name, target, warnings=warnings, dry_run=dry_run)
+    result = ExportResult(name, target, warnings=warnings, dry_run=dry_run,
+                          template_hash=template_hash(sources[COMPACTION_TEMPLATE][0],
+                                                      sources[COMPACTION_SUMMARY_TEMPLATE][0]))
     if target.exists() and not target.is_dir():
         raise ConfigError(f"export destination {target} is a file; pass --dest a folder")
 
@@ -318,10 +274,13 @@ def export_template(variant: str | Path, *, dest: Path | None = None,
         return result
     try:
         target.mkdir(parents=True, exist_ok=True)
-        _write_pair(plan)
+        write_pair(plan)
     except OSError as exc:
         raise ConfigError(f"cannot write to {target}: {exc}; check the folder's permissions "
                           "or pass --dest") from exc
+    from workbench.export._restore import record_export
+
+    record_export(result, history_hash)  # every export is kept in the destination's history
     return result
 
 
@@ -354,7 +313,7 @@ def restore_backup(path: str | Path) -> Path:
             if original.read_bytes() == data:
                 return original
             shutil.copy2(original, _free_backup_path(original, _utc_stamp()))
-        _atomic_write(original, data)
+        atomic_write(original, data)
     except OSError as exc:
         raise ConfigError(f"cannot restore {original} from {backup}: {exc}") from exc
     return original

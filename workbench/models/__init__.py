@@ -1,10 +1,12 @@
 """`CompactionModel` implementations and the wrappers that compose around them.
 
 Layers, smallest first: `_identity` (labels and secret-free identities), `_extractive` (the
-no-LLM baseline), `_counts` (prompt sizes in a model's own tokenizer, kept in recordings),
+no-LLM baseline; `_sections`: its answers to prompts that ask for sections, the agents'
+policies'), `_counts` (prompt sizes in a model's own tokenizer, kept in recordings),
 `_cap` (`WindowCap`, a simulated context window), `_cache` (`ResponseCache`
 and `CachedModel`, record/replay), `_shared` (`SharedCalls`, one call per distinct prompt in a
-run), `_spec` (model strings and `load_model`). The litellm gateway
+run), `_spec` (model strings and `load_model`), `_provider_compact` (the providers' own
+compaction endpoints, through litellm, imported on first use). The litellm gateway
 (`LiteLLMModel`, `RetryPolicy`) and the embedded llama.cpp model (`LocalModel`; with
 `_packaged`: the GGUFs pip packages ship, `_local_prompt`: plain text or the GGUF's chat
 template, `_grammar`: the JSON schema its decoding follows) import heavy dependencies, so they
@@ -19,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench._lazy import lazy_exports
+from workbench.models import _sections  # noqa: F401 - registers the sections answerer
 from workbench.models._cache import CACHE_MISS_MESSAGE, CachedModel, ResponseCache, cache_key
 from workbench.models._cap import MISSING_TOKENIZER_MESSAGE, OVER_WINDOW_MESSAGE, WindowCap
 from workbench.models._counts import PromptCounts, RecordedCounts, SnapshotCounts, count_key

@@ -47,8 +47,10 @@ BUSY_TIMEOUT_MS = 30_000
 VOLATILE_MESSAGE_KEYS = ("created", "id")
 
 CACHE_MISS_MESSAGE = (
-    "replay-only cache has no recording for model {model} (prompt sha256:{prompt12}); "
-    "record it with mode='rw' or pass --cache rw"
+    "replay-only cache has no recording for model {model} (prompt sha256:{prompt12}): a "
+    "template, session or parameter set it was not recorded with; record it with `workbench "
+    "record SPEC` (calls the real model), or leave it out of the model entry's `templates` or "
+    "`sessions`"
 )
 """Text of the `CacheMiss` a replay-only `CachedModel` raises (``prompt12``: first 12 hex
 digits of the prompt hash, which is stored in the ``prompt_hash`` column of recordings)."""

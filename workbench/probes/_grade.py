@@ -11,7 +11,9 @@
 - ``overlap`` questions (open ones): 1 when the answer holds at least `OVERLAP_PASS` of the
   expected answer's content words, else 0 (the user-requests probe's coverage rule).
 
-An empty answer, or one that only says it does not know, scores 0 for every grader.
+An empty answer, or one that only says it does not know, scores 0 for every grader, except on
+an abstention question (the session never gives the answer): there only an answer that says
+so (`abstains`: "unknown", "not stated"..., not an empty one) scores 1, and any other 0.
 `stale_only` tells an answer that gives a replaced value (and not the current one) apart from
 one that gives nothing.
 """
@@ -30,7 +32,8 @@ from workbench.probes._normalize import (
 )
 from workbench.probes._questions import Question
 
-__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "grade_answer", "is_unknown", "stale_only"]
+__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "abstains", "grade_answer", "is_unknown",
+           "stale_only"]
 
 OVERLAP_PASS = 0.5
 """Share of the expected answer's content words an open answer must hold to count as right."""
@@ -43,6 +46,12 @@ UNKNOWN_ANSWERS = frozenset({"", "unknown", "i don't know", "i do not know", "no
 def is_unknown(answer: str | None) -> bool:
     """True for a missing answer or one that only says it does not know."""
     return answer is None or normalize_text(answer) in UNKNOWN_ANSWERS
+
+
+def abstains(answer: str | None) -> bool:
+    """True for an answer that says the conversation does not give it ("unknown", "not
+    stated"...); an empty answer says nothing, so it does not abstain."""
+    return answer is not None and bool(answer.strip()) and is_unknown(answer)
 
 
 class _Forms:
@@ -85,6 +94,8 @@ def overlap(answer: str, expected: str) -> float:
 
 def grade_answer(question: Question, answer: str | None) -> float:
     """The deterministic score of `answer` to `question`, in 0..1 (see the module docstring)."""
+    if question.abstention:
+        return 1.0 if abstains(answer) else 0.0
     if is_unknown(answer):
         return 0.0
     text = str(answer)

@@ -16,7 +16,15 @@ model reads the context; a question is answered by
    error question takes the error line (the errors probe's extraction) of the latest or first
    failing tool output, or, in a context without tool outputs (a summary), of its text; an
    open question takes the best passage's whole text; a list of files takes every path a
-   writing tool call or an edit sentence names.
+   writing tool call or an edit sentence names. A ``value`` question with words before its
+   blank takes the token that follows them, whatever its shape (a commit hash, a version);
+3. where a question says its answer stands in a tool call (`Question.answer_in`: which
+   command ran, how a file was touched), only the tool calls are ranked, and a choice is read
+   from what a call does (its name, command and paths), not from the text it carries; for a
+   question about a call's outcome (an exit code, an error, what a command printed), the tool
+   call its cue words name best (ties by position), and the value of the asked type in that
+   call's own output. A context without tool calls (a summary) is searched like any other, by
+   the cue (and, for an outcome, the question's own words).
 
 It never sees the expected answer, so a context that lost a value cannot score it; it is
 generous the other way (a value merely present near the right words counts). Its scores bound
@@ -37,9 +45,9 @@ from workbench.messages import Message, TextContent, ToolResponse
 from workbench.metrics._common import content_words
 from workbench.metrics._errors import error_line
 from workbench.metrics._files import FILE_EXTENSIONS
-from workbench.probes._normalize import normalize_text
+from workbench.probes._normalize import contains, normalize_text
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_TOOL_OUTPUT, CUE_USER, Question
-from workbench.probes._transcript import is_injected, written_paths
+from workbench.probes._transcript import call_head, is_human, written_paths
 
 __all__ = ["LookupAnswerer", "PASSAGE_CHARS", "TOP_PASSAGES"]
 
@@ -54,10 +62,11 @@ EDIT_WORDS = ("edited", "modified", "changed", "updated", "created", "wrote", "w
               "deleted", "removed", "patched")
 CHOICE_WORDS = {
     "created": ("created", "create", "wrote", "write", "write_file", "create_file", "new",
-                "added"),
+                "added", "cat <<"),
     "edited": ("edited", "edit", "edit_file", "modified", "changed", "updated", "patched",
-               "fixed", "str_replace", "multiedit"),
+               "fixed", "str_replace", "multiedit", "sed -i"),
     "deleted": ("deleted", "delete", "delete_file", "removed", "rm"),
+    "read": ("read", "read_file", "view", "open", "cat", "nl", "head", "tail", "sed -n"),
 }
 ERROR_HINTS = ("error", "exception", "failed", "fatal", "traceback", "not found", "denied")
 """A text passage is searched for an error line only when it holds one of these."""
@@ -67,6 +76,7 @@ _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _BROAD_ERROR = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception):.*|\b(?:error|fatal):.*")
 _PARAGRAPH = re.compile(r"\n\s*\n")
+_TOKEN_AFTER = re.compile(r"\s*[`'\"(\[]?([^\s`'\"()\[\],;]+)")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+", re.MULTILINE)
 SECTION_CHARS = 1500
 """An open answer that lands on a heading takes the section under it, up to this many
@@ -81,11 +91,14 @@ class Passage:
         text: The passage as the context shows it.
         mark: Where it came from: `USER_MARK`, `CALL_MARK`, `OUTPUT_MARK` or ``""`` (text).
         written: For a tool call that writes files, the paths it writes.
+        head: For a tool call, what it does without what it carries (`call_head`): a
+            question about a call's kind reads this, not the file content it wrote.
     """
 
     text: str
     mark: str = ""
     written: tuple[str, ...] = ()
+    head: str = ""
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -98,12 +111,6 @@ def _paragraphs(text: str) -> list[str]:
         else:
             out.extend(line.strip() for line in para.splitlines() if line.strip())
     return out
-
-
-def _is_human(message: Message, text: str) -> bool:
-    return (message.role == "user" and message.is_user_visible
-            and not message.has_tool_response() and not message.is_turn_context
-            and not is_injected(text))
 
 
 def _agent_view(message: Message) -> Message:
@@ -174,6 +181,8 @@ class LookupAnswerer:
     def __init__(self, messages: Sequence[Message]) -> None:
         self.passages: list[Passage] = []
         self._output_errors: list[tuple[int, str]] = []
+        self._call_ids: dict[int, str] = {}
+        self._outputs: dict[str, tuple[int, int, str]] = {}
         for message in messages:
             if message.is_agent_visible:
                 self._add(_agent_view(message))
@@ -190,7 +199,7 @@ class LookupAnswerer:
     def _add(self, message: Message) -> None:
         text = message.concat_text().strip()
         if text:
-            if _is_human(message, text):
+            if is_human(message, text):
                 self.passages.append(Passage(text, USER_MARK))
             else:
                 self.passages.extend(Passage(p) for p in _paragraphs(text))
@@ -201,11 +210,15 @@ class LookupAnswerer:
             lines = [line.strip() for line in body.splitlines() if line.strip()]
             if error is not None:
                 self._output_errors.append((len(self.passages), error))
+            at = len(self.passages)
+            self._outputs.setdefault(response.id, (at, at + len(lines), body))
             self.passages.extend(Passage(line, OUTPUT_MARK) for line in lines)
         for request in message.tool_requests():
+            self._call_ids[len(self.passages)] = request.id
             written = tuple(written_paths(request.name or "", request.arguments or {}))
+            head = call_head(request.name or "", request.arguments)
             self.passages.append(Passage(f"{request.name} {request.arguments or {}}", CALL_MARK,
-                                         written))
+                                         written, head))
 
     def _passages_with(self, word: str) -> set[int]:
         """Indexes of the passages holding `word` as a whole word (or carrying it as mark)."""
@@ -239,6 +252,8 @@ class LookupAnswerer:
     def answer(self, question: Question) -> str:
         """The answer `question` gets from this context (``""`` when nothing fits)."""
         first = question.position == "first"
+        if question.answer_in == "output":
+            return self._in_output(question, first)
         if question.answer_type == "error":
             return self._error(first)
         if question.answer_type == "paths":
@@ -248,16 +263,38 @@ class LookupAnswerer:
         ranked = self.ranked(marks, first) if marks else []
         if not ranked:
             ranked = self.ranked(words or content_words(question.text, min_len=3), first)
+        calls = ([n for n in ranked if self.passages[n].mark == CALL_MARK]
+                 if question.answer_in == "call" else [])
+        ranked = calls or ranked  # a summary has no calls: its text is read as usual
         if question.answer_type == "text":
             return self._section(ranked[0]) if ranked else ""
         if question.answer_type == "choice":
-            return self._choice(ranked, question.choices)
+            by_head = self._by_head(calls, words, first)
+            return (self._choice(by_head, question.choices, heads=True) if by_head
+                    else self._choice(ranked, question.choices))
         asked = normalize_text(question.text)
-        for n in ranked[:TOP_PASSAGES]:
-            value = self._value(self.passages[n].text, question, asked)
-            if value:
-                return value
-        return ""
+        return self._first_value([self.passages[n].text for n in ranked[:TOP_PASSAGES]],
+                                 question, asked)
+
+    def _first_value(self, texts: Sequence[str], question: Question, asked: str) -> str:
+        """The first value of `texts` (best first); a ``value`` blank is looked for after its
+        words in every text before any other value is taken."""
+        found = "" if question.answer_type != "value" else next(
+            (v for text in texts if (v := self._after_lead(text, question, asked))), "")
+        return found or next((v for text in texts if (v := self._value(text, question, asked))),
+                             "")
+
+    def _after_lead(self, text: str, question: Question, asked: str) -> str:
+        """The token right after the words before the blank (whitespace aside; their last
+        occurrence for a question about the latest value), or ``""``."""
+        lead = question.blank_before.strip().lower()
+        if not lead:
+            return ""
+        flat = " ".join(text.split())
+        at = flat.lower().rfind(lead) if question.position == "last" else flat.lower().find(lead)
+        token = _TOKEN_AFTER.match(flat, at + len(lead)) if at >= 0 else None
+        value = token.group(1).rstrip(".:") if token else ""
+        return value if value and normalize_text(value) not in asked else ""
 
     def _section(self, n: int) -> str:
         """Passage `n`, or when it is a heading (``## User Intent``, ``Next steps:``) the text
@@ -273,6 +310,31 @@ class LookupAnswerer:
             parts.append(nxt.text)
             size += len(nxt.text)
         return "\n".join(parts)
+
+    def _in_output(self, question: Question, first: bool) -> str:
+        """The answer read from the output of the tool call the cue names best, or, in a
+        context without one, from the passages the cue and the question's words name."""
+        words = [w for w in question.cue if w not in MARKS]
+        calls = [n for n in self.ranked(words, first) if n in self._call_ids]
+        asked = normalize_text(question.text)
+        output = self._outputs.get(self._call_ids[calls[0]]) if calls else None
+        if output is not None:
+            start, end, body = output
+            lines = [p.text for p in self.passages[start:end]]
+            if question.answer_type == "error":
+                return (error_line(body, flagged=True) or "") if body else ""
+            if question.answer_type == "text":
+                return "\n".join(lines)
+            lead = question.blank_before.strip().lower()
+            ordered = sorted(lines, key=lambda line: not (lead and lead in line.lower()))
+            return self._first_value(ordered, question, asked)
+        ranked = self.ranked(words + content_words(question.text, min_len=3), first)
+        if question.answer_type == "text":
+            return self._section(ranked[0]) if ranked else ""
+        texts = [self.passages[n].text for n in ranked[:TOP_PASSAGES]]
+        if question.answer_type == "error":
+            return next((e for text in texts if (e := _text_error(text))), "")
+        return self._first_value(texts, question, asked)
 
     def _value(self, text: str, question: Question, asked: str) -> str:
         kind = question.answer_type if question.answer_type != "value" else "any"
@@ -300,10 +362,21 @@ class LookupAnswerer:
             return ""
         return errors[0][1] if first else errors[-1][1]
 
-    def _choice(self, ranked: list[int], choices: Sequence[str]) -> str:
+    def _by_head(self, ranked: list[int], words: Sequence[str], first: bool) -> list[int]:
+        """The tool calls of `ranked` whose head (`call_head`) holds a cue word, the most
+        first (ties by position): a call that only carries the word in a file it wrote, or in
+        a script it ran, does not count. A choice reads all of them, in this order."""
+        scores = {n: sum(1 for w in words if contains(self.passages[n].head.lower(), w.lower()))
+                  for n in ranked if self.passages[n].head}
+        return sorted((n for n, s in scores.items() if s),
+                      key=lambda n: (-scores[n], n if first else -n))
+
+    def _choice(self, ranked: list[int], choices: Sequence[str], heads: bool = False) -> str:
         allowed = list(choices) or list(CHOICE_WORDS)
-        for n in ranked[:TOP_PASSAGES]:
-            lower = self.passages[n].text.lower()
+        # every call naming the file may tell (the latest ones often only read it)
+        for n in ranked if heads else ranked[:TOP_PASSAGES]:
+            passage = self.passages[n]
+            lower = (passage.head if heads and passage.head else passage.text).lower()
             for choice in allowed:
                 for word in CHOICE_WORDS.get(choice, (choice,)):
                     if re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lower):

@@ -20,8 +20,9 @@ from typing import Any
 
 from workbench.errors import ConfigError
 
-__all__ = ["CUE_TOOL_CALL", "CUE_TOOL_OUTPUT", "CUE_USER", "GRADERS", "KINDS", "QUESTION_SET_VERSION", "Question", "QuestionSet",
-           "question_set_key", "read_question_set", "write_question_set"]
+__all__ = ["AUTHOR_SOURCE", "CUE_TOOL_CALL", "CUE_TOOL_OUTPUT", "CUE_USER", "GRADERS", "KINDS",
+           "QUESTION_SET_VERSION", "Evidence", "Question", "QuestionSet", "question_set_key",
+           "read_question_set", "write_question_set"]
 
 KINDS: tuple[str, ...] = ("recall", "artifact", "continuation", "decision")
 """The four kinds of question: what happened (values, errors), which files changed and how,
@@ -38,13 +39,48 @@ GRADERS: tuple[str, ...] = ("exact", "list", "overlap")
 
 ANSWER_TYPES: tuple[str, ...] = ("value", "number", "identifier", "path", "error", "choice",
                                  "text", "paths")
+ANSWER_PLACES: tuple[str, ...] = ("", "call", "output")
+"""Values of `Question.answer_in`."""
 QUESTION_SET_VERSION = 1
 CUE_USER, CUE_TOOL_CALL, CUE_TOOL_OUTPUT = "user", "toolcall", "tooloutput"
 """Cue words that stand for a kind of passage rather than a word (`Question.cue`): a human
 message, a tool call, a tool output. When a question's cue names one, ``lookup`` reads those
 passages alone (latest first), and falls back to the other cue words when the context has
 none (a summary)."""
+AUTHOR_SOURCE = "author"
+"""`Question.source` of a model-written question (``author`` or ``author:<model>``)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a question's answer stands in the session: a message and a verbatim span of it.
+
+    Attributes:
+        message: The index of the message in the session (in the part a set covers).
+        quote: A span of that message, verbatim up to whitespace (a text, a tool output, or
+            an argument of a tool call), holding the expected answer.
+    """
+
+    message: int
+    quote: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"message": self.message, "quote": self.quote}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> Evidence:
+        """Read one evidence entry back.
+
+        Raises:
+            ConfigError: not an object with an integer ``message`` and a string ``quote``.
+        """
+        if (not isinstance(data, dict) or set(data) != {"message", "quote"}
+                or not isinstance(data["message"], int) or not isinstance(data["quote"], str)):
+            raise ConfigError(f"{where}: evidence must be {{\"message\": <index>, "
+                              "\"quote\": <text>}")
+        return cls(data["message"], data["quote"])
 
 
 @dataclass
@@ -72,6 +108,16 @@ class Question:
         judged: True for an open question a judge model grades (when one is configured).
         reference: The full reference answer the judge sees, when it says more than
             `expected` (a decision's reason); empty means `expected`.
+        evidence: Where the expected answer stands in the history (message index and quoted
+            span; one entry per item of a list); empty for a manifest's questions, whose
+            ground truth is the manifest.
+        answer_in: Where the answer stands, for ``lookup``: ``""`` any passage; ``call`` a
+            tool call the cue words name (which file a call wrote, which command ran);
+            ``output`` the output of the tool call the cue words name best (an exit code,
+            what a command printed). Where the context holds no tool calls (a summary),
+            ``lookup`` reads the passages the cue words name.
+        abstention: The session never gives the answer: only an answer saying so
+            ("unknown", "not stated"...) is right (LongMemEval's abstention questions).
     """
 
     id: str
@@ -88,6 +134,9 @@ class Question:
     blank_before: str = ""
     judged: bool = False
     reference: str = ""
+    evidence: list[Evidence] = field(default_factory=list)
+    answer_in: str = ""
+    abstention: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -99,9 +148,17 @@ class Question:
         if self.answer_type not in ANSWER_TYPES:
             raise ConfigError(f"question {self.id!r}: answer_type {self.answer_type!r} is not "
                               f"one of {', '.join(ANSWER_TYPES)}")
+        if self.answer_in not in ANSWER_PLACES:
+            raise ConfigError(f"question {self.id!r}: answer_in {self.answer_in!r} is not one "
+                              f"of {', '.join(repr(p) for p in ANSWER_PLACES)}")
         if (self.grader == "list") != isinstance(self.expected, list):
             raise ConfigError(f"question {self.id!r}: a list grader needs a list of expected "
                               "items, and only it takes one")
+
+    @property
+    def authored(self) -> bool:
+        """True for a question a model wrote (the ``probe_author``), kept apart in metrics."""
+        return self.source.split(":", 1)[0] == AUTHOR_SOURCE
 
     @property
     def exact(self) -> bool:
@@ -119,12 +176,11 @@ class Question:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; empty optional fields are left out."""
         data = asdict(self)
+        data["evidence"] = [e.to_dict() for e in self.evidence]
         for name in ("cue", "choices", "stale", "position", "blank_before", "source",
-                     "reference"):
+                     "reference", "evidence", "answer_in", "judged", "abstention"):
             if not data[name]:
                 del data[name]
-        if not data["judged"]:
-            del data["judged"]
         return data
 
     @classmethod
@@ -143,8 +199,14 @@ class Question:
         missing = [k for k in ("id", "kind", "text", "expected") if k not in data]
         if missing:
             raise ConfigError(f"{where}: missing field(s) {', '.join(missing)}")
+        fields = dict(data)
+        evidence = fields.get("evidence", [])
+        if not isinstance(evidence, list):
+            raise ConfigError(f"{where}: evidence must be a list")
+        fields["evidence"] = [Evidence.from_dict(e, f"{where}: evidence[{i}]")
+                              for i, e in enumerate(evidence)]
         try:
-            return cls(**data)
+            return cls(**fields)
         except TypeError as exc:
             raise ConfigError(f"{where}: {exc}") from None
 
@@ -162,6 +224,8 @@ class QuestionSet:
         author: The model string of the ``probe_author`` that added questions, if any.
         notes: What happened while the set was made (an author that could not read the
             whole history, ...).
+        dropped: Questions left out because their expected answer is not verbatim in the
+            history at their evidence, counted per source (``transcript:files``, ``author``...).
         version: The file format version.
     """
 
@@ -171,6 +235,7 @@ class QuestionSet:
     questions: list[Question] = field(default_factory=list)
     author: str | None = None
     notes: list[str] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
     version: int = QUESTION_SET_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -180,6 +245,8 @@ class QuestionSet:
                 "questions": [q.to_dict() for q in self.questions]}
         if self.notes:
             data["notes"] = list(self.notes)
+        if self.dropped:
+            data["dropped"] = dict(self.dropped)
         return data
 
     def to_json(self) -> str:
@@ -207,11 +274,14 @@ class QuestionSet:
             raise ConfigError(f"{where}: duplicate question id(s) {', '.join(dupes)}")
         boundary = data.get("boundary")
         notes = data.get("notes") or []
+        dropped = data.get("dropped") or {}
+        if not isinstance(dropped, dict) or not all(isinstance(v, int) for v in dropped.values()):
+            raise ConfigError(f"{where}: dropped must map sources to counts")
         return cls(key=str(data.get("key") or ""), session_id=str(data.get("session_id") or ""),
                    boundary=int(boundary) if boundary is not None else None,
                    questions=questions, author=data.get("author"),
                    notes=[str(n) for n in notes] if isinstance(notes, list) else [],
-                   version=version)
+                   dropped={str(k): v for k, v in dropped.items()}, version=version)
 
 
 def question_set_key(session_id: str, boundary: int | None = None) -> str:

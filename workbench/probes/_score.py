@@ -4,6 +4,9 @@
   the share of items named): the share of exact questions answered right.
 - ``qa_recall``, ``qa_artifact``, ``qa_continuation``, ``qa_decision``: the mean deterministic
   grade of that kind's questions (open ones by word overlap).
+- ``qa_authored``: the mean deterministic grade of the questions a ``probe_author`` model
+  wrote. They are kept apart: every other ``qa_*`` metric (and ``qa_loss``) covers the built
+  questions only, so adding an author never moves them.
 - ``judge_score``: the mean over judged questions of the judge's six-dimension mean (0-5);
   ``judge_<dimension>`` per dimension.
 - ``qa_loss``: the mean, over questions also answered from the full uncompacted history, of
@@ -32,8 +35,8 @@ from workbench.probes._transcript import ToolAction
 __all__ = ["AnsweredQuestion", "NextActionResult", "QA_METRICS", "qa_metrics"]
 
 QA_METRICS: tuple[str, ...] = ("qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation",
-                               "qa_decision", "judge_score", "qa_loss", "next_action_match",
-                               "next_action_match_full")
+                               "qa_decision", "qa_authored", "judge_score", "qa_loss",
+                               "next_action_match", "next_action_match_full")
 """The QA columns of the results table, in display order."""
 
 
@@ -75,7 +78,8 @@ class AnsweredQuestion:
         return self._grade(self.full_answer)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the question's fields, the answers, their grades and the judge's."""
+        """JSON-ready: the question's fields (its evidence, when it has one), the answers,
+        their grades and the judge's."""
         q = self.question
         grade, full = self.grade, self.full_grade
         out: dict[str, Any] = {
@@ -88,6 +92,8 @@ class AnsweredQuestion:
         }
         if q.reference:
             out["reference"] = q.reference
+        if q.evidence:
+            out["evidence"] = [e.to_dict() for e in q.evidence]
         if self.judge is not None:
             out["judge"] = self.judge.to_dict()
         if self.note:
@@ -133,11 +139,13 @@ def qa_metrics(answered: Sequence[AnsweredQuestion],
                next_action: NextActionResult | None = None) -> dict[str, float | int]:
     """The cell's QA metrics (see the module docstring); inapplicable ones are left out."""
     out: dict[str, float | int] = {"qa_questions": len(answered)}
-    graded = [(a, a.grade) for a in answered if a.grade is not None]
+    every = [(a, a.grade) for a in answered if a.grade is not None]
+    graded = [(a, g) for a, g in every if not a.question.authored]
     values: dict[str, float | None] = {
         "qa_accuracy": _mean([g for a, g in graded if a.question.exact])}
     for kind in KINDS:
         values[f"qa_{kind}"] = _mean([g for a, g in graded if a.question.kind == kind])
+    values["qa_authored"] = _mean([g for a, g in every if a.question.authored])
     judged = [a.judge for a in answered if a.judge is not None]
     values["judge_score"] = _mean([j.overall for j in judged])
     for name in DIMENSIONS:

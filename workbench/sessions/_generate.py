@@ -27,19 +27,24 @@ from workbench.sessions._generate_base import (
     message_text,
     tool_share,
 )
+from workbench.sessions._generate_memory import MemoryWriter
 from workbench.sessions._generate_shapes import SHAPES, ShapedWriter
 from workbench.sessions._session import Session
 from workbench.tokens import default_estimator
 
-__all__ = ["GENERATOR_VERSION", "SHAPES", "SHIPPED", "DatasetSpec", "PlantedFact",
-           "dataset_name", "generate_dataset", "generate_session", "message_text",
-           "prose_tokens", "tool_share"]
+__all__ = ["GENERATOR_VERSION", "MEMORY", "MEMORY_DIR", "MEMORY_VERSION", "SHAPES", "SHIPPED",
+           "DatasetSpec", "PlantedFact", "dataset_name", "generate_dataset", "generate_session",
+           "message_text", "prose_tokens", "tool_share"]
 
 GENERATOR_VERSION = 3
-"""The current generator: the six `SHAPES` with full ground truth. Version 2 (one shape,
-``debugging``, planted facts only) is kept byte for byte: the first six shipped files, which
-the recordings and the regression baseline key on, are version 2."""
-VERSIONS = (2, 3)
+"""The generator of the shipped set (``datasets/``): the six `SHAPES` with full ground truth.
+Version 2 (one shape, ``debugging``, planted facts only) is kept byte for byte: the first six
+shipped files, which the recordings and the regression baseline key on, are version 2."""
+MEMORY_VERSION = 4
+"""The generator of the memory set (``datasets/memory/``, `MEMORY`): version 3's shapes plus
+repeated knowledge updates, tasks marked done, and questions never answered
+(`workbench.sessions._generate_memory`)."""
+VERSIONS = (2, 3, 4)
 EPISODE_FIXED = 3200  # tokens an episode spends on prose, edits and their fixed-size results
 TOOL_SHARE = 0.76  # the share of tokens in tool results that episodes steer toward
 CHANGE_AT = 0.45  # the requirement changes once this share of the target is written
@@ -83,9 +88,22 @@ SHIPPED: list[DatasetSpec] = [
 ]
 
 
-def dataset_name(seed: int, target_tokens: int) -> str:
-    """The shipped file stem for a seed and size: ``gen-005k-s1``."""
-    return f"gen-{round(target_tokens / 1000):03d}k-s{seed}"
+MEMORY_DIR = "datasets/memory"
+"""Where the memory set lives, with its own manifest: outside ``dataset:all``, so the default
+run and the regression gate never see it; an experiment selects it as ``dataset:memory``."""
+MEMORY: list[DatasetSpec] = [
+    DatasetSpec(seed, target, shape, MEMORY_VERSION) for seed, target, shape in
+    [(49, 24_000, "debugging"), (50, 30_000, "feature"), (51, 36_000, "refactor"),
+     (52, 28_000, "review"), (53, 40_000, "tool-loop"), (54, 32_000, "discussion")]]
+"""The memory set: one session per shape, 24k-40k tokens, so an 8k window compacts each many
+times."""
+
+
+def dataset_name(seed: int, target_tokens: int, version: int = GENERATOR_VERSION) -> str:
+    """The shipped file stem for a seed and size: ``gen-005k-s1`` (``mem-024k-s49`` for the
+    memory set's version)."""
+    prefix = "mem" if version == MEMORY_VERSION else "gen"
+    return f"{prefix}-{round(target_tokens / 1000):03d}k-s{seed}"
 
 
 class _Writer(WriterBase):
@@ -296,12 +314,13 @@ def generate_session(seed: int, target_tokens: int, *, name: str | None = None,
         target_tokens: The size to aim for (the result lands within a few percent).
         name: The session id; defaults to `dataset_name`.
         shape: One of `SHAPES` (version 2 writes ``debugging`` only).
-        version: The generator version: 3 (the default) or 2 (the original six files).
+        version: The generator version: 3 (the default), 2 (the original six files) or 4
+            (the memory set).
 
     Returns:
         The session (``meta["planted_facts"]`` and ``meta["generator"]`` set; version 3 also
-        sets ``shape``, ``errors``, ``files_changed``, ``pending_tasks`` and ``decisions``)
-        and the facts.
+        sets ``shape``, ``errors``, ``files_changed``, ``pending_tasks`` and ``decisions``;
+        version 4 also ``tasks`` and ``abstentions``) and the facts.
 
     Raises:
         ValueError: an unknown shape or version, or a shape version 2 cannot write.
@@ -318,8 +337,8 @@ def generate_session(seed: int, target_tokens: int, *, name: str | None = None,
         writer = _Writer(seed, target_tokens)
         writer.run()
     else:
-        writer = _calibrated(seed, target_tokens, shape)
-    sid = name or dataset_name(seed, target_tokens)
+        writer = _calibrated(seed, target_tokens, shape, version)
+    sid = name or dataset_name(seed, target_tokens, version)
     meta: dict[str, Any] = {
         "generator": {"seed": seed, "target_tokens": target_tokens, "version": version},
         "planted_facts": [f.to_dict() for f in writer.facts],
@@ -327,7 +346,8 @@ def generate_session(seed: int, target_tokens: int, *, name: str | None = None,
     }
     if isinstance(writer, ShapedWriter):
         meta.update(writer.ground_truth())
-    session = Session(id=sid, format="generated", path=f"datasets/{sid}.json",
+    folder = MEMORY_DIR if version == MEMORY_VERSION else "datasets"
+    session = Session(id=sid, format="generated", path=f"{folder}/{sid}.json",
                       messages=writer.messages, meta=meta)
     return session, writer.facts
 
@@ -336,14 +356,15 @@ AIM_TRIES = 4
 AIM_TOLERANCE = 0.06
 
 
-def _calibrated(seed: int, target: int, shape: str) -> ShapedWriter:
-    """The version-3 session closest to `target`: a shape's fixed costs (its first episode,
-    the closing messages) overshoot small targets, so the writer is rerun from the same seed
-    aiming lower (or higher) until the size is within `AIM_TOLERANCE` (deterministic)."""
+def _calibrated(seed: int, target: int, shape: str, version: int = 3) -> ShapedWriter:
+    """The version-3 (or 4) session closest to `target`: a shape's fixed costs (its first
+    episode, the closing messages) overshoot small targets, so the writer is rerun from the same
+    seed aiming lower (or higher) until the size is within `AIM_TOLERANCE` (deterministic)."""
+    kind = MemoryWriter if version == MEMORY_VERSION else ShapedWriter
     est = default_estimator()
     aim, best, best_gap = target, None, 0.0
     for _ in range(AIM_TRIES):
-        writer = ShapedWriter(seed, aim, shape)
+        writer = kind(seed, aim, shape)
         writer.run()
         tokens = est.count_context_tokens(writer.messages)
         gap = abs(tokens - target) / target
@@ -363,9 +384,9 @@ def prose_tokens(messages: list[Message]) -> int:
     return default_estimator().count_context_tokens(kept)
 
 
-TRUTH_KEYS = ("errors", "files_changed", "pending_tasks", "decisions")
-"""The version-3 ground-truth keys of ``meta`` (beside ``planted_facts``), copied into the
-manifest entry's ``truth``."""
+TRUTH_KEYS = ("errors", "files_changed", "pending_tasks", "decisions", "tasks", "abstentions")
+"""The ground-truth keys of ``meta`` (beside ``planted_facts``) copied into the manifest
+entry's ``truth`` when the session has them (version 3: the first four; version 4: all)."""
 
 
 def manifest_entry(session: Session, spec: DatasetSpec) -> dict[str, Any]:
@@ -421,7 +442,9 @@ def generate_dataset(out_dir: str | Path,
         session.write_goose_json(out / f"{session.id}.json")
         entry = manifest_entry(session, spec)
         entries[entry["file"]] = entry
-    manifest = {"generator_version": GENERATOR_VERSION, "token_counter": "o200k_base (goose)",
+    version = max((int(e.get("version") or GENERATOR_VERSION) for e in entries.values()),
+                  default=GENERATOR_VERSION)
+    manifest = {"generator_version": version, "token_counter": "o200k_base (goose)",
                 "sessions": sorted(entries.values(), key=lambda e: (e["target_tokens"], e["seed"]))}
     manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest

@@ -411,12 +411,16 @@ class ShapedWriter(WriterBase):
 
     # ---- the session -------------------------------------------------------------------
 
+    def episodes(self) -> dict[str, Any]:
+        """Each shape's own episode writer."""
+        return {"debugging": self.debug_episode, "feature": self.feature_episode,
+                "refactor": self.refactor_episode, "review": self.review_episode,
+                "tool-loop": self.loop_episode, "discussion": self.discussion_episode}
+
     def run(self) -> None:
         rng = self.rng
         self.intro()
-        main = {"debugging": self.debug_episode, "feature": self.feature_episode,
-                "refactor": self.refactor_episode, "review": self.review_episode,
-                "tool-loop": self.loop_episode, "discussion": self.discussion_episode}
+        main = self.episodes()
         wanted_decisions = min(4, 1 + self.target // 40_000)
         wanted_tasks = min(3, 1 + self.target // 30_000)
         changes = ["port", "limit"]

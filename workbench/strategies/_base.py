@@ -125,6 +125,18 @@ class Strategy(ABC):
         """Whether the strategy can run on `session` (the reference needs a recorded summary)."""
         return True
 
+    def trigger_tokens(self, window: int) -> int | None:
+        """The prompt size from which this strategy compacts at `window` when it runs at its
+        own trigger (a policy's published one), or None when it has none (a replay then uses
+        Goose's 0.8 of the window)."""
+        return None
+
+    def unavailable(self, model: Any, window: int | None = None) -> str | None:
+        """Why the strategy cannot run with `model` (a model or a model string) at `window`
+        (a provider-side feature offline), or None when it can. A strategy that cannot run is
+        reported ``n/a`` with this reason, never simulated."""
+        return None
+
     @abstractmethod
     async def compact(self, request: CompactionRequest) -> StrategyResult:
         """Compact `request.messages` into the next context.

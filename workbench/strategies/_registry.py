@@ -51,13 +51,16 @@ def strategy_class(name: str) -> type[Strategy]:
     """The class registered as `name`.
 
     Raises:
-        ConfigError: unknown name; the message lists the known ones.
+        ConfigError: unknown name; the message lists the known ones (sorted).
     """
     try:
         return STRATEGIES[name]
     except KeyError:
-        known = ", ".join(STRATEGIES)
-        raise ConfigError(f"unknown strategy {name!r} (known: {known})") from None
+        from workbench._suggest import did_you_mean
+
+        known = ", ".join(sorted(STRATEGIES))
+        raise ConfigError(f"unknown strategy {name!r}{did_you_mean(name, STRATEGIES)} (known: "
+                          f"{known})") from None
 
 
 def validate_settings(name: str, settings: Mapping[str, Any] | None = None) -> Any:

@@ -2,9 +2,14 @@
 
 Every recorded assistant message is one *turn*: the agent was called with the context it had
 then (the prompt) and answered with that message. The replay rebuilds that context under a
-strategy: before each turn, when the prompt reaches ``threshold x window`` tokens, the strategy
-compacts it and the session continues from the compacted context (later messages are appended
-to it as they were recorded).
+strategy: before each turn, when the prompt reaches the trigger, the strategy compacts it and
+the session continues from the compacted context (later messages are appended to it as they
+were recorded). The trigger is ``threshold x window`` tokens; with ``threshold = None`` each
+strategy compacts at its own trigger (`Strategy.trigger_tokens`: a policy's published one),
+and a strategy without one at Goose's 0.8. When a round changed the context but left it over
+the window, the agent's request would be refused and it compacts again: the strategy runs
+again before the same turn, up to ``rounds_per_turn`` rounds (one by default, so the prompt
+is then sent over the window and counted in ``overflow_turns``): the loops users report.
 
 What is measured, per turn (`TurnRow`) and in total (`ReplayResult`):
 
@@ -15,10 +20,13 @@ What is measured, per turn (`TurnRow`) and in total (`ReplayResult`):
   extend the previous prompt (compaction rewrote something in it);
 - compactions (rounds that changed the context; a round that changed nothing is kept as
   ``applied = False``: its calls were billed all the same), peak context, turns over the window;
-- after each compaction round, fact survival: the harness probes (files, errors, user requests,
-  planted facts) scored on the compacted context against the session prefix seen so far;
-  the totals count only rounds whose compacted context fits the window (a context the agent
-  could not have been sent keeps nothing);
+- after each compaction round (`workbench.strategies._replay_probes`), fact survival: the
+  harness probes (files, errors, user requests, planted facts) scored on the compacted context
+  against the session prefix seen so far, the replaced values it still holds, whether the last
+  request survived, and finished tasks its summary lists as pending; the totals count only
+  rounds whose compacted context fits the window (a context the agent could not have been sent
+  keeps nothing); the failure detectors and the survival curve are read from the rounds
+  (`workbench.strategies._detectors`);
 - feasibility: a replay with a turn whose prompt exceeds the window (``overflow_turns``) could
   not have run that way, so its billed tokens are not a cost to compare.
 
@@ -30,206 +38,23 @@ it created, so the replay's own cost grows linearly with the session.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.messages import Message
 from workbench.strategies._base import CompactionRequest, Strategy, render_context
+from workbench.strategies._replay_result import (
+    DEFAULT_TRIGGER_SHARE,
+    CompactionRound,
+    ReplayResult,
+    TurnRow,
+)
 
 __all__ = ["CompactionRound", "ReplayResult", "TurnRow", "replay_session", "replay_session_async"]
 
 ProbeMode = Literal["facts", "all", "none"]
 PROBE_MODES: tuple[str, ...] = ("facts", "all", "none")
-
-
-@dataclass
-class TurnRow:
-    """One agent call of the replayed session.
-
-    Attributes:
-        turn: 0-based turn number.
-        message_index: Index of the recorded reply in the session's messages.
-        prompt_tokens: Tokens of the context the agent was called with (billed input).
-        output_tokens: Tokens of the recorded reply (billed output).
-        cached_tokens: Tokens of the prompt prefix shared with the previous turn's prompt.
-        cache_break: The prompt does not extend the previous one.
-        compaction_round: The round run right before this turn (1-based), or None.
-        compaction_input_tokens: Input tokens billed by that round's model calls.
-        compaction_output_tokens: Output tokens billed by that round's model calls.
-    """
-
-    turn: int
-    message_index: int
-    prompt_tokens: int
-    output_tokens: int
-    cached_tokens: int = 0
-    cache_break: bool = False
-    compaction_round: int | None = None
-    compaction_input_tokens: int = 0
-    compaction_output_tokens: int = 0
-
-    @property
-    def billed_input_tokens(self) -> int:
-        """The turn's prompt plus its compaction's input."""
-        return self.prompt_tokens + self.compaction_input_tokens
-
-    @property
-    def billed_output_tokens(self) -> int:
-        """The turn's reply plus its compaction's output."""
-        return self.output_tokens + self.compaction_output_tokens
-
-
-@dataclass
-class CompactionRound:
-    """One time the trigger fired.
-
-    Attributes:
-        round: 1-based round number.
-        turn: The turn it ran before.
-        message_index: Messages of the recorded session seen so far.
-        tokens_before: Context tokens when it fired.
-        tokens_after: Context tokens after it.
-        applied: The strategy changed the context.
-        calls: Model calls made.
-        input_tokens: Their billed input tokens.
-        output_tokens: Their billed output tokens.
-        probe_recall: Mean of the probe recalls on the compacted context (None: no probes).
-        facts_recall: Planted facts of the prefix still present (None: none planted).
-        error: The error text when the strategy failed (the context is then left as it was).
-    """
-
-    round: int
-    turn: int
-    message_index: int
-    tokens_before: int
-    tokens_after: int
-    applied: bool
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    probe_recall: float | None = None
-    facts_recall: float | None = None
-    error: str | None = None
-
-
-@dataclass
-class ReplayResult:
-    """A replayed session under one strategy, window and threshold.
-
-    Attributes:
-        session_id: The session.
-        strategy: The strategy's label.
-        window: The context window in tokens.
-        threshold: The trigger, as a share of the window.
-        turns: One `TurnRow` per agent call.
-        rounds: One `CompactionRound` per time the trigger fired.
-        model: The summarizer's name ("" when the strategy calls none).
-    """
-
-    session_id: str
-    strategy: str
-    window: int
-    threshold: float
-    turns: list[TurnRow] = field(default_factory=list)
-    rounds: list[CompactionRound] = field(default_factory=list)
-    model: str = ""
-
-    @property
-    def trigger_tokens(self) -> int:
-        """The prompt size from which the policy compacts: ``int(threshold x window)``."""
-        return int(self.threshold * self.window)
-
-    @property
-    def billed_input_tokens(self) -> int:
-        """Lifetime billed input: every prompt plus every compaction call's input."""
-        return sum(t.billed_input_tokens for t in self.turns)
-
-    @property
-    def billed_output_tokens(self) -> int:
-        """Lifetime billed output: every reply plus every compaction call's output."""
-        return sum(t.billed_output_tokens for t in self.turns)
-
-    @property
-    def compactions(self) -> int:
-        """Rounds that changed the context."""
-        return sum(1 for r in self.rounds if r.applied)
-
-    @property
-    def cache_breaks(self) -> int:
-        """Turns whose prompt did not extend the previous turn's prompt."""
-        return sum(1 for t in self.turns if t.cache_break)
-
-    @property
-    def cached_tokens(self) -> int:
-        """Prompt tokens a prefix cache could have served, summed over turns."""
-        return sum(t.cached_tokens for t in self.turns)
-
-    @property
-    def peak_context(self) -> int:
-        """The largest prompt of the session."""
-        return max((t.prompt_tokens for t in self.turns), default=0)
-
-    @property
-    def overflow_turns(self) -> int:
-        """Turns whose prompt exceeded the window."""
-        return sum(1 for t in self.turns if t.prompt_tokens > self.window)
-
-    @property
-    def feasible(self) -> bool:
-        """Every prompt fit the window: the session could really have run this way (its billed
-        tokens mean something only then)."""
-        return self.overflow_turns == 0
-
-    def fitting_rounds(self) -> list[CompactionRound]:
-        """The applied rounds whose compacted context fits the window: the only contexts the
-        agent could have been sent, so the only ones fact survival is measured on."""
-        return [r for r in self.rounds if r.applied and r.tokens_after <= self.window]
-
-    def summary(self) -> dict[str, Any]:
-        """One flat row: the identity columns and every total.
-
-        Fact and probe survival (``facts_recall_mean``, ``facts_recall_last``,
-        ``probe_recall_mean``) count only rounds whose compacted context fits the window
-        (`fitting_rounds`); ``rounds_over_window`` counts the applied rounds that did not.
-        """
-        applied = [r for r in self.rounds if r.applied]
-        fitting = self.fitting_rounds()
-        last = fitting[-1] if fitting else None
-        recalls = [r.probe_recall for r in fitting if r.probe_recall is not None]
-        facts = [r.facts_recall for r in fitting if r.facts_recall is not None]
-        return {
-            "session_id": self.session_id, "strategy": self.strategy, "model": self.model,
-            "window": self.window, "threshold": self.threshold, "turns": len(self.turns),
-            "compactions": self.compactions, "rounds": len(self.rounds),
-            "billed_input_tokens": self.billed_input_tokens,
-            "billed_output_tokens": self.billed_output_tokens,
-            "billed_tokens": self.billed_input_tokens + self.billed_output_tokens,
-            "cached_tokens": self.cached_tokens, "cache_breaks": self.cache_breaks,
-            "peak_context": self.peak_context, "overflow_turns": self.overflow_turns,
-            "feasible": self.feasible, "rounds_over_window": len(applied) - len(fitting),
-            "probe_recall_mean": sum(recalls) / len(recalls) if recalls else None,
-            "facts_recall_mean": sum(facts) / len(facts) if facts else None,
-            "facts_recall_last": last.facts_recall if last is not None else None,
-            "errors": sum(1 for r in self.rounds if r.error),
-        }
-
-    def turns_frame(self) -> Any:
-        """The turns as a pandas DataFrame (one row per turn, with the identity columns)."""
-        import pandas as pd
-
-        rows = [{"session_id": self.session_id, "strategy": self.strategy,
-                 "window": self.window, "threshold": self.threshold, **t.__dict__,
-                 "billed_input_tokens": t.billed_input_tokens,
-                 "billed_output_tokens": t.billed_output_tokens} for t in self.turns]
-        return pd.DataFrame(rows)
-
-    def rounds_frame(self) -> Any:
-        """The compaction rounds as a pandas DataFrame."""
-        import pandas as pd
-
-        return pd.DataFrame([{"session_id": self.session_id, "strategy": self.strategy,
-                              "window": self.window, "threshold": self.threshold, **r.__dict__}
-                             for r in self.rounds])
+MAX_ROUNDS_PER_TURN = 10
+"""The most rounds a replay may run before one turn."""
 
 
 class _Context:
@@ -293,34 +118,21 @@ def _recorded_summaries(session: Any) -> set[str]:
     return {str(s.get("text")) for s in meta.get("reference_summaries") or [] if s.get("text")}
 
 
-def _probe(session: Any, end: int, text: str, probes: str) -> tuple[float | None, float | None]:
-    # The probes are the harness's scorer too; imported on first use (they pull in the metrics).
-    from workbench.sessions import prefix_session
-
-    prefix = prefix_session(session, end)
-    if probes == "facts":
-        return None, _facts_recall(prefix, text)
-    from workbench.metrics import compute_metrics
-
-    values = compute_metrics(prefix, text, None, original_tokens=0, summary_tokens=0)
-    probe, facts = values.get("probe_recall"), values.get("facts_recall")
-    return (None if probe is None else float(probe), None if facts is None else float(facts))
-
-
-def _facts_recall(prefix: Any, text: str) -> float | None:
-    """The facts probe's recall of the current facts `prefix` planted, in `text`."""
-    from workbench.metrics._facts import facts_probe
-
-    result = facts_probe(prefix, text)
-    return None if result is None else result[0].recall
+def trigger_for(strategy: Strategy, window: int, threshold: float | None) -> int:
+    """The prompt size from which `strategy` compacts: ``int(threshold x window)``, or with no
+    threshold the strategy's own trigger (`DEFAULT_TRIGGER_SHARE` of the window without one)."""
+    if threshold is not None:
+        return int(threshold * window)
+    own = strategy.trigger_tokens(window)
+    return int(DEFAULT_TRIGGER_SHARE * window) if own is None else int(own)
 
 
 async def replay_session_async(session: Any, strategy: Strategy | str, *, window: int,
-                               threshold: float = 0.8, model: Any = None,
+                               threshold: float | None = 0.8, model: Any = None,
                                settings: dict[str, Any] | None = None, estimator: Any = None,
                                templates: Any = None, options: dict[str, Any] | None = None,
-                               probes: ProbeMode = "facts",
-                               label: str | None = None) -> ReplayResult:
+                               probes: ProbeMode = "facts", label: str | None = None,
+                               rounds_per_turn: int = 1) -> ReplayResult:
     """Replay `session` under `strategy` (see the module docstring for what is measured).
 
     Args:
@@ -328,31 +140,39 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
             itself carries are skipped, so only the replayed strategy compacts).
         strategy: A `Strategy` or a registered name (built with `settings`).
         window: The agent's context window in tokens.
-        threshold: Compact before a turn whose prompt reaches ``int(threshold x window)``.
+        threshold: Compact before a turn whose prompt reaches ``int(threshold x window)``;
+            None: at the strategy's own trigger (`trigger_for`).
         model: The summarizer for strategies that call one.
         settings: Settings when `strategy` is a name.
         estimator: `TokenEstimator` (default: tiktoken o200k).
         templates: Goose templates for the ``goose`` strategy (default: the built-ins).
         options: ``summarize`` options for the ``goose`` strategy.
         probes: What to score after every compaction round: ``"facts"`` (planted facts still
-            in the context: cheap), ``"all"`` (also every harness probe, ``probe_recall``:
-            files, errors, user requests; it rescans the prefix each round) or ``"none"``.
+            in the context, replaced values, the last request, finished tasks listed as
+            pending: cheap), ``"all"`` (also every harness probe, ``probe_recall``: files,
+            errors, user requests; it rescans the prefix each round) or ``"none"``.
         label: The strategy's name in the result (default: its registry name).
+        rounds_per_turn: The most rounds run before one turn: after a round that changed the
+            context but left it over the window, the strategy runs again (1: never again).
 
     Returns:
         The `ReplayResult`.
 
     Raises:
-        ValueError: `window` is not positive or `threshold` not in (0, 1].
+        ValueError: `window` is not positive, `threshold` not in (0, 1], or `rounds_per_turn`
+            not in 1..`MAX_ROUNDS_PER_TURN`.
     """
     from workbench.strategies._registry import get_strategy
 
     if window <= 0:
         raise ValueError(f"window must be a positive token count, not {window}")
-    if not 0 < threshold <= 1:
+    if threshold is not None and not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
     if probes not in PROBE_MODES:
         raise ValueError(f"probes must be one of {', '.join(PROBE_MODES)}, not {probes!r}")
+    if not 1 <= rounds_per_turn <= MAX_ROUNDS_PER_TURN:
+        raise ValueError(f"rounds_per_turn must be from 1 to {MAX_ROUNDS_PER_TURN}, "
+                         f"not {rounds_per_turn}")
     if isinstance(strategy, str):
         strategy = get_strategy(strategy, settings)
     if estimator is None:
@@ -363,16 +183,16 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
         from workbench.compaction import Templates
 
         templates = Templates.default()
+    trigger = trigger_for(strategy, window, threshold)
     result = ReplayResult(session_id=str(session.id), strategy=label or strategy.name,
-                          window=window, threshold=threshold,
+                          window=window, threshold=threshold, trigger=trigger,
                           model=str(getattr(model, "model", "") or "") if strategy.uses_model
                           else "")
-    trigger = result.trigger_tokens
+    run = _Run(strategy, session, model, window, estimator, templates, options, probes, trigger)
     skip = _recorded_summaries(session)
     ctx = _Context(estimator)
     # The previous turn's prompt: its message count and tokens (a prefix of ctx until compaction).
     previous_len = previous_total = 0
-    pending: CompactionRound | None = None
     for index, message in enumerate(session.messages):
         if not message.is_agent_visible or (skip and message.concat_text() in skip):
             continue
@@ -380,58 +200,80 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
             ctx.append(message)
             continue
         shared = previous_len
-        if strategy.compacts and ctx.total >= trigger and len(ctx.messages) >= 2:
-            pending, shared = await _compact(strategy, ctx, session, index, len(result.turns),
-                                             len(result.rounds) + 1, model, window, estimator,
-                                             templates, options, probes)
-            result.rounds.append(pending)
-            shared = min(shared, previous_len)
+        ran: list[CompactionRound] = []
+        # The first round fires at the trigger; another runs before the same turn only while
+        # the last one changed the context and left it over the window (the request would be
+        # refused): a round that changed nothing would change nothing again.
+        while (strategy.compacts and len(ran) < rounds_per_turn and len(ctx.messages) >= 2
+               and ctx.total >= (window + 1 if ran else trigger)
+               and (not ran or ran[-1].applied)):
+            rnd, kept = await run.compact(ctx, index, len(result.turns), len(result.rounds) + 1)
+            result.rounds.append(rnd)
+            ran.append(rnd)
+            shared = min(shared, kept)
         broken = shared < previous_len
         row = TurnRow(turn=len(result.turns), message_index=index, prompt_tokens=ctx.total,
                       output_tokens=0,
                       cached_tokens=sum(ctx.counts[:shared]) if broken else previous_total,
                       cache_break=broken)
-        if pending is not None:
-            row.compaction_round = pending.round
-            row.compaction_input_tokens = pending.input_tokens
-            row.compaction_output_tokens = pending.output_tokens
-            pending = None
+        if ran:
+            row.compaction_round = ran[-1].round
+            row.compaction_input_tokens = sum(r.input_tokens for r in ran)
+            row.compaction_output_tokens = sum(r.output_tokens for r in ran)
         previous_len, previous_total = len(ctx.messages), ctx.total
         row.output_tokens = ctx.append(message)
         result.turns.append(row)
     return result
 
 
-async def _compact(strategy: Strategy, ctx: _Context, session: Any, index: int, turn: int,
-                   number: int, model: Any, window: int, estimator: Any, templates: Any,
-                   options: dict[str, Any] | None,
-                   probes: str) -> tuple[CompactionRound, int]:
-    before = ctx.total
-    request = CompactionRequest(messages=list(ctx.messages), model=model, window=window,
-                                estimator=estimator, templates=templates,
-                                options=dict(options or {}), manual_compact=False,
-                                session=session, score=False)
-    try:
-        out = await strategy.compact(request)
-    except Exception as exc:  # a failed round is recorded; the session goes on uncompacted
-        usages = list(getattr(exc, "billed_usage", None) or [])
-        tin, tout = _usage_tokens(usages)
-        return CompactionRound(round=number, turn=turn, message_index=index,
-                               tokens_before=before, tokens_after=before, applied=False,
-                               calls=len(getattr(exc, "attempts", None) or usages),
-                               input_tokens=tin, output_tokens=tout,
-                               error=f"{type(exc).__name__}: {exc}"), len(ctx.messages)
-    tin, tout = _usage_tokens(out.usages)
-    shared = len(ctx.messages)
-    if out.compacted:
-        shared = ctx.replace_all([m for m in out.context if m.is_agent_visible])
-    rnd = CompactionRound(round=number, turn=turn, message_index=index, tokens_before=before,
-                          tokens_after=ctx.total, applied=out.compacted,
-                          calls=len(out.attempts) or len(out.usages),
-                          input_tokens=tin, output_tokens=tout)
-    if probes != "none" and out.compacted:
-        rnd.probe_recall, rnd.facts_recall = _probe(session, index, ctx.text(), probes)
-    return rnd, shared
+class _Run:
+    """What every round of one replay shares: the strategy, the session and the call setup."""
+
+    def __init__(self, strategy: Strategy, session: Any, model: Any, window: int,
+                 estimator: Any, templates: Any, options: dict[str, Any] | None, probes: str,
+                 trigger: int) -> None:
+        self.strategy, self.session, self.model = strategy, session, model
+        self.window, self.estimator, self.templates = window, estimator, templates
+        self.options, self.probes, self.trigger = dict(options or {}), probes, trigger
+
+    async def compact(self, ctx: _Context, index: int, turn: int,
+                      number: int) -> tuple[CompactionRound, int]:
+        """One round on `ctx` (replaced in place when the strategy changed it); returns the
+        round and how many leading messages of the context it left unchanged."""
+        before = ctx.total
+        request = CompactionRequest(messages=list(ctx.messages), model=self.model,
+                                    window=self.window, estimator=self.estimator,
+                                    templates=self.templates, options=dict(self.options),
+                                    manual_compact=False, session=self.session, score=False)
+        try:
+            out = await self.strategy.compact(request)
+        except Exception as exc:  # a failed round is recorded; the session goes on uncompacted
+            usages = list(getattr(exc, "billed_usage", None) or [])
+            tin, tout = _usage_tokens(usages)
+            return CompactionRound(round=number, turn=turn, message_index=index,
+                                   tokens_before=before, tokens_after=before, applied=False,
+                                   calls=len(getattr(exc, "attempts", None) or usages),
+                                   input_tokens=tin, output_tokens=tout,
+                                   error=f"{type(exc).__name__}: {exc}",
+                                   trigger=self.trigger), len(ctx.messages)
+        tin, tout = _usage_tokens(out.usages)
+        shared = len(ctx.messages)
+        if out.compacted:
+            shared = ctx.replace_all([m for m in out.context if m.is_agent_visible])
+        rnd = CompactionRound(round=number, turn=turn, message_index=index,
+                              tokens_before=before, tokens_after=ctx.total,
+                              applied=out.compacted, calls=len(out.attempts) or len(out.usages),
+                              input_tokens=tin, output_tokens=tout, trigger=self.trigger)
+        # An opaque context (a provider's encrypted compaction) cannot be read by a probe.
+        if self.probes != "none" and out.compacted and not out.detail.get("opaque"):
+            from workbench.strategies._replay_probes import probe_round
+
+            summary = out.detail.get("summary", out.summary_text)
+            found = probe_round(self.session, index, ctx.text(), str(summary or ""), self.probes)
+            rnd.probe_recall, rnd.facts_recall = found.probe_recall, found.facts_recall
+            rnd.stale_kept, rnd.request_kept = found.stale_kept, found.request_kept
+            rnd.done_redone = found.done_redone
+        return rnd, shared
 
 
 def replay_session(session: Any, strategy: Strategy | str, **kwargs: Any) -> ReplayResult:
@@ -439,4 +281,3 @@ def replay_session(session: Any, strategy: Strategy | str, **kwargs: Any) -> Rep
     from workbench._sync import run_sync
 
     return run_sync(replay_session_async(session, strategy, **kwargs))
-

@@ -4,11 +4,14 @@ marked.
 
 Table rules: ``sessions`` counts the replays of the group; every other column is the mean over
 them (for one session, that session's figure), except ``peak_context_max`` (the largest peak
-of any of them), ``errors_total`` (the sum) and ``feasible`` (true only when every replay of
-the group kept every prompt within the window). Fact and probe survival are the means of each
-replay's survival over its rounds that fit the window (`ReplayResult.summary`). A row that is
-not feasible is listed with its overflow turns and never ranked on billed tokens
-(`replay_ranking`): its prompts could not have been sent.
+of any of them), ``errors_total`` (the sum), ``feasible`` (true only when every replay of
+the group kept every prompt within the window), and in the `detector_table`
+``post_fill_max`` (the largest of any of them) and ``cliff`` (the cliff of the group's
+survival curve, `survival_curve`; empty when the table is built from a frame). Fact and probe survival are the means of each replay's survival
+over its rounds that fit the window (`ReplayResult.summary`); a detector that does not apply
+to a replay (None) is left out of its mean. A row that is not feasible is listed with its
+overflow turns and never ranked on billed tokens (`replay_ranking`): its prompts could not
+have been sent. A threshold of None (each strategy at its own trigger) reads ``policy``.
 """
 
 from __future__ import annotations
@@ -16,23 +19,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from workbench.strategies._replay import ReplayResult
+from workbench.strategies._detectors import DETECTOR_COLUMNS, survival_curve
+from workbench.strategies._replay_result import ReplayResult
 
-__all__ = ["REPLAY_COLUMNS", "plot_replay", "replay_frame", "replay_ranking", "replay_table"]
+__all__ = ["DETECTOR_TABLE_COLUMNS", "REPLAY_COLUMNS", "detector_table", "plot_replay",
+           "replay_frame", "replay_ranking", "replay_table", "threshold_label"]
 
 REPLAY_KEYS = ("strategy", "window", "threshold")
 FRAME_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
                  "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
                  "peak_context", "overflow_turns", "rounds_over_window", "feasible",
-                 "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors")
+                 "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors",
+                 "trigger_tokens", *DETECTOR_COLUMNS)
 """One replay's totals (`ReplayResult.summary`), in display order."""
 REPLAY_COLUMNS = ("turns", "compactions", "rounds", "billed_input_tokens",
                   "billed_output_tokens", "billed_tokens", "cached_tokens", "cache_breaks",
                   "peak_context_max", "overflow_turns", "rounds_over_window", "feasible",
                   "facts_recall_mean", "facts_recall_last", "probe_recall_mean", "errors_total")
 """The table's value columns, in display order."""
+DETECTOR_TABLE_COLUMNS = ("trigger_tokens", "rounds", "compactions", *DETECTOR_COLUMNS)
+"""The detector table's value columns (`detector_table`), in display order."""
 _AGGREGATE = {"peak_context_max": ("peak_context", "max"), "errors_total": ("errors", "sum"),
-              "feasible": ("feasible", "all")}
+              "feasible": ("feasible", "all"), "post_fill_max": ("post_fill_max", "max"),
+              "cliff": ("cliff", "curve")}
 """Table columns that are not a mean of the replay column of the same name."""
 RANKED_ON = "billed_tokens"
 
@@ -46,23 +55,43 @@ def replay_frame(results: Iterable[ReplayResult]) -> Any:
     return pd.DataFrame(rows, columns=columns)
 
 
+def detector_table(results: Iterable[ReplayResult] | Any,
+                   by: Sequence[str] = REPLAY_KEYS) -> Any:
+    """The failures users report per strategy, window and threshold: `replay_table`'s rules
+    over `DETECTOR_TABLE_COLUMNS` (the detectors, defined in `workbench.strategies._detectors`,
+    and the cliff of the group's survival curve)."""
+    return replay_table(results, by, columns=DETECTOR_TABLE_COLUMNS)
+
+
 def replay_table(results: Iterable[ReplayResult] | Any,
-                 by: Sequence[str] = REPLAY_KEYS) -> Any:
+                 by: Sequence[str] = REPLAY_KEYS,
+                 columns: Sequence[str] = REPLAY_COLUMNS) -> Any:
     """Group replays by strategy, window and threshold (see the module docstring's rules).
 
     Args:
         results: `ReplayResult` objects, or a `replay_frame` DataFrame.
         by: Grouping columns.
+        columns: The value columns (`REPLAY_COLUMNS`; `detector_table` asks for others).
 
     Returns:
-        A DataFrame: the `by` columns, ``sessions``, then `REPLAY_COLUMNS`, in spec order of
-        first appearance.
+        A DataFrame: the `by` columns, ``sessions``, then `columns`, in spec order of first
+        appearance.
     """
     import pandas as pd
 
-    frame = results if isinstance(results, pd.DataFrame) else replay_frame(results)
+    cliffs: dict[tuple[Any, ...], Any] = {}
+    if isinstance(results, pd.DataFrame):
+        frame = results
+    else:
+        results = list(results)
+        frame = replay_frame(results)
+        if "cliff" in columns:
+            for key, g in survival_curve(results).groupby(["strategy", "window", "threshold"],
+                                                          sort=False, dropna=False):
+                cliffs[_key(key)] = g["cliff"].iloc[0]
     by = list(by)
-    columns = [*by, "sessions", *REPLAY_COLUMNS]
+    shown = list(columns)
+    columns = [*by, "sessions", *shown]
     if "billed_tokens" not in frame.columns and not frame.empty:
         frame = frame.assign(billed_tokens=pd.to_numeric(frame["billed_input_tokens"])
                              + pd.to_numeric(frame["billed_output_tokens"]))
@@ -74,9 +103,13 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     for key, g in frame.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
-        for col in REPLAY_COLUMNS:
+        for col in shown:
             source, how = _AGGREGATE.get(col, (col, "mean"))
-            if source not in g.columns:
+            if how == "curve":
+                full = dict(zip(by, key, strict=True))
+                wanted = (full.get("strategy"), full.get("window"), full.get("threshold"))
+                row[col] = cliffs.get(_key(wanted)) if by == list(REPLAY_KEYS) else None
+            elif source not in g.columns:
                 row[col] = None
             elif how == "all":
                 row[col] = bool(g[source].astype(bool).all())
@@ -85,6 +118,25 @@ def replay_table(results: Iterable[ReplayResult] | Any,
                 row[col] = getattr(values, how)()
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _key(key: Any) -> tuple[Any, ...]:
+    """A group key with NaN thresholds made comparable (None)."""
+    out = []
+    for part in key if isinstance(key, tuple) else (key,):
+        try:
+            missing = part is None or part != part
+        except (TypeError, ValueError):
+            missing = False
+        out.append(None if missing else part)
+    return tuple(out)
+
+
+def threshold_label(threshold: Any) -> str:
+    """``0.8`` as ``0.8``; None or NaN (each strategy at its own trigger) as ``policy``."""
+    if threshold is None or threshold != threshold:
+        return "policy"
+    return f"{float(threshold):g}"
 
 
 def replay_ranking(table: Any) -> list[str]:
@@ -100,12 +152,15 @@ def replay_ranking(table: Any) -> list[str]:
     lines: list[str] = []
     if table.empty:
         return lines
-    for (window, threshold), g in table.groupby(["window", "threshold"], sort=False):
+    for (window, threshold), g in table.groupby(["window", "threshold"], sort=False,
+                                                dropna=False):
         fits = g[g["feasible"].astype(bool)].sort_values(RANKED_ON, kind="stable")
         over = g[~g["feasible"].astype(bool)]
         ranked = ", ".join(f"{r.strategy} ({getattr(r, RANKED_ON):,.0f})"
                            for r in fits.itertuples())
-        line = (f"{_window(window)} x{threshold:g}: fewest billed tokens, feasible only: "
+        at = ("each at its own trigger" if threshold_label(threshold) == "policy"
+              else f"x{threshold_label(threshold)}")
+        line = (f"{_window(window)} {at}: fewest billed tokens, feasible only: "
                 f"{ranked or 'none feasible'}")
         if not over.empty:
             line += "; infeasible (prompts over the window): " + ", ".join(
@@ -144,14 +199,15 @@ def plot_replay(results: Sequence[ReplayResult], *, title: str | None = None) ->
     for i, r in enumerate(results):
         xs = [t.turn for t in r.turns]
         ys = [t.prompt_tokens for t in r.turns]
-        label = f"{r.strategy} @{r.window} x{r.threshold:g} ({r.compactions} compactions)"
+        label = (f"{r.strategy} @{r.window} x{threshold_label(r.threshold)} "
+                 f"({r.compactions} compactions)")
         (line,) = ax.plot(xs, ys, linewidth=1.2, label=label, zorder=2 + i)
         marks = [t for t in r.turns if t.compaction_round is not None]
         ax.scatter([t.turn for t in marks], [t.prompt_tokens for t in marks], marker="v",
                    s=28, color=line.get_color(), zorder=10 + i)
     for window in sorted({r.window for r in results}):
         ax.axhline(window, color="black", linewidth=0.8, linestyle="--")
-    for trigger in sorted({r.trigger_tokens for r in results}):
+    for trigger in sorted({r.trigger_tokens for r in results if r.trigger_tokens is not None}):
         ax.axhline(trigger, color="grey", linewidth=0.6, linestyle=":")
     sessions = sorted({r.session_id for r in results})
     ax.set_title(title or ", ".join(sessions))

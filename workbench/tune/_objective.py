@@ -1,166 +1,152 @@
-"""Objectives: how a tune (or an export from a run) picks its winner among template variants.
+"""The winner rule: one rule for the tune, ``workbench export --from-run`` and the verdict.
 
-A rule is text, the same in a spec's ``[tune] objective`` and ``workbench export --rule``:
+A rule is one of the verdict's recommendation rules (``[verdict] rule``, `RULES`), by the same
+names everywhere (``[tune] objective``, ``workbench export --rule``):
 
-- ``max-recall`` maximise the recall metric; ties: fewer retained tokens, then the label;
-- ``max-qa`` the same on ``qa_accuracy`` (the functional probes' exact questions answered
-  right, from an experiment's ``[qa]`` table), whatever the recall metric is;
-- ``min-retained`` minimise retained tokens; ties: higher recall, then the label;
-- ``pareto`` the Pareto front of retained tokens (lower), recall and parse success (higher);
-  the winner is the front point with the largest ``recall - retained`` after scaling both to
-  0..1 over the front (the knee); ties: the label.
+- ``min-retained-safe`` (the default): the fewest retained tokens among the templates not
+  significantly (or consistently) worse than the best on probe recall nor on compaction
+  failures;
+- ``max-recall``: the highest mean recall;
+- ``min-retained``: the fewest retained tokens among those within ``recall_tolerance`` of the
+  best mean recall;
+- ``pareto``: the member of the recall / retained tokens / failures front nearest the ideal.
 
-Each may carry constraints after a colon, comma-separated: ``retained<=2000``, ``recall>=0.6``,
-``parse>=90`` (parse success in percent). Only variants meeting every constraint can win.
+`Objective.pick` reads the cells through the verdict itself (`workbench.harness.verdict`:
+paired cluster bootstrap per model x window, Holm-adjusted), restricted to the points and
+sessions given (for a tune: the points scored on its final rung), so a tune's winner, an
+export's and the run's ``Recommendation:`` line cannot disagree. `variant_scores` and
+`pareto_mask` are the per-point means and the front the tune prints and plots.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._verdict_table import (
+    DEFAULT_RECALL_TOLERANCE,
+    DEFAULT_RULE,
+    RULES,
+    check_rule,
+)
 
-KINDS = ("max-recall", "max-qa", "min-retained", "pareto")
-QA_METRIC = "qa_accuracy"
-"""The metric ``max-qa`` maximises."""
-SCORE_COLUMNS = {"retained": "retained_tokens", "recall": "recall", "parse": "parse_success_pct"}
-_CONSTRAINT = re.compile(r"^\s*(retained|recall|parse)\s*(<=|>=)\s*([0-9]+(?:\.[0-9]+)?)\s*$")
+RECALL, RETAINED, FAILED = "probe_recall", "retained_tokens", "failed"
+_WORDS = {
+    "min-retained-safe": "the fewest retained tokens among the points not significantly worse "
+                         "than the best on probe recall nor on compaction failures",
+    "max-recall": "the highest mean probe recall",
+    "min-retained": "the fewest retained tokens among the points whose mean probe recall is "
+                    "within {tolerance:.1f} pts of the best",
+    "pareto": "the point of the probe recall / retained tokens / failures front nearest the "
+              "ideal point",
+}
 
 
-@dataclass(frozen=True)
-class Constraint:
-    """One bound on a score column: ``retained <= 2000``."""
+@dataclass
+class Pick:
+    """What a rule picked from a set of cells.
 
-    what: str
-    op: str
-    bound: float
+    Attributes:
+        winner: The template to ship, or None when the rule can recommend none.
+        ranking: Every compared template, the rule's preference first (eligible ones in the
+            rule's order, then the others by recall).
+        tied: Templates the rule cannot tell from the winner.
+        reasons: The verdict's ``Recommendation:`` line for the winner.
+        verdict: The verdict the pick was read from.
+    """
 
-    def holds(self, row: Any) -> bool:
-        """True when the row's value meets the bound (a missing value never does)."""
-        value = row[SCORE_COLUMNS[self.what]]
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return False
-        return value <= self.bound if self.op == "<=" else value >= self.bound
-
-    def text(self, metric: str = "recall") -> str:
-        """The bound in words, naming the recall column `metric`."""
-        column = metric if self.what == "recall" else SCORE_COLUMNS[self.what]
-        return f"{column} {self.op} {self.bound:g}"
-
-    def __str__(self) -> str:
-        return self.text()
+    winner: str | None
+    ranking: list[str]
+    tied: list[str] = field(default_factory=list)
+    reasons: str = ""
+    verdict: Any = None
 
 
 @dataclass(frozen=True)
 class Objective:
-    """A parsed rule (see the module docstring).
+    """A winner rule by name, with ``min-retained``'s recall tolerance."""
 
-    Attributes:
-        kind: ``max-recall``, ``max-qa``, ``min-retained`` or ``pareto``.
-        metric: The recall column (``probe_recall`` by default; ``qa_accuracy`` for ``max-qa``).
-        constraints: Bounds a winner must meet.
-    """
-
-    kind: str
-    metric: str = "probe_recall"
-    constraints: tuple[Constraint, ...] = field(default_factory=tuple)
+    rule: str = DEFAULT_RULE
+    recall_tolerance: float = DEFAULT_RECALL_TOLERANCE
+    metric: str = RECALL
 
     @classmethod
-    def parse(cls, text: str, metric: str = "probe_recall") -> Objective:
-        """Read a rule such as ``"max-recall:retained<=2000,parse>=90"``.
+    def parse(cls, rule: str | None, recall_tolerance: float = DEFAULT_RECALL_TOLERANCE
+              ) -> Objective:
+        """The objective named `rule` (None: the default, ``min-retained-safe``).
 
         Raises:
-            ConfigError: an unknown kind or a constraint that does not read; the message
-                shows the accepted forms.
+            ConfigError: an unknown rule, naming the closest one and every allowed one.
         """
-        kind, _, rest = text.strip().partition(":")
-        kind = kind.strip()
-        if kind not in KINDS:
-            raise ConfigError(f"objective {text!r}: unknown rule {kind!r}; use one of "
-                              f"{', '.join(KINDS)}, optionally with constraints such as "
-                              "max-recall:retained<=2000,parse>=90")
-        constraints = []
-        for part in (p for p in rest.split(",") if p.strip()):
-            match = _CONSTRAINT.match(part)
-            if match is None:
-                raise ConfigError(f"objective {text!r}: cannot read constraint {part.strip()!r}; "
-                                  "write retained<=N, recall>=X or parse>=P")
-            constraints.append(Constraint(match[1], match[2], float(match[3])))
-        if kind == "max-qa":
-            metric = QA_METRIC
-        return cls(kind, metric, tuple(constraints))
+        return cls(check_rule(rule or DEFAULT_RULE), float(recall_tolerance))
+
+    @property
+    def kind(self) -> str:
+        """The rule's name (as written in specs and on the command line)."""
+        return self.rule
 
     def describe(self) -> str:
-        """The rule in words, as reports and READMEs state it."""
-        if self.kind in ("max-recall", "max-qa"):
-            text = (f"maximise {self.metric}; ties: fewer retained tokens, then the label")
-        elif self.kind == "min-retained":
-            text = (f"minimise retained_tokens; ties: higher {self.metric}, then the label")
-        else:
-            text = (f"Pareto front of retained_tokens (lower), {self.metric} and parse success "
-                    "(higher); winner: the front point with the largest scaled "
-                    f"{self.metric} minus scaled retained_tokens")
-        if self.constraints:
-            text += "; subject to " + " and ".join(c.text(self.metric) for c in self.constraints)
-        return text
+        """The rule in words: ``min-retained-safe: the fewest retained tokens among ...``."""
+        words = _WORDS[self.rule].format(tolerance=100 * self.recall_tolerance)
+        return f"{self.rule}: {words}"
 
-    def feasible(self, scores: pd.DataFrame) -> pd.Series:
-        """Which rows of `scores` meet every constraint."""
-        ok = pd.Series(True, index=scores.index)
-        for c in self.constraints:
-            ok &= scores.apply(c.holds, axis=1).astype(bool)
-        return ok
+    def pick(self, cells: pd.DataFrame, *, templates: list[str] | None = None,
+             sessions: list[str] | None = None, seed: int = 0, n_boot: int = 2000) -> Pick:
+        """The winner of `cells` by this rule: the verdict's run-level recommendation over
+        the cells of `templates` on `sessions` (all when None)."""
+        from workbench.harness.results._verdict import verdict
 
-    def rank(self, scores: pd.DataFrame) -> pd.DataFrame:
-        """Feasible rows of `scores`, best first (the winner is the first row)."""
-        rows = scores[self.feasible(scores)].copy()
-        if rows.empty:
-            return rows
-        if self.kind == "pareto":
-            front = rows[pareto_mask(rows)].copy()
-            front["_knee"] = _scaled(front["recall"]) - _scaled(front["retained_tokens"])
-            rest = rows.drop(front.index).copy()
-            rest["_knee"] = -math.inf
-            rows = pd.concat([front, rest])
-            rows = rows.sort_values(["_knee", "template"], ascending=[False, True],
-                                    kind="mergesort")
-            return rows.drop(columns="_knee")
-        recall = rows["recall"].fillna(-math.inf)
-        retained = rows["retained_tokens"].fillna(math.inf)
-        rows = rows.assign(_recall=recall, _retained=retained)
-        if self.kind in ("max-recall", "max-qa"):
-            order, asc = ["_recall", "_retained", "template"], [False, True, True]
-        else:
-            order, asc = ["_retained", "_recall", "template"], [True, False, True]
-        return rows.sort_values(order, ascending=asc, kind="mergesort").drop(
-            columns=["_recall", "_retained"])
-
-    def winner(self, scores: pd.DataFrame) -> str:
-        """The winning label.
-
-        Raises:
-            ConfigError: no row meets the constraints (the message names them).
-        """
-        ranked = self.rank(scores)
-        if ranked.empty:
-            raise ConfigError(f"no variant satisfies the objective ({self.describe()}); relax "
-                              "a constraint or widen the search")
-        return str(ranked["template"].iloc[0])
+        df = cells
+        if templates is not None:
+            df = df[df["template"].isin(templates)]
+        if sessions is not None:
+            df = df[df["session_id"].isin(sessions)]
+        found = verdict(df, seed=seed, n_boot=n_boot, rule=self.rule,
+                        recall_tolerance=self.recall_tolerance,
+                        metrics=(RECALL, "useful_structured", RETAINED, FAILED))
+        names = sorted(df["template"].dropna().astype(str).unique())
+        if len(names) == 1:  # nothing to compare: the one point is the pick
+            return Pick(names[0], names, verdict=found, reasons="the only point scored")
+        rec = found.recommendation
+        ranking = _ranking(found, self.rule, names)
+        winner = rec.template if rec is not None else None
+        if winner is not None:
+            ranking = [winner, *[t for t in ranking if t != winner]]
+        # one model x window: its own line, which quotes the intervals
+        line = found.strata[0].recommendation if len(found.strata) == 1 else rec
+        return Pick(winner, ranking, list(rec.tied) if rec is not None else [],
+                    line.to_text() if line is not None else "", found)
 
 
-def _scaled(values: pd.Series) -> pd.Series:
-    lo, hi = values.min(), values.max()
-    if not hi > lo:
-        return pd.Series(0.0, index=values.index)
-    return (values - lo) / (hi - lo)
+def _ranking(found: Any, rule: str, names: list[str]) -> list[str]:
+    """Every template by its mean position over the strata: the rule's order among the
+    eligible, then the rest by mean recall (successive halving keeps the front of this)."""
+    from workbench.harness.results._recommend import Evidence, rank_eligible
+
+    positions: dict[str, list[float]] = {t: [] for t in names}
+    for stratum in found.strata:
+        means = {m.metric: m.means for m in stratum.metrics}
+        if not means.get(RECALL) or not means.get(RETAINED) or stratum.recommendation is None:
+            continue
+        ev = Evidence(stratum.title, stratum.variants, stratum.n_common, True, means,
+                      {m.metric: m.best for m in stratum.metrics}, {}, {})
+        eligible = [t for t in stratum.recommendation.eligible
+                    if t in means[RECALL] and t in means[RETAINED]]
+        order = rank_eligible(ev, rule, eligible) if eligible else []
+        rest = sorted((t for t in stratum.variants if t not in order),
+                      key=lambda t: (-means[RECALL].get(t, -math.inf),
+                                     means[RETAINED].get(t, math.inf), t))
+        for position, name in enumerate(order + rest):
+            positions.setdefault(name, []).append(position)
+    return sorted(names, key=lambda t: (sum(positions[t]) / len(positions[t])
+                                        if positions[t] else math.inf, t))
 
 
-def variant_scores(cells: pd.DataFrame, metric: str = "probe_recall",
+def variant_scores(cells: pd.DataFrame, metric: str = RECALL,
                    templates: list[str] | None = None,
                    sessions: list[str] | None = None) -> pd.DataFrame:
     """One row per template: mean retained tokens, mean `metric` (as ``recall``), parse success.
@@ -180,25 +166,29 @@ def variant_scores(cells: pd.DataFrame, metric: str = "probe_recall",
         df = df[df["template"].isin(templates)]
     if sessions is not None:
         df = df[df["session_id"].isin(sessions)]
+    if metric not in df.columns:
+        from workbench._suggest import did_you_mean
+
+        raise ConfigError(f"no metric {metric!r} in the cells{did_you_mean(metric, df.columns)}")
     rows = []
     for template, g in df.groupby("template", sort=True):
         ok = g["status"].eq("ok")
-        values = pd.to_numeric(g[metric], errors="coerce") if metric in g else \
-            pd.Series(float("nan"), index=g.index)
+        values = pd.to_numeric(g[metric], errors="coerce")
         rows.append({
             "template": template,
             "cells": len(g),
-            "retained_tokens": pd.to_numeric(g["retained_tokens"], errors="coerce")[ok].mean(),
+            "retained_tokens": pd.to_numeric(g[RETAINED], errors="coerce")[ok].mean(),
             "recall": values[ok].mean(),
             "parse_success_pct": 100.0 * g["parse_outcome"].eq("structured").sum() / len(g),
-            "calls_made": int(pd.to_numeric(g.get("calls_made"), errors="coerce").fillna(0).sum())
-            if "calls_made" in g else 0,
-            "calls_shared": int(pd.to_numeric(g.get("calls_shared"),
-                                              errors="coerce").fillna(0).sum())
-            if "calls_shared" in g else 0,
+            "calls_made": _total(g, "calls_made"),
+            "calls_shared": _total(g, "calls_shared"),
         })
     return pd.DataFrame(rows, columns=["template", "cells", "retained_tokens", "recall",
                                        "parse_success_pct", "calls_made", "calls_shared"])
+
+
+def _total(g: pd.DataFrame, column: str) -> int:
+    return int(pd.to_numeric(g[column], errors="coerce").fillna(0).sum()) if column in g else 0
 
 
 def pareto_mask(scores: pd.DataFrame) -> pd.Series:
@@ -215,3 +205,6 @@ def pareto_mask(scores: pd.DataFrame) -> pd.Series:
             for j in range(len(scores)) if j != i)
         keep.append(not dominated)
     return pd.Series(keep, index=scores.index)
+
+
+__all__ = ["RULES", "Objective", "Pick", "pareto_mask", "variant_scores"]

@@ -1,11 +1,14 @@
-"""What a tune leaves behind: the front (CSV and plot), ``tune.json``, and the winner's folder.
+"""What a tune leaves behind, all in its run folder: the front (CSV and plot), ``tune.json``,
+and the winner's folder.
 
 Under ``<run>/tune/``: ``front.csv`` (every scored point, ``front`` marking the Pareto front),
-``front.png``, ``tune.json`` (winner, rule, interval against the baseline, rungs, calls).
-`write_winner` writes the winner as an ordinary variant folder (``prompts/<name>/``): its two
-templates with the parameter values baked in (so Goose, which knows nothing of parameters,
-renders it the same), the searched variant's options, and a README stating the parameters and
-the evidence.
+``front.png``, ``tune.json`` (winner, rule, comparisons with the baseline, the final rung's
+points and sessions, rungs, calls). `write_winner` writes the winner as an ordinary variant
+folder (``<run>/tune/winner/<name>/``): its two templates with the parameter values baked in
+(so Goose, which knows nothing of parameters, renders it the same), the searched variant's
+options, and a README stating the parameters and the evidence. Nothing is written outside the
+run folder: ``workbench export --from-run RUN`` installs the winner (to Goose, or with
+``--as-variant`` as ``prompts/<name>/``).
 """
 
 from __future__ import annotations
@@ -105,6 +108,25 @@ def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:,.4g}"
 
 
+def fresh_variant_folder(prompts_dir: str | Path, name: str, *, overwrite: bool = False,
+                         another: str = "another name") -> Path:
+    """``<prompts_dir>/<name>``, checked to be a plain new folder name (an existing folder is
+    removed first when `overwrite`); not created.
+
+    Raises:
+        ConfigError: `name` is not a plain folder name, or the folder exists and `overwrite`
+            is false (the message suggests `another`).
+    """
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "{" in name:
+        raise ConfigError(f"variant name {name!r}: use a plain folder name such as lean-tuned")
+    target = Path(prompts_dir) / name
+    if target.exists():
+        if not overwrite:
+            raise ConfigError(f"{target} exists; pass {another} or --overwrite")
+        shutil.rmtree(target)
+    return target
+
+
 def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, *,
                  overwrite: bool = False) -> Path:
     """Write the tune's winner as ``<prompts_dir>/<name>/`` (see the module docstring).
@@ -119,20 +141,11 @@ def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, 
         The folder written.
 
     Raises:
-        ConfigError: the winner is the baseline (there is nothing new to write), the folder
-            exists and `overwrite` is false, or the name is not a plain name.
+        ConfigError: the folder exists and `overwrite` is false, or the name is not a plain
+            name.
     """
-    if result.winner == result.baseline:
-        raise ConfigError(f"the tune's winner is its baseline {result.baseline}: nothing new "
-                          "to write; use that variant as it is")
     name = name or f"{result.variant}-tuned"
-    if not name or "/" in name or "\\" in name or name.startswith(".") or "{" in name:
-        raise ConfigError(f"winner name {name!r}: use a plain folder name such as lean-tuned")
-    target = Path(prompts_dir) / name
-    if target.exists():
-        if not overwrite:
-            raise ConfigError(f"{target} exists; pass another --winner-name or --overwrite")
-        shutil.rmtree(target)
+    target = fresh_variant_folder(prompts_dir, name, overwrite=overwrite)
     variant = load_variant(result.winner, getattr(result, "experiment", None))
     baked = variant.templates.baked()  # the folder has no [params]: the values go in the text
     target.mkdir(parents=True)

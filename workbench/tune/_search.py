@@ -11,8 +11,15 @@ on every session. All rungs write into one run folder, so the experiment's budge
 folder's cells) stops the search as it would stop a run; the winner is then picked from the last
 rung that finished.
 
-The winner is compared with the baseline (the variant at its defaults unless the spec names one)
-by the harness's session-level paired comparison (`paired_comparison`).
+The winner is picked by the one winner rule the verdict and ``workbench export --from-run``
+use (`Objective`: ``min-retained-safe`` unless ``[tune] objective`` or ``[verdict] rule`` names
+another) among the points scored on the final rung, and compared with the baseline (the
+variant at its defaults unless the spec names one) on recall, retained tokens and failures by
+the harness's session-level paired comparison (`paired_comparison`). When the rule picks the
+baseline, nothing beat it, and the tune says so. A tune writes only into its run folder: the
+scored points (``tune/front.csv``), ``tune/tune.json`` (the rule, the winner, the final rung's
+points and sessions, so an export recomputes the same winner) and the winner as a variant
+folder (``tune/winner/<name>/``); ``workbench export --from-run`` installs it.
 """
 
 from __future__ import annotations
@@ -30,13 +37,18 @@ from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import load_experiment_sessions
 from workbench.harness.experiment._params import expand_points, point_label, template_variables
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import load_variant
 from workbench.harness.run._runner import default_out, run_experiment_async, write_spec
 from workbench.models._shared import SharedCalls
 from workbench.tune._groups import PromptGroup
-from workbench.tune._objective import Objective, pareto_mask, variant_scores
+from workbench.tune._objective import RECALL, Objective, pareto_mask, variant_scores
 
 TUNE_DIR = "tune"
+WINNER_DIR = "winner"
+"""``<run>/tune/winner/<name>/``: the winner as a variant folder (its parameters baked in)."""
+COMPARED = ("probe_recall", "retained_tokens", "failed")
+"""The metrics the winner is compared with the baseline on."""
 
 
 @dataclass
@@ -49,11 +61,11 @@ class TuneResult:
         scores: One row per point of the last finished rung (``template``, ``cells``,
             ``retained_tokens``, ``recall``, ``parse_success_pct``, ``calls_made``,
             ``calls_shared``, ``front``, ``params``).
-        winner: The winning label.
+        winner: The winning label (the baseline when nothing beat it).
         winner_params: Its full parameter values.
         baseline: The label it was compared with.
-        comparison: The paired comparison (winner vs baseline) on the objective's metric, or
-            None when the winner is the baseline.
+        comparison: The paired comparison (winner vs baseline) on probe recall, or None when
+            the winner is the baseline.
         rungs: One dict per rung: ``sessions``, ``groups``, ``points``, ``kept``, ``status``
             and ``dropped`` (the points successive halving left behind after it).
         status: ``finished`` or ``budget_reached``.
@@ -67,6 +79,11 @@ class TuneResult:
         calls_by: `calls_made` split: ``table`` (by the points of `scores`, the sum of its
             ``calls_made`` column), ``dropped`` (by points successive halving dropped) and
             ``other`` (cells of a rung the budget stopped before it was scored).
+        comparisons: Metric -> the paired comparison of the winner with the baseline
+            (`COMPARED`), empty when the winner is the baseline.
+        final_sessions: The sessions of the final rung (the winner was picked over them).
+        reasons: The verdict's recommendation for the winner, in words.
+        tied: Points the rule could not tell from the winner.
     """
 
     run_dir: Path
@@ -85,6 +102,10 @@ class TuneResult:
     winner_folder: Path | None = None
     experiment: Any = None
     calls_by: dict[str, int] = field(default_factory=dict)
+    comparisons: dict[str, Any] = field(default_factory=dict)
+    final_sessions: list[str] = field(default_factory=list)
+    reasons: str = ""
+    tied: list[str] = field(default_factory=list)
 
     @property
     def front(self) -> pd.DataFrame:
@@ -98,6 +119,8 @@ class TuneResult:
         return {
             "run": str(self.run_dir), "variant": self.variant, "winner": self.winner,
             "params": self.winner_params, "rule": self.objective.describe(),
+            "rule_name": self.objective.rule,
+            "recall_tolerance": self.objective.recall_tolerance,
             "metric": self.objective.metric, "recall": _float(row["recall"]),
             "retained_tokens": _float(row["retained_tokens"]),
             "parse_success_pct": _float(row["parse_success_pct"]),
@@ -106,6 +129,10 @@ class TuneResult:
                 "mean_diff": _float(comp.mean_diff), "ci_low": _float(comp.ci_low),
                 "ci_high": _float(comp.ci_high), "n_pairs": int(comp.n_pairs),
                 "winner": comp.winner, "text": str(comp)},
+            "comparisons": {m: str(c) for m, c in self.comparisons.items()},
+            "nothing_beats_baseline": self.winner_is_baseline,
+            "final": {"templates": list(self.scores["template"]),
+                      "sessions": list(self.final_sessions)},
             "status": self.status, "calls_made": self.calls_made,
             "calls_shared": self.calls_shared,
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -128,11 +155,19 @@ class TuneResult:
                 out.append(f"rung {number} ({rung['sessions']} sessions, {rung['groups']} "
                            f"prompt groups): successive halving dropped "
                            f"{len(names)} points: {', '.join(names)}")
-        out += [f"winner: {self.winner}", f"rule: {self.objective.describe()}"]
-        if self.comparison is None:
-            out.append(f"vs baseline {self.baseline}: the winner is the baseline")
+        out.append(f"rule: {self.objective.describe()}")
+        if self.winner_is_baseline:
+            out.append(f"winner: {self.winner} (the baseline): nothing beats the baseline "
+                       f"{self.baseline} under the rule {self.objective.rule}; keep it as it is")
         else:
-            out.append(f"vs baseline {self.baseline}: {self.comparison}")
+            out.append(f"winner: {self.winner}")
+            if self.tied:
+                out.append(f"  tied with it under the rule: {', '.join(self.tied)}")
+            out.append(f"winner against the baseline {self.baseline} (paired by session, "
+                       f"{len(self.final_sessions)} sessions of the final rung):")
+            out += [f"  {comparison}" for comparison in self.comparisons.values()]
+        if self.reasons:
+            out.append(f"  {self.reasons}")
         parts = [f"{self.calls_by.get('table', self.calls_made)} by the points above"]
         if self.calls_by.get("dropped"):
             parts.append(f"{self.calls_by['dropped']} by the points successive halving dropped")
@@ -171,9 +206,7 @@ def _split_points(experiment: Experiment) -> tuple[str, list[PromptGroup], dict[
     return base.name, list(groups.values()), params
 
 
-def _ranked_groups(groups: list[PromptGroup], scores: pd.DataFrame,
-                   objective: Objective) -> list[PromptGroup]:
-    ranked = list(objective.rank(scores)["template"])
+def _ranked_groups(groups: list[PromptGroup], ranked: list[str]) -> list[PromptGroup]:
     position = {label: i for i, label in enumerate(ranked)}
 
     def best(group: PromptGroup) -> float:
@@ -210,16 +243,14 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     if tune is None:
         raise ConfigError("tune: the spec has no [tune] table; add one naming the variant "
                           "to search, e.g. [tune] variant = \"top3-intent\"")
-    objective = Objective.parse(tune.objective, tune.metric)
-    if objective.metric.startswith("qa_") and experiment.qa is None:
-        raise ConfigError(f"tune: objective {tune.objective!r} maximises {objective.metric}, "
-                          "which needs a [qa] table (for example [qa] answerer = \"lookup\")")
+    objective = Objective.parse(tune.objective or experiment.verdict.rule,
+                                experiment.verdict.recall_tolerance)
     folder = Path(out) if out is not None else default_out(experiment)
     (folder / TUNE_DIR).mkdir(parents=True, exist_ok=True)
     write_spec(experiment, folder / TUNE_DIR)
     base_label, groups, params = _split_points(experiment)
     baseline = tune.baseline or base_label
-    sessions = [s.id for s in load_experiment_sessions(experiment)]
+    sessions = [s.id for s in limit_sessions(experiment, load_experiment_sessions(experiment))]
     shared = SharedCalls(enabled=share_calls)
     proposals: list[dict[str, Any]] = []
     rung_experiment = experiment.model_copy(update={"tune": None})
@@ -249,8 +280,7 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     while True:
         labels = [label for g in alive for label in g.labels]
         results, status = await run_rung(labels, n)
-        scores = variant_scores(results.cells, objective.metric, [*labels, baseline],
-                                sessions[:n])
+        scores = variant_scores(results.cells, RECALL, [*labels, baseline], sessions[:n])
         rung: dict[str, Any] = {"sessions": n, "groups": len(alive), "points": len(labels),
                                 "status": status, "kept": 0, "dropped": []}
         rungs.append(rung)
@@ -263,7 +293,9 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         if n >= len(sessions):  # every surviving group has seen every session
             rung["kept"] = len(alive)
             break
-        ranked = _ranked_groups(alive, scores, objective)
+        ranking = objective.pick(results.cells, templates=[*labels, baseline],
+                                 sessions=sessions[:n], seed=experiment.seed).ranking
+        ranked = _ranked_groups(alive, ranking)
         alive = ranked[:max(1, math.ceil(len(alive) / tune.eta))]
         rung["kept"] = len(alive)
         rung["dropped"] = [label for g in ranked[len(alive):] for label in g.labels]
@@ -275,24 +307,33 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
                           "[budget] in the spec")
     final["front"] = pareto_mask(final)
     final["params"] = [json.dumps(params.get(t, {}), sort_keys=True) for t in final["template"]]
-    winner = objective.winner(final)
-    comparison = None
     stored = _stored_cells(folder)
+    final_sessions = sessions[:scored_n]
+    pick = objective.pick(stored, templates=list(final["template"]), sessions=final_sessions,
+                          seed=experiment.seed)
+    if pick.winner is None:
+        raise ConfigError(f"tune: the rule {objective.rule} can recommend no point of the final "
+                          f"rung ({pick.reasons or 'no point produced a summary'})")
+    winner = pick.winner
+    comparisons: dict[str, Any] = {}
     if winner != baseline:
         from workbench.harness import paired_comparison
 
-        cells = stored[stored["session_id"].isin(sessions[:scored_n])]
-        comparison = paired_comparison(cells, baseline, winner, on="template",
-                                       metric=objective.metric, seed=experiment.seed)
+        cells = stored[stored["session_id"].isin(final_sessions)]
+        for metric in COMPARED:
+            comparisons[metric] = paired_comparison(cells, baseline, winner, on="template",
+                                                    metric=metric, seed=experiment.seed)
     dropped = {label for rung in rungs for label in rung["dropped"]} - set(final["template"])
     made = _total(stored, "calls_made")
     by_table = int(final["calls_made"].sum())
     by_dropped = _total(stored[stored["template"].isin(dropped)], "calls_made")
     calls = {"table": by_table, "dropped": by_dropped, "other": made - by_table - by_dropped}
     result = TuneResult(folder, objective, final.reset_index(drop=True), winner,
-                        params.get(winner, {}), baseline, comparison, rungs, status,
+                        params.get(winner, {}), baseline, comparisons.get(RECALL), rungs, status,
                         made, _total(stored, "calls_shared"), tune.variant, proposals,
-                        experiment=experiment, calls_by=calls)
+                        experiment=experiment, calls_by=calls, comparisons=comparisons,
+                        final_sessions=list(final_sessions), reasons=pick.reasons,
+                        tied=list(pick.tied))
     _save(result)
     return result
 
@@ -310,9 +351,12 @@ def _total(cells: pd.DataFrame, column: str) -> int:
 
 
 def _save(result: TuneResult) -> None:
-    from workbench.tune._output import save_outputs
+    from workbench.tune._output import save_outputs, write_winner
 
     save_outputs(result)
+    tune = result.experiment.tune if result.experiment is not None else None
+    name = (tune.winner_name if tune is not None else None) or f"{result.variant}-tuned"
+    write_winner(result, Path(result.run_dir) / TUNE_DIR / WINNER_DIR, name, overwrite=True)
 
 
 def tune(spec: Experiment | str | Path, out: str | Path | None = None,

@@ -20,15 +20,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from workbench._resources import shipped
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.harness.experiment._checks import MAX_CELLS
-from workbench.harness.experiment._spec import Experiment, SessionSource, project_root
+from workbench.harness.experiment._spec import Experiment, SessionSource
+from workbench.harness.experiment._subsets import (
+    check_model_sessions,
+    limit_sessions,
+    model_templates,
+)
 from workbench.harness.experiment._windows import format_window
 from workbench.sessions import Session, load_sessions
 from workbench.strategies import strategy_class
 
 MANIFEST = "datasets/manifest.json"
+"""The shipped datasets' manifest, in the package data."""
 ALL_DATASETS = "dataset:all"
+DATASET_PREFIX = "dataset:"
+"""``dataset:all`` is the shipped set; ``dataset:NAME`` every session of the set in
+``datasets/NAME/`` (its own manifest, never part of ``dataset:all``: ``dataset:memory``)."""
 ALL_TEMPLATES = "all"
 DEFAULT_TEMPLATE = "default"
 NO_MODEL = "none"
@@ -97,8 +107,16 @@ def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]
 
     Reads the ``sessions`` (or ``datasets``) list of ``{name, file|path, format}`` objects; a
     missing file name means ``<name>.json`` beside the manifest.
+
+    Args:
+        root: A folder holding ``datasets/manifest.json``; default: the shipped data.
     """
-    base = (root or project_root()) / MANIFEST
+    return read_manifest_file((root / MANIFEST) if root is not None
+                              else shipped(*MANIFEST.split("/")))
+
+
+def read_manifest_file(base: Path) -> dict[str, tuple[Path, str | None]]:
+    """Dataset names -> (file, format) of one manifest file (empty when it is missing)."""
     if not base.is_file():
         return {}
     # Parsed once per content: a spec names many datasets, and the manifest (with every
@@ -137,8 +155,18 @@ def resolve_source(source: SessionSource,
     manifest = read_manifest()
     if text == ALL_DATASETS:
         if not manifest:
-            raise ConfigError(f"sessions: {ALL_DATASETS!r} needs {MANIFEST} in {project_root()}")
+            raise ConfigError(f"sessions: {ALL_DATASETS!r} needs the shipped {MANIFEST}, which "
+                              "is missing from the installed workbench; reinstall the package")
         return [manifest[name] for name in sorted(manifest)]
+    if text.startswith(DATASET_PREFIX):
+        name = text[len(DATASET_PREFIX):]
+        named = read_manifest_file(shipped("datasets", name, "manifest.json"))
+        if not named:
+            sets = sorted(p.parent.name for p in shipped("datasets").glob("*/manifest.json"))
+            raise ConfigError(f"sessions: {text!r} names no shipped dataset set (no "
+                              f"datasets/{name}/manifest.json); known: {ALL_DATASETS}"
+                              + "".join(f", {DATASET_PREFIX}{n}" for n in sets))
+        return [named[n] for n in sorted(named)]
     if text in manifest:
         return [manifest[text]]
     path = experiment.resolve_path(text)
@@ -149,9 +177,12 @@ def resolve_source(source: SessionSource,
             raise ConfigError(f"sessions: glob {text!r} matched no files (looked in {path.parent})")
         return files
     if not path.exists():
+        from workbench._suggest import did_you_mean
+
         known = ", ".join(sorted(manifest)) or "none shipped"
-        raise ConfigError(f"sessions: {text!r} is neither a file ({path}) nor a dataset name "
-                          f"(known: {known}, or {ALL_DATASETS!r})")
+        raise ConfigError(f"sessions: {text!r} is neither a file ({path}) nor a dataset name"
+                          f"{did_you_mean(text, manifest)} (known: {known}, or "
+                          f"{ALL_DATASETS!r})")
     return [(path, None)]
 
 
@@ -272,9 +303,9 @@ def template_names(experiment: Experiment) -> list[str]:
     names: list[str] = []
     for name in experiment.templates:
         if name == ALL_TEMPLATES:
-            prompts = project_root() / "prompts"
-            folders = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
-            expanded = folders or [DEFAULT_TEMPLATE]
+            from workbench.harness.experiment._variants import known_variants
+
+            expanded = known_variants(experiment) or [DEFAULT_TEMPLATE]
         elif "{" in name:
             from workbench.harness.experiment._variants import canonical_name
 
@@ -322,51 +353,41 @@ def check_cell_count(experiment: Experiment, sessions: int, templates: int) -> i
     return total
 
 
-KNOWN_SHOWN = 8
-"""How many of the experiment's session ids an unknown-session message lists."""
-
-
-def check_model_sessions(experiment: Experiment, sessions: list[Session]) -> None:
-    """Refuse a model entry whose ``sessions`` names a session the experiment does not have.
-
-    Raises:
-        ConfigError: naming the model entry, every unknown name and some known ids.
-    """
-    ids = [s.id for s in sessions]
-    known = set(ids)
-    for i, spec in enumerate(experiment.models):
-        unknown = [n for n in dict.fromkeys(spec.sessions or []) if n not in known]
-        if not unknown:
-            continue
-        shown = ", ".join(ids[:KNOWN_SHOWN]) + (", ..." if len(ids) > KNOWN_SHOWN else "")
-        what = "is not one of" if len(unknown) == 1 else "are not among"
-        raise ConfigError(
-            f"models[{i}] ({spec.label}): sessions {', '.join(map(repr, unknown))} {what} "
-            f"the experiment's {len(ids)} sessions (session ids: {shown or 'none'})")
+def not_run_templates(experiment: Experiment) -> dict[str, list[str]]:
+    """Model label -> the experiment's templates its entry's ``templates`` leaves out."""
+    templates = template_names(experiment)
+    runs = model_templates(experiment, templates)
+    return {m.label: [t for t in templates if t not in runs[i]]
+            for i, m in enumerate(experiment.models) if len(runs[i]) < len(templates)}
 
 
 def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) -> list[Cell]:
     """All cells of `experiment`: session x strategy x model x template x window x repeat.
 
-    A model entry with ``sessions`` gets cells for those sessions only.
+    Only the first ``limit`` sessions get cells; a model entry with ``sessions`` gets cells for
+    those of them only, and one with ``templates`` for those templates only.
 
     Args:
         experiment: The spec.
-        sessions: Already-loaded sessions; loaded from the spec when None.
+        sessions: Already-loaded sessions (every session the spec names); loaded from the
+            spec when None.
 
     Returns:
         Cells in that nesting order (spec order within each axis).
 
     Raises:
-        ConfigError: too many cells, or a model entry's ``sessions`` names an unknown session.
+        ConfigError: too many cells, or a model entry's ``sessions`` names an unknown session
+            or its ``templates`` an unknown variant.
     """
     if sessions is None:
         sessions = load_experiment_sessions(experiment)
     templates = template_names(experiment)
-    check_cell_count(experiment, len(sessions), len(templates))
     check_model_sessions(experiment, sessions)
+    sessions = limit_sessions(experiment, sessions)
+    check_cell_count(experiment, len(sessions), len(templates))
     subsets = {i: set(m.sessions) for i, m in enumerate(experiment.models)
                if m.sessions is not None}
+    runs = model_templates(experiment, templates)
     cells: list[Cell] = []
     seen: set[str] = set()
     for session in sessions:
@@ -382,7 +403,8 @@ def expand_cells(experiment: Experiment, sessions: list[Session] | None = None) 
                 if spec is not None and session.id not in subsets.get(model_index, (session.id,)):
                     continue  # this model runs a subset of the sessions
                 model_label = spec.label if spec is not None else NO_MODEL
-                for template in templates if kind.uses_template else templates[:1]:
+                mine = runs[model_index] if spec is not None else templates
+                for template in mine if kind.uses_template else templates[:1]:
                     for window in experiment.windows:
                         for repeat in range(experiment.repeats):
                             key = cell_key(session.id, entry.display, model_label, template,

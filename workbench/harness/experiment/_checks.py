@@ -129,3 +129,24 @@ def check_cache_file(path: Path) -> None:
         raise PydanticCustomError(
             "cache_path", "{path} is not a regular file; name a recording file",
             {"path": str(path)})
+
+
+def maskable_secrets(models: list[Any], qa_models: dict[str, Any]) -> None:
+    """Refuse model secrets too short to mask in free text (``allow_short_secrets`` is false).
+
+    Args:
+        models: The experiment's model entries (each with ``params``).
+        qa_models: The ``[qa]`` table's models by role.
+
+    Raises:
+        PydanticCustomError: naming where each short secret sits (never its value) and why.
+    """
+    from workbench._redact import short_secret_message, short_secrets
+
+    places = [place for i, m in enumerate(models)
+              for place in short_secrets(m.params, f"models[{i}].params")]
+    places += [place for role, m in qa_models.items()
+               for place in short_secrets(m.params, f"qa.{role}.params")]
+    if places:
+        raise PydanticCustomError("short_secret", "{message}",
+                                  {"message": short_secret_message(places)})

@@ -5,7 +5,10 @@
 answerer = "lookup"                # or a model string, or { model = "...", params = {...} }
 judge = "cached:openai/gpt-4o-mini"    # optional: grades open questions on the rubric
 kinds = ["recall", "artifact", "continuation", "decision"]
-per_session = 10
+per_session = 10                   # a generated session: at most this many (from its manifest)
+tokens_per_question = 2000         # a recording: one question per 2k tokens of session,
+min_questions = 15                 #   at least this many (when found),
+max_questions = 40                 #   at most this many
 next_action = true                 # at a recorded compaction boundary
 ```
 
@@ -23,7 +26,13 @@ from pydantic_core import PydanticCustomError
 from workbench._redact import public_params
 from workbench.errors import ConfigError
 from workbench.models._spec import check_model_string
-from workbench.probes import DEFAULT_PER_SESSION, KINDS
+from workbench.probes import (
+    DEFAULT_MAX_QUESTIONS,
+    DEFAULT_MIN_QUESTIONS,
+    DEFAULT_PER_SESSION,
+    KINDS,
+    TOKENS_PER_QUESTION,
+)
 
 __all__ = ["LOOKUP", "QAModel", "QATable"]
 
@@ -85,7 +94,13 @@ class QATable(BaseModel):
     kinds: list[Kind] = Field(default_factory=lambda: list(KINDS), min_length=1)  # type: ignore[arg-type]
     """The kinds of question to ask."""
     per_session: int = Field(default=DEFAULT_PER_SESSION, ge=1)
-    """The most built questions per session (kinds taken in turn)."""
+    """The most questions built from a generated session's manifest (kinds taken in turn)."""
+    tokens_per_question: int = Field(default=TOKENS_PER_QUESTION, ge=1)
+    """A recording without a manifest: one question per this many tokens of session."""
+    min_questions: int = Field(default=DEFAULT_MIN_QUESTIONS, ge=1)
+    """A recording: at least this many questions (when its transcript gives them)."""
+    max_questions: int = Field(default=DEFAULT_MAX_QUESTIONS, ge=1)
+    """A recording: at most this many questions."""
     next_action: bool = True
     """At a recorded compaction boundary, also have the answerer take the next turn and compare
     its tool call with the recorded agent's."""
@@ -115,6 +130,13 @@ class QATable(BaseModel):
                     "qa_model", "{role} must be a model: lookup only answers", {"role": role})
         return self
 
+    def build_options(self) -> dict[str, Any]:
+        """The keyword arguments of `workbench.probes.build_questions` this table sets: the
+        kinds, a manifest's cap and a recording's counts."""
+        return {"kinds": list(self.kinds), "per_session": self.per_session,
+                "tokens_per_question": self.tokens_per_question,
+                "min_questions": self.min_questions, "max_questions": self.max_questions}
+
     @property
     def uses_lookup(self) -> bool:
         """True when the answerer is the offline ``lookup``."""
@@ -135,7 +157,8 @@ class QATable(BaseModel):
             if entry is not None:
                 data[role] = entry.to_toml_value(secrets)
         defaults = QATable()
-        for name in ("author_questions", "kinds", "per_session", "next_action", "full_context",
+        for name in ("author_questions", "kinds", "per_session", "tokens_per_question",
+                     "min_questions", "max_questions", "next_action", "full_context",
                      "questions"):
             value = getattr(self, name)
             if value != getattr(defaults, name):

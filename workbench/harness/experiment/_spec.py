@@ -21,7 +21,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from workbench._redact import public_params, short_secret_message, short_secrets
+from workbench._redact import public_params
+from workbench._resources import shipped_experiment
 from workbench.errors import ConfigError
 from workbench.harness.experiment._checks import (
     MAX_CELLS,
@@ -31,13 +32,15 @@ from workbench.harness.experiment._checks import (
     MAX_REPEATS,
     check_cache_file,
     distinct_models,
+    maskable_secrets,
     strict_boolean,
 )
 from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntry
 from workbench.harness.experiment._tolerance import parse_tolerance
-from workbench.harness.experiment._toml import dumps_toml, loads_toml
+from workbench.harness.experiment._toml import loads_toml
 from workbench.harness.experiment._tune_table import TuneTable
+from workbench.harness.experiment._validation import describe_errors
 from workbench.harness.experiment._verdict_table import VerdictTable
 from workbench.harness.experiment._windows import Window
 from workbench.models._spec import check_model_string
@@ -50,12 +53,9 @@ CACHE_PREFIXES = ("cached:", "replay:")
 
 
 DEFAULT_SPEC = "experiments/default.toml"
+"""The default experiment, in the working folder (a clone, or a `workbench init` project) or
+else the shipped one."""
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@,-]{0,99}$")
-
-
-def project_root() -> Path:
-    """The project folder holding ``prompts/``, ``datasets/`` and ``experiments/``."""
-    return Path(__file__).resolve().parents[3]
 
 
 class _Strict(BaseModel):
@@ -69,11 +69,13 @@ class _Strict(BaseModel):
 
 
 class SessionSource(_Strict):
-    """One ``sessions`` entry: a file, a glob, a shipped dataset name, or ``dataset:all``."""
+    """One ``sessions`` entry: a file, a glob, a shipped dataset name, ``dataset:all`` or
+    ``dataset:NAME``."""
 
     path: str
-    """Path or glob (relative to the spec file), a name from ``datasets/manifest.json``, or
-    ``dataset:all`` for every shipped dataset."""
+    """Path or glob (relative to the spec file), a name from ``datasets/manifest.json``,
+    ``dataset:all`` for every shipped dataset, or ``dataset:NAME`` for every session of the set
+    in ``datasets/NAME/`` (``dataset:memory``; never part of ``dataset:all``)."""
     format: str | None = None
     """Importer name; auto-detected when omitted."""
     index: int | None = Field(default=None, ge=0)
@@ -118,6 +120,11 @@ class ModelEntry(_Strict):
     id), a subset of the experiment's ``sessions``; default: every session. A name that is
     not one of the experiment's sessions is a `ConfigError` naming it (checked when the
     cells are expanded, once the sessions are read)."""
+    templates: list[str] | None = Field(default=None, min_length=1)
+    """Run this model on these template variants only (names as in the experiment's
+    ``templates``); default: every one. A replayed model names the variants it was recorded
+    with, so a variant added later runs on the other models and is reported as not recorded
+    for this one, instead of failing every cell with a cache miss."""
 
     @model_validator(mode="after")
     def _known_model(self) -> ModelEntry:
@@ -193,11 +200,17 @@ class Experiment(_Strict):
     """Names the run folder (``runs/<name>``) and the report."""
     sessions: list[SessionSource] = Field(min_length=1)
     """Where the recorded sessions come from."""
+    limit: int | None = Field(default=None, gt=0)
+    """Keep only the first N sessions, in the order ``sessions`` gives them (before each
+    model's own ``sessions`` subset applies); ``workbench run --limit N`` sets it."""
     models: list[ModelEntry] = Field(min_length=1)
     """Models to summarize with."""
     templates: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
-    """Template variants: folder names under the project's ``prompts/``, paths, ``default``
-    (the built-in templates), or ``all`` (every folder under ``prompts/``)."""
+    """Template variants: folder names under ``prompts_dir``, paths, ``default`` (the built-in
+    templates), or ``all`` (every folder under ``prompts_dir``)."""
+    prompts_dir: str | None = None
+    """The folder of template variant folders (relative to the spec file); default: the
+    variants the workbench ships. ``workbench init`` points it at the project's ``prompts/``."""
     strategies: list[StrategyEntry] = Field(
         default_factory=lambda: [StrategyEntry(name="goose")], min_length=1)
     """Compaction strategies: names or ``{name = "mask", keep_last = 3, label = "mask3"}``
@@ -290,16 +303,8 @@ class Experiment(_Strict):
 
     @model_validator(mode="after")
     def _maskable_secrets(self) -> Experiment:
-        if self.allow_short_secrets:
-            return self
-        places = [place for i, m in enumerate(self.models)
-                  for place in short_secrets(m.params, f"models[{i}].params")]
-        if self.qa is not None:
-            places += [place for role, m in self.qa.models().items()
-                       for place in short_secrets(m.params, f"qa.{role}.params")]
-        if places:
-            raise PydanticCustomError("short_secret", "{message}",
-                                      {"message": short_secret_message(places)})
+        if not self.allow_short_secrets:
+            maskable_secrets(self.models, self.qa.models() if self.qa is not None else {})
         return self
 
     @model_validator(mode="after")
@@ -354,52 +359,51 @@ class Experiment(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, source)) from None
+            raise ConfigError(describe_errors(exc, source, cls)) from None
 
     @classmethod
     def default(cls) -> Experiment:
-        """The shipped default experiment (``experiments/default.toml``)."""
-        return cls.from_toml(project_root() / DEFAULT_SPEC)
+        """The shipped default experiment (``experiments/default.toml`` in the package data)."""
+        path = shipped_experiment("default")
+        if path is None:
+            raise ConfigError("the shipped default experiment is missing from the installed "
+                              "workbench (experiments/default.toml); reinstall the package")
+        return cls.from_toml(path)
 
     def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
-        """A plain mapping in TOML shape; unless `secrets`, secret params (``api_key``, secret
-        headers) are dropped and URLs lose their user-info, so the copy still runs (with keys
-        from the environment) and gives the same cells."""
-        data = self.model_dump(mode="python")
-        data["windows"] = [w if w is not None else "none" for w in self.windows]
+        """A plain mapping in TOML shape, every value left at its default left out; unless
+        `secrets`, secret params (``api_key``, secret headers) are dropped and URLs lose their
+        user-info, so the copy still runs (with keys from the environment) and gives the same
+        cells."""
+        data = self.model_dump(mode="python", exclude_defaults=True)
+        if "windows" in data:
+            data["windows"] = [w if w is not None else "none" for w in self.windows]
+        models = []
         for entry in data["models"]:
-            if not secrets:
-                entry["params"] = public_params(entry["params"])
-            if not entry["params"]:
-                del entry["params"]
+            params = entry.get("params", {})
+            params = params if secrets else public_params(params)
+            entry = {k: v for k, v in entry.items() if k != "params"}
+            if params:
+                entry["params"] = params
+            models.append(entry["model"] if set(entry) == {"model"} else entry)
+        data["models"] = models
         data["sessions"] = [_compact_source(s) for s in data["sessions"]]
-        data["strategies"] = [s.to_toml_value() for s in self.strategies]
-        if self.replay is None:
-            data.pop("replay", None)
-        else:
-            data["replay"] = self.replay.to_toml_value()
-        if self.qa is None:
-            data.pop("qa", None)
-        else:
+        if "strategies" in data:
+            data["strategies"] = [s.to_toml_value() for s in self.strategies]
+        if self.replay is not None:
+            replay = self.replay.to_toml_value()
+            replay["windows"] = [w if w is not None else "none" for w in replay["windows"]]
+            data["replay"] = replay
+        if self.qa is not None:
             data["qa"] = self.qa.to_toml_value(secrets)
-        for m in data["models"]:
-            for key in ("concurrency", "name", "cache_path", "sessions"):
-                if m.get(key) is None:
-                    m.pop(key, None)
-        data["models"] = [m["model"] if set(m) == {"model"} else m for m in data["models"]]
-        executor = {k: v for k, v in data.pop("executor").items()
-                    if v is not None and v != ExecutorSpec.model_fields[k].default}
-        if executor:  # the default (local) is left out, so older spec files stay as they were
-            data["executor"] = executor
-        if self.verdict.is_default():  # likewise the default verdict rule
-            data.pop("verdict", None)
-        if not self.allow_short_secrets:
-            data.pop("allow_short_secrets")
-        return data
+        return _without_none(data)
 
     def to_toml(self) -> str:
-        """The experiment as TOML text (no secrets); `from_toml` reads it back."""
-        return dumps_toml(self.to_dict())
+        """The experiment as TOML text (no secrets, defaults left out); `from_toml` reads it
+        back to an equal experiment."""
+        import tomli_w
+
+        return tomli_w.dumps(self.to_dict())
 
     def resolve_path(self, path: str | Path) -> Path:
         """`path` made absolute against `base_dir` (or the working directory)."""
@@ -429,26 +433,16 @@ class Experiment(_Strict):
         return list(dict.fromkeys(files)) or [self.cache_file()]
 
 
+def _without_none(value: Any) -> Any:
+    """`value` with every None left out (TOML has no null; None means the default)."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value if v is not None]
+    return value
+
+
 def _compact_source(entry: dict[str, Any]) -> Any:
     entry = {k: v for k, v in entry.items()
              if v is not None and v != {} and (k, v) != ("encoding_errors", "strict")}
     return entry["path"] if set(entry) == {"path"} else entry
-
-
-def _describe(exc: ValidationError, source: str) -> str:
-    lines = []
-    for err in exc.errors(include_url=False):
-        where = _loc_path(list(err["loc"]))
-        # A check of the whole spec names its own key in the message.
-        lines.append(f"{source}: {where}: {err['msg']}" if where else f"{source}: {err['msg']}")
-    return "\n".join(lines)
-
-
-def _loc_path(loc: list[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out

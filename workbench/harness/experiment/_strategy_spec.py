@@ -125,16 +125,27 @@ class ReplaySpec(BaseModel):
     prefixes work as for cells)."""
     windows: list[Window] = Field(default_factory=lambda: [8192], min_length=1)  # type: ignore[arg-type]
     """Context windows the agent runs under."""
-    thresholds: list[float] = Field(default_factory=lambda: [0.8], min_length=1)
-    """Compaction triggers: compact before a turn whose prompt reaches threshold x window."""
+    thresholds: list[float | Literal["policy"]] = Field(
+        default_factory=lambda: [0.8], min_length=1)  # type: ignore[arg-type]
+    """Compaction triggers: compact before a turn whose prompt reaches threshold x window;
+    ``"policy"``: each strategy at its own trigger (a policy's published one, Goose's 0.8
+    for a strategy without one)."""
     probes: Literal["facts", "all", "none"] = "facts"
     """What to score after every compaction round: ``facts`` (planted facts still in the
-    context), ``all`` (also the files/errors/requests probes: slower) or ``none``."""
+    context, replaced values, the last request, finished tasks listed as pending), ``all``
+    (also the files/errors/requests probes: slower) or ``none``."""
+    rounds_per_turn: int = Field(default=1, ge=1, le=10)
+    """The most compaction rounds before one turn: a strategy whose round changed the context
+    but left it over the window (the request would be refused) runs again, up to this many
+    rounds (the loops users report)."""
+    detectors: bool = False
+    """``workbench run`` also prints the failure detectors, the survival curve and the cliff
+    per strategy, and the strategies that were ``n/a`` with the reason."""
 
     @model_validator(mode="after")
     def _check(self) -> ReplaySpec:
         for t in self.thresholds:
-            if not 0 < t <= 1:
+            if t != "policy" and not 0 < t <= 1:
                 raise ValueError(f"thresholds: {t} is not in (0, 1]")
         if any(w is None for w in self.windows):
             raise ValueError("windows: replay needs a finite window (not 'none')")

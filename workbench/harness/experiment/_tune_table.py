@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from workbench.errors import ConfigError
+from workbench.harness.experiment._verdict_table import check_rule
 
 
 class TuneTable(BaseModel):
@@ -24,12 +28,10 @@ class TuneTable(BaseModel):
     sample: int | None = Field(default=None, gt=0)
     """Try this many points drawn at random (seeded by the experiment's ``seed``) instead of the
     full grid."""
-    objective: str = "max-recall"
-    """The rule that picks the winner: ``max-recall``, ``max-recall:retained<=2000``,
-    ``max-qa`` (``qa_accuracy``, needs a ``[qa]`` table), ``min-retained:recall>=0.6``,
-    ``pareto`` (constraints: retained, recall, parse)."""
-    metric: str = "probe_recall"
-    """The recall column the objective maximises."""
+    objective: str | None = None
+    """The rule that picks the winner among the points scored on the final rung, by the
+    verdict's names: ``min-retained-safe``, ``max-recall``, ``min-retained`` or ``pareto``;
+    default: the spec's ``[verdict] rule`` (``min-retained-safe`` unless it says otherwise)."""
     baseline: str | None = None
     """The variant the winner is compared with; default: the searched variant at its defaults."""
     eta: int = Field(default=2, ge=2)
@@ -37,9 +39,20 @@ class TuneTable(BaseModel):
     min_sessions: int = Field(default=1, ge=1)
     """Sessions in the first rung of successive halving."""
     winner_name: str | None = None
-    """Folder name the winner is written to under ``prompts/``; default ``<variant>-tuned``."""
+    """The name ``workbench export --from-run RUN --as-variant`` gives the winner's variant
+    folder (``prompts/<name>/``); default ``<variant>-tuned``."""
     proposer: str | None = None
     """A model string; when set, it rewrites the compaction prompt from the failure analysis and
     its proposals join the search."""
     proposals: int = Field(default=1, ge=1)
     """How many prompts the proposer writes."""
+
+    @field_validator("objective")
+    @classmethod
+    def _known_rule(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            return check_rule(value)
+        except ConfigError as exc:
+            raise PydanticCustomError("tune_objective", "{why}", {"why": str(exc)}) from None

@@ -1,7 +1,8 @@
 """Template variants: a folder of templates plus optional summarize options (``variant.toml``).
 
 A variant folder (``<name>/`` or ``prompts/<name>/`` beside the spec or in the working folder,
-else ``prompts/<name>/`` in the project, or any path; see `variant_places`) may hold
+else ``<name>/`` in the spec's ``prompts_dir`` (default: the shipped variants), or any path;
+see `variant_places`) may hold
 ``compaction.md`` and ``compaction_summary.md`` (a missing file falls back to the built-in
 one), a ``README.md`` describing it, and ``variant.toml`` with options passed to ``summarize``, e.g.
 ``transcript_style = "jsonl"``, and ``[params.<name>]`` tables declaring template parameters
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._resources import shipped
+from workbench._suggest import did_you_mean
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
@@ -30,7 +33,7 @@ from workbench.harness.experiment._params import (
     point_label,
     resolve_point,
 )
-from workbench.harness.experiment._spec import Experiment, project_root
+from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._toml import loads_toml
 
 VARIANT_FILE = "variant.toml"
@@ -81,17 +84,31 @@ def register_variant_folder(name: str, folder: Path) -> None:
 PROMPTS_DIR = "prompts"
 
 
+def prompts_folder(experiment: Experiment | None = None) -> Path:
+    """The experiment's folder of variant folders: its ``prompts_dir`` (relative to the spec),
+    else the variants the workbench ships."""
+    if experiment is not None and experiment.prompts_dir:
+        return experiment.resolve_path(experiment.prompts_dir)
+    return shipped(PROMPTS_DIR)
+
+
+def known_variants(experiment: Experiment | None = None) -> list[str]:
+    """The variant folders in `prompts_folder` (sorted names)."""
+    folder = prompts_folder(experiment)
+    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
 def variant_places(name: str, experiment: Experiment | None = None) -> list[Path]:
     """Where variant `name` is looked for, in order: beside the spec (``<spec folder>/<name>``,
     then ``<spec folder>/prompts/<name>``), in the working folder (likewise), then in the
-    project's ``prompts/``. An absolute path is only itself."""
+    experiment's `prompts_folder`. An absolute path is only itself."""
     path = Path(name).expanduser()
     if path.is_absolute():
         return [path]
     roots = [Path(experiment.base_dir).resolve()] if experiment and experiment.base_dir else []
     roots.append(Path.cwd())
     places = [p for root in roots for p in (root / path, root / PROMPTS_DIR / path)]
-    places.append(project_root() / PROMPTS_DIR / path)
+    places.append(prompts_folder(experiment) / path)
     return list(dict.fromkeys(places))
 
 
@@ -111,11 +128,11 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
         return found
     if name == BUILTIN:
         return None
-    prompts = project_root() / PROMPTS_DIR
-    known = sorted(p.name for p in prompts.iterdir() if p.is_dir()) if prompts.is_dir() else []
-    raise ConfigError(f"templates: no variant {name!r}: looked for a folder at "
-                      f"{', '.join(str(p) for p in places)} (known in the project's "
-                      f"prompts/: {', '.join(known) or 'none'}; 'default' is the built-in)")
+    known = known_variants(experiment)
+    raise ConfigError(f"templates: no variant {name!r}{did_you_mean(name, [*known, BUILTIN])}: "
+                      f"looked for a folder at {', '.join(str(p) for p in places)} (variants in "
+                      f"{prompts_folder(experiment)}: {', '.join(known) or 'none'}; 'default' "
+                      "is the built-in); add the folder, or fix the name")
 
 
 def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:

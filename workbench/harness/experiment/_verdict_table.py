@@ -35,7 +35,10 @@ def check_rule(rule: Any) -> str:
         ConfigError: naming the allowed values.
     """
     if rule not in RULES:
-        raise ConfigError(f"unknown verdict rule {rule!r}; allowed: {', '.join(RULES)}")
+        from workbench._suggest import did_you_mean
+
+        raise ConfigError(f"unknown rule {rule!r}{did_you_mean(str(rule), RULES)}; allowed: "
+                          f"{', '.join(RULES)}")
     return str(rule)
 
 

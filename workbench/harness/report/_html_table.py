@@ -81,6 +81,7 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
     "qa_artifact": ("qa", "artifact", "%"),
     "qa_continuation": ("qa", "continuation", "%"),
     "qa_decision": ("qa", "decision", "%"),
+    "qa_authored": ("qa", "model-written", "%"),
     "judge_score": ("qa", "judge", "0-5"),
     "qa_loss": ("qa", "loss", "%"),
     "next_action_match": ("qa", "next action", "%"),

@@ -40,8 +40,10 @@ FAILURE_CLASSES: tuple[type[BaseException], ...] = (ContextLengthExceeded,)
 ERROR_CAUSES: dict[str, str] = {
     "ContextLengthExceeded": "the session is larger than the window even with every tool "
                              "response removed",
-    "CacheMiss": "replay-only cache has no recording for the prompt: record it with a real "
-                 "model (cache mode rw) or restore the recording file",
+    "CacheMiss": "replay-only cache has no recording for the prompt: record it with "
+                 "`workbench record SPEC` (the real model), or leave the template or session "
+                 "out of the model entry's `templates` or `sessions` (one it was never recorded "
+                 "with), or restore the recording file",
     "AuthenticationError": "the provider rejected or did not get an API key: set {variables} "
                            "in the environment (or pass api_key=...)",
     "RateLimited": "the provider kept answering 429 until the retry budget ran out: lower "
@@ -53,7 +55,8 @@ ERROR_CAUSES: dict[str, str] = {
                         "model (or clear the recording) before --retry-errors",
     "ModelCallError": "the model call failed",
     "TemplateError": "a template failed to compile or render: fix the template file",
-    "ConfigError": "bad configuration (model string, parameter, missing extra)",
+    "ConfigError": "bad configuration (model string, parameter, missing extra or tokenizer): "
+                   "see the quoted errors",
     "SessionFormatError": "a session file could not be read: fix or remove the file",
 }
 """Plain-language cause per error class, for the error summary (``{variables}``: the key

@@ -216,7 +216,10 @@ def paired_comparison(cells: pd.DataFrame, a: str, b: str, *, on: str = "templat
     df = prepare_cells(cells)
     for col in (on, metric):
         if col not in df.columns:
-            raise ConfigError(f"no column {col!r} in the cells; known: {', '.join(df.columns)}")
+            from workbench._suggest import did_you_mean
+
+            raise ConfigError(f"no column {col!r} in the cells{did_you_mean(col, df.columns)}; "
+                              f"known: {', '.join(df.columns)}")
     values = set(df[on].dropna().astype(str))
     for v in (a, b):
         if str(v) not in values:

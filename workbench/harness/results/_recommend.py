@@ -249,16 +249,25 @@ def _knee_distance(ev: Evidence, front: list[str], t: str) -> float:
     return math.sqrt(total)
 
 
-def _choose(ev: Evidence, rule: str, eligible: list[str]) -> tuple[str, list[str]]:
+def _keys(ev: Evidence, rule: str, eligible: list[str]) -> dict[str, tuple[float, ...]]:
     recall, retained = ev.means[RECALL], ev.means[RETAINED]
     fail = ev.means.get(FAILED, {})
     if rule == MAX_RECALL:
-        key = {t: (-recall[t], retained[t], fail.get(t, 0.0)) for t in eligible}
-    elif rule == PARETO:
-        key = {t: (_knee_distance(ev, eligible, t), -recall[t], retained[t]) for t in eligible}
-    else:
-        key = {t: (retained[t], -recall[t], fail.get(t, 0.0)) for t in eligible}
-    ranked = sorted(eligible, key=lambda t: (key[t], t))
+        return {t: (-recall[t], retained[t], fail.get(t, 0.0)) for t in eligible}
+    if rule == PARETO:
+        return {t: (_knee_distance(ev, eligible, t), -recall[t], retained[t]) for t in eligible}
+    return {t: (retained[t], -recall[t], fail.get(t, 0.0)) for t in eligible}
+
+
+def rank_eligible(ev: Evidence, rule: str, eligible: list[str]) -> list[str]:
+    """`eligible` in the order `rule` prefers them (the first is the pick; equal keys by name)."""
+    key = _keys(ev, rule, eligible)
+    return sorted(eligible, key=lambda t: (key[t], t))
+
+
+def _choose(ev: Evidence, rule: str, eligible: list[str]) -> tuple[str, list[str]]:
+    key = _keys(ev, rule, eligible)
+    ranked = rank_eligible(ev, rule, eligible)
     pick = ranked[0]
     return pick, [t for t in ranked[1:] if key[t] == key[pick]]
 

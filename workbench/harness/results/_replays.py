@@ -34,6 +34,13 @@ def read_replays(db_path: Path) -> Any:
         db.close()
 
 
+def _threshold(value: Any) -> float | None:
+    """A stored threshold; NULL (NaN in a frame) is a replay at each strategy's own trigger."""
+    if value is None or value != value:
+        return None
+    return float(value)
+
+
 def results_from_rows(frame: Any, session_id: str | None = None) -> list[Any]:
     """`ReplayResult` objects rebuilt from stored rows ('ok' rows; one session when given)."""
     from workbench.strategies import CompactionRound, ReplayResult, TurnRow
@@ -44,7 +51,7 @@ def results_from_rows(frame: Any, session_id: str | None = None) -> list[Any]:
             continue
         out.append(ReplayResult(
             session_id=row["session_id"], strategy=row["strategy"], window=int(row["window"]),
-            threshold=float(row["threshold"]), model=row.get("model") or "",
+            threshold=_threshold(row.get("threshold")), model=row.get("model") or "",
             turns=[TurnRow(**t) for t in json.loads(row["turns_json"] or "[]")],
             rounds=[CompactionRound(**r) for r in json.loads(row["rounds_json"] or "[]")]))
     return out

@@ -218,6 +218,20 @@ class Results:
 
         return results_from_rows(self.replays, session_id)
 
+    def replay_detectors(self, **kwargs: Any) -> Any:
+        """The failures users report per strategy x window x threshold (see
+        ``detector_table``), from the stored rounds."""
+        from workbench.strategies import detector_table
+
+        return detector_table(self.replay_results(), **kwargs)
+
+    def replay_survival(self, **kwargs: Any) -> Any:
+        """Recall after the 1st, 2nd, ... compaction per strategy x window x threshold, with
+        the sessions behind each point and the cliff (see ``survival_curve``)."""
+        from workbench.strategies import survival_curve
+
+        return survival_curve(self.replay_results(), **kwargs)
+
     def verdict(self, **kwargs: Any) -> Any:
         """The run's `Verdict` (see ``workbench.harness.verdict``).
 

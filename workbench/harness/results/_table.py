@@ -37,8 +37,8 @@ displays show ``n/a`` there and ``—`` for a missing value.
 - With the default grouping, ``strategy`` comes first when the cells hold more than one strategy.
 - Functional probes (``[qa]``, when the cells have them): ``qa_accuracy`` (exactly graded
   questions answered right), ``qa_recall`` / ``qa_artifact`` / ``qa_continuation`` /
-  ``qa_decision`` (per kind), ``judge_score`` (0-5), ``qa_loss`` (full history minus compacted
-  context), ``next_action_match`` / ``next_action_match_full``: means over the common sessions;
+  ``qa_decision`` (per kind), ``qa_authored`` (the ``probe_author``'s questions, apart from the
+  built ones), ``judge_score`` (0-5), ``qa_loss`` (full history minus compacted context), ``next_action_match`` / ``next_action_match_full``: means over the common sessions;
   ``qa_billed_tokens`` / ``qa_cost``: what the QA calls billed per cell (part of ``billed_tokens``
   and ``cost``).
 """

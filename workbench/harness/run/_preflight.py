@@ -25,6 +25,7 @@ from workbench.harness.experiment._cells import (
     load_experiment_sessions,
 )
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import Variant, load_variant
 from workbench.harness.results._store import ResultsStore
 
@@ -100,7 +101,7 @@ def prepare(experiment: Experiment, *, cache: SessionCache | None = None,
             doomed[cell.cell_id] = by_session[cell.session_id]
         elif cell.template in broken:
             doomed[cell.cell_id] = broken[cell.template]
-    readable = [s for s in sessions if s.id not in by_session]
+    readable = [s for s in limit_sessions(experiment, sessions) if s.id not in by_session]
     return Preflight(cells, readable, variants, unreadable, broken, doomed)
 
 

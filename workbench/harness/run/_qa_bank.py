@@ -74,10 +74,9 @@ class QuestionBank:
         """Keep a set built in this process."""
         self._built[question_set.key] = question_set
 
-    def build(self, session: Any, boundary: int | None, kinds: list[str],
-              per_session: int) -> QuestionSet:
-        """A freshly built set (`build_questions`)."""
-        return build_questions(session, boundary=boundary, kinds=kinds, per_session=per_session)
+    def build(self, session: Any, boundary: int | None, qa: Any) -> QuestionSet:
+        """A freshly built set (`build_questions` with the ``[qa]`` table's counts)."""
+        return build_questions(session, boundary=boundary, **qa.build_options())
 
     def full_lookup(self, question_set: QuestionSet, messages: list[Any]) -> dict[str, str]:
         """The ``lookup`` answers of `question_set` from the full history `messages` (once per

@@ -99,8 +99,7 @@ def estimate_qa(experiment: Experiment, todo: list[Cell], sessions: dict[str, An
         key = question_set_key(session.id, boundary)
         if key not in sizes:
             known = bank.known(key) if bank is not None else None
-            qs = known or build_questions(session, boundary=boundary, kinds=qa.kinds,
-                                          per_session=qa.per_session)
+            qs = known or build_questions(session, boundary=boundary, **qa.build_options())
             asked = [q for q in qs.questions if q.kind in qa.kinds]
             messages = session.messages if boundary is None else session.messages[:boundary]
             sizes[key] = (estimator.count_context_tokens(messages), len(asked),

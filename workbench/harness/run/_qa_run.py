@@ -41,6 +41,7 @@ from workbench.harness.run._qa_calls import QACalls
 from workbench.messages import Message
 from workbench.probes import (
     ANSWERER_SYSTEM,
+    AUTHOR_SOURCE,
     AUTHOR_SYSTEM,
     DIMENSIONS,
     JUDGE_SYSTEM,
@@ -52,6 +53,7 @@ from workbench.probes import (
     QuestionSet,
     actions_match,
     author_message,
+    ground_authored,
     is_unknown,
     judge_message,
     next_action_case,
@@ -176,7 +178,7 @@ async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | No
     async with bank.lock(key):
         found = bank.known(key)
         if found is None:
-            found = bank.build(session, boundary, list(qa.kinds), qa.per_session)
+            found = bank.build(session, boundary, qa)
             bank.remember(found)
         if qa.probe_author is not None and found.author is None:
             found = await _authored(cell, found, scored, qa, model_for(cell, "probe_author"),
@@ -208,11 +210,15 @@ async def _authored(cell: Any, question_set: QuestionSet, scored: Any, qa: QATab
             raise ReplyFormatError(f"cell {cell.cell_id} ({cell.key}): probe author "
                                    f"{entry.model}: {exc}; reply: {text[:200]!r}") from exc
     taken = {q.id for q in question_set.questions}
-    added = [q for q in added if q.id not in taken]
+    added, unfounded = ground_authored([q for q in added if q.id not in taken],
+                                       scored.messages)
+    dropped = dict(question_set.dropped)
+    if unfounded:
+        dropped[AUTHOR_SOURCE] = dropped.get(AUTHOR_SOURCE, 0) + unfounded
     return QuestionSet(key=question_set.key, session_id=question_set.session_id,
                        boundary=question_set.boundary,
                        questions=[*question_set.questions, *added], author=entry.model,
-                       notes=notes, version=question_set.version)
+                       notes=notes, dropped=dropped, version=question_set.version)
 
 
 async def _model_answers(model: Any, model_string: str, questions: list[Question],

@@ -3,7 +3,10 @@ threshold replayed turn by turn (`workbench.strategies.replay_session_async`), o
 run folder's results store (table ``replays``, migration ``m010_replays``).
 
 Like cells, replays resume: a replay already stored is not run again, and a failing replay is
-stored with its error while the others go on.
+stored with its error while the others go on. A strategy that cannot run with the replay's
+model (a provider-side compaction offline, `Strategy.unavailable`) is stored with status
+``n/a`` and the reason, and looked at again on the next run (a key may have been set since).
+A threshold of ``"policy"`` runs each strategy at its own trigger (stored as NULL).
 """
 
 from __future__ import annotations
@@ -27,9 +30,15 @@ log = logging.getLogger("workbench.harness")
 __all__ = ["REPLAY_COLUMNS", "record_replay", "replay_rows", "replay_tasks", "run_replays",
            "stored_replays"]
 
-def replay_id(session_id: str, strategy: str, model: str, window: int, threshold: float) -> str:
-    """First 16 hex digits of sha256 over the replay's key."""
-    key = "|".join([session_id, strategy, model, str(window), repr(float(threshold))])
+NA = "n/a"
+"""The status of a replay whose strategy cannot run with the replay's model."""
+
+
+def replay_id(session_id: str, strategy: str, model: str, window: int,
+              threshold: float | None) -> str:
+    """First 16 hex digits of sha256 over the replay's key (``policy`` for no threshold)."""
+    shown = "policy" if threshold is None else repr(float(threshold))
+    key = "|".join([session_id, strategy, model, str(window), shown])
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
@@ -42,7 +51,7 @@ def _strategies(experiment: Experiment) -> list[StrategyEntry]:
 
 
 def replay_tasks(experiment: Experiment,
-                 sessions: Sequence[Any]) -> list[tuple[Any, StrategyEntry, int, float]]:
+                 sessions: Sequence[Any]) -> list[tuple[Any, StrategyEntry, int, float | None]]:
     """(session, strategy, window, threshold) for every replay the spec asks for, in order."""
     from workbench.harness.experiment._cells import read_manifest
 
@@ -56,7 +65,7 @@ def replay_tasks(experiment: Experiment,
         chosen = [s for s in sessions if s.id in wanted or str(s.path) in files]
     else:
         chosen = list(sessions)
-    return [(session, entry, int(window), float(threshold))
+    return [(session, entry, int(window), None if threshold == "policy" else float(threshold))
             for session in chosen for entry in _strategies(experiment)
             for window in spec.windows if window is not None
             for threshold in spec.thresholds]
@@ -118,7 +127,7 @@ async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
         strategy = entry.build()
         model_name = spec.model if strategy.uses_model else ""
         rid = replay_id(session.id, entry.display, model_name, window, threshold)
-        if rid in done and not (retry_errors and done[rid] == "error"):
+        if rid in done and done[rid] != NA and not (retry_errors and done[rid] == "error"):
             continue
         if strategy.uses_model and model is None:
             model = _model(experiment, spec.model, model_factory)
@@ -126,11 +135,18 @@ async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
         row: dict[str, Any] = {"replay_id": rid, "run_id": run_id, "session_id": session.id,
                                "strategy": entry.display, "model": model_name,
                                "window": window, "threshold": threshold}
+        reason = strategy.unavailable(model if strategy.uses_model else None, window)
+        if reason is not None:  # never simulated: stored as n/a with the reason
+            row.update(status=NA, error_type="StrategyUnavailable", error_message=reason,
+                       latency_ms=0.0, finished_at=utc_now())
+            record_replay(store, row)
+            ran += 1
+            continue
         try:
             result = await replay_session_async(
                 session, strategy, window=window, threshold=threshold,
                 model=model if strategy.uses_model else None, probes=spec.probes,
-                label=entry.display)
+                label=entry.display, rounds_per_turn=spec.rounds_per_turn)
             row.update(replay_rows(result))
             row["model"] = model_name
             row["status"] = "ok"

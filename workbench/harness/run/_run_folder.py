@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
-from workbench.harness.experiment._cells import ALL_DATASETS, read_manifest
+from workbench.harness.experiment._cells import DATASET_PREFIX, read_manifest
 from workbench.harness.experiment._spec import CACHE_PREFIXES, Experiment
 from workbench.harness.results._results import DB_FILE, SPEC_FILE
 
 __all__ = ["check_run_folder", "fresh_folder"]
 
-CELL_FIELDS = ("sessions", "models", "templates", "strategies", "windows", "repeats",
+CELL_FIELDS = ("sessions", "limit", "models", "templates", "strategies", "windows", "repeats",
                "manual_compact")
 """Experiment fields that decide which cells exist."""
 
@@ -56,14 +56,17 @@ def _model_key(entry: Any) -> tuple[Any, ...]:
     for prefix in CACHE_PREFIXES:  # a replay and a live run of one model share cells
         if model.startswith(prefix):
             model = model[len(prefix):]
-    key = (model, entry.label, sorted((k, repr(v)) for k, v in entry.params.items()))
+    key: tuple[Any, ...] = (model, entry.label,
+                            sorted((k, repr(v)) for k, v in entry.params.items()))
     sessions = getattr(entry, "sessions", None)
-    return key if sessions is None else (*key, sorted(set(sessions)))
+    key = key if sessions is None else (*key, sorted(set(sessions)))
+    templates = getattr(entry, "templates", None)
+    return key if templates is None else (*key, ("templates", sorted(set(templates))))
 
 
 def _source_key(source: Any, experiment: Experiment, datasets: set[str]) -> tuple[Any, ...]:
     path = source.path
-    if path != ALL_DATASETS and path not in datasets:  # a file or glob: compare it absolute
+    if not path.startswith(DATASET_PREFIX) and path not in datasets:  # a file or glob: absolute
         path = str(experiment.resolve_path(path))
     return (path, source.format, sorted((k, repr(v)) for k, v in source.selection().items()))
 
@@ -73,6 +76,7 @@ def cell_fields(experiment: Experiment) -> dict[str, Any]:
     exp = _as_recorded(experiment)
     return {
         "sessions": [_source_key(s, exp, set(read_manifest())) for s in exp.sessions],
+        "limit": exp.limit,
         "models": [_model_key(m) for m in exp.models],
         "templates": list(exp.templates),
         "strategies": list(exp.strategies),
