@@ -40,6 +40,12 @@ from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntr
 from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.harness.experiment._toml import loads_toml
 from workbench.harness.experiment._tune_table import TuneTable
+from workbench.harness.experiment._validate import (
+    check_list_bounds,
+    check_spec,
+    clean_name,
+    clean_names,
+)
 from workbench.harness.experiment._validation import describe_errors
 from workbench.harness.experiment._verdict_table import VerdictTable
 from workbench.harness.experiment._windows import Window
@@ -125,6 +131,16 @@ class ModelEntry(_Strict):
     ``templates``); default: every one. A replayed model names the variants it was recorded
     with, so a variant added later runs on the other models and is reported as not recorded
     for this one, instead of failing every cell with a cache miss."""
+
+    @field_validator("name")
+    @classmethod
+    def _clean_name(cls, value: str | None) -> str | None:
+        return None if value is None else clean_name(value)
+
+    @field_validator("templates")
+    @classmethod
+    def _clean_templates(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else clean_names(value)
 
     @model_validator(mode="after")
     def _known_model(self) -> ModelEntry:
@@ -257,6 +273,18 @@ class Experiment(_Strict):
     shorter than 6 characters: they are masked where the spec stores them, but cannot be
     masked in free text, so a provider that echoes one back leaks it. Refused by default."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_lists(cls, value: Any) -> Any:
+        # Before any item is validated: a million thresholds must not be a million checks.
+        check_list_bounds(value)
+        return value
+
+    @field_validator("templates")
+    @classmethod
+    def _clean_templates(cls, value: list[str]) -> list[str]:
+        return clean_names(value)
+
     @field_validator("sessions", mode="before")
     @classmethod
     def _session_shorthand(cls, value: Any) -> Any:
@@ -287,7 +315,7 @@ class Experiment(_Strict):
     def _safe_name(cls, value: str) -> str:
         # The name becomes a folder (runs/<name>): one plain path component, nothing that
         # climbs out of runs/ or points elsewhere.
-        if not _SAFE_NAME.match(value):
+        if not _SAFE_NAME.fullmatch(value):  # match() would let a trailing newline in
             raise PydanticCustomError(
                 "experiment_name", "{name} is not a safe run folder name: use up to 100 letters, "
                 "digits and . _ - + = @ , starting with a letter, digit or _ (no path separators, "
@@ -309,6 +337,7 @@ class Experiment(_Strict):
 
     @model_validator(mode="after")
     def _bounded(self) -> Experiment:
+        check_spec(self)
         if self.cache.path:
             try:
                 check_cache_file(self.cache_file())

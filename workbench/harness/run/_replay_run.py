@@ -65,6 +65,9 @@ def replay_tasks(experiment: Experiment,
         chosen = [s for s in sessions if s.id in wanted or str(s.path) in files]
     else:
         chosen = list(sessions)
+    from workbench.harness.experiment._validate import check_replay_count
+
+    check_replay_count(experiment, len(chosen))  # the whole product, before it is built
     return [(session, entry, int(window), None if threshold == "policy" else float(threshold))
             for session in chosen for entry in _strategies(experiment)
             for window in spec.windows if window is not None
