@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._redact import redact
+from workbench._storage import write_atomic
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
@@ -455,20 +456,8 @@ def write_files(files: list[PendingFile], columns: dict[str, Any]) -> None:
             columns[column[0]] = column[1]
 
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) \
-    | getattr(os, "O_BINARY", 0)
-
-
 def write_file(path: Path, text: str) -> None:
-    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it.
-
-    What ``Path.write_text`` does, in three system calls and no Python file object (each cell
-    writes three files). A short write (rare on a local file) goes on from where it stopped.
-    """
-    data = memoryview(text.encode("utf-8"))
-    fd = os.open(path, _WRITE_FLAGS, 0o666)
-    try:
-        while data:
-            data = data[os.write(fd, data):]
-    finally:
-        os.close(fd)
+    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it
+    atomically (`write_atomic`: a temporary sibling, then a rename), in system calls and no
+    Python file object (each cell writes three files)."""
+    write_atomic(path, text)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._redact import install_log_redaction, redact, register_secrets_in
+from workbench._storage import write_atomic
 from workbench._version import __version__
 from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
@@ -33,6 +34,7 @@ from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetedModel, RunBudget
 from workbench.harness.run._cell_run import CellOutcome, error_outcome
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
+from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
 from workbench.harness.run._heap import still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
@@ -66,10 +68,11 @@ def write_spec(experiment: Experiment, out: Path) -> Path:
     base = str(Path(experiment.base_dir or ".").resolve())
     as_run = experiment.model_copy(update={"base_dir": base})
     path = out / SPEC_FILE
-    path.write_text(redact(as_run.to_toml()), encoding="utf-8")
+    write_atomic(path, redact(as_run.to_toml()))
     return path
 
 
+@storage_faults
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
@@ -111,6 +114,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
     Raises:
         ConfigError: `out` holds the cells of an experiment with different cells (see
             `check_run_folder`), and `new` is false.
+        StorageError: the disk is full, the folder may not be written, or its store is
+            damaged (names the path and what to do; see ``_faults``).
     """
     experiment = _coerce(spec)
     out = fresh_folder(Path(out)) if new else Path(out)
@@ -230,9 +235,11 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
     """The cells a run (or its dry run) still has to do: not stored yet, stopped by the budget
-    after billing (they run again), or stored as errors when `retry_errors`."""
+    after billing or by a storage fault (they run again), or stored as errors when
+    `retry_errors`."""
     stored = store.cell_statuses()
-    rerun = store.cells_with_error_type(BUDGET_STOPPED)
+    rerun = store.cells_with_error_type(BUDGET_STOPPED) | store.cells_with_error_type(
+        STORAGE_ERROR)
     return [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
             or (retry_errors and stored[c.cell_id] == "error")]
 
@@ -252,6 +259,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
     skipped = 0
     models: dict[tuple[int, int | None], Any] = {}
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
+    faults = HeldFaults()
 
     def base_model(cell: Cell) -> Any:
         if model_factory is not None:
@@ -299,13 +307,16 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             if not _billed(outcome.row):
                 return  # nothing was billed: the cell simply runs next time
             outcome.row["error_type"] = BUDGET_STOPPED
+        if faults.hold(outcome.row):
+            return  # not stored: it runs again on resume, its reply then from the cache
         writer.put(outcome.row, outcome.attempts)
         bar.update(1)
 
     job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
                   sessions={s.id: s for s in sessions}, variants=variants,
                   concurrency=concurrency or experiment.concurrency, model_for=model_for,
-                  record=record, budget_reached=budget.reached, model_factory=model_factory,
+                  record=record, model_factory=model_factory,
+                  budget_reached=lambda: faults.stop_reason() or budget.reached(),
                   shared=shared,
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
     try:
@@ -313,6 +324,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             report = await executor.run(job)
     finally:
         bar.close()
+    faults.raise_first()
     reason = stopped[0] if stopped else report.stopped
     if reason:
         message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "
