@@ -68,8 +68,11 @@ def _no_raw_error(done: subprocess.CompletedProcess[bytes]) -> None:
         assert raw not in done.stderr + done.stdout, (raw, done.stderr.decode()[-3000:])
 
 
-def _complete(out: Path, server: ProviderServer) -> None:
-    """Every cell ok, and every prompt sent once over all the runs of the folder."""
+def _resumes_to_complete(spec: Path, out: Path, server: ProviderServer) -> None:
+    """A run without the fault ends with every cell ok and every prompt sent once over all
+    the runs of the folder."""
+    again = _run(spec, out)
+    assert again.returncode == 0, again.stderr.decode()[-3000:]
     assert _cells(out) == {f"s{i}": "ok" for i in range(SESSIONS)}
     prompts = _prompts(server)
     assert len(prompts) == len(set(prompts)) == SESSIONS
@@ -91,10 +94,7 @@ def test_a_full_store_stops_the_run_naming_the_file_and_the_run_resumes_billing_
     _no_raw_error(full)
     stored = _cells(out)
     assert 0 < len(stored) < SESSIONS, stored
-
-    again = _run(spec, out)
-    assert again.returncode == 0, again.stderr.decode()[-3000:]
-    _complete(out, server)
+    _resumes_to_complete(spec, out, server)
 
 
 def test_a_disk_that_fills_while_files_are_written_leaves_no_half_file_and_resumes(
@@ -107,10 +107,7 @@ def test_a_disk_that_fills_while_files_are_written_leaves_no_half_file_and_resum
     _no_raw_error(full)
     for path in out.rglob("*.json"):  # question sets, answers: whole or absent
         assert path.read_text(encoding="utf-8").rstrip().endswith("}"), path
-
-    again = _run(spec, out)
-    assert again.returncode == 0, again.stderr.decode()[-3000:]
-    _complete(out, server)
+    _resumes_to_complete(spec, out, server)
 
 
 def test_a_read_only_run_folder_is_named_and_the_run_resumes_once_it_is_writable(
@@ -125,10 +122,7 @@ def test_a_read_only_run_folder_is_named_and_the_run_resumes_once_it_is_writable
         denied.stderr.decode()
     _no_raw_error(denied)
     assert not server.requests
-
-    again = _run(spec, out)
-    assert again.returncode == 0, again.stderr.decode()[-3000:]
-    _complete(out, server)
+    _resumes_to_complete(spec, out, server)
 
 
 def test_a_truncated_store_is_named_with_what_to_do(tmp_path: Path,

@@ -47,6 +47,7 @@ __all__ = [
     "check_variant_inside",
     "clean_name",
     "clean_names",
+    "counted",
     "folder_name",
 ]
 
@@ -168,15 +169,23 @@ def check_not_results_store(path: Path) -> None:
         return  # missing or unreadable: nothing of another run's is there
     if head != _SQLITE_MAGIC:
         return
-    try:
-        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    # Immutable first: nothing is created beside the file (a read-only recording stays
+    # untouched); a write-ahead log beside it may hold the schema, so it is read then.
+    uri = Path(path).resolve().as_uri()
+    tables: set[str] = set()
+    for mode in ("?mode=ro&immutable=1", "?mode=ro"):
+        if mode == "?mode=ro" and (_RESULTS_TABLES <= tables
+                                   or not Path(f"{path}-wal").exists()):
+            break
         try:
-            tables = {row[0] for row in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            db.close()
-    except sqlite3.DatabaseError:
-        return  # the cache reports a damaged file when it opens it
+            db = sqlite3.connect(uri + mode, uri=True)
+            try:
+                tables = {row[0] for row in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                db.close()
+        except sqlite3.DatabaseError:
+            return  # the cache reports a damaged file when it opens it
     if _RESULTS_TABLES <= tables:
         raise _error("{path} is a run's results store, not a response cache; recording into it "
                      "would change that run: name a file of its own, e.g. "
@@ -266,6 +275,14 @@ def check_spec(experiment: Any) -> None:
             raise _error("{why}", why=str(exc)) from None
 
 
+def counted(factors: dict[str, int]) -> tuple[int, str]:
+    """The product of `factors` and its reading (``2 sessions x 3 windows``)."""
+    total = 1
+    for value in factors.values():
+        total *= value
+    return total, " x ".join(f"{v:,} {k}" for k, v in factors.items())
+
+
 def check_replay_count(experiment: Any, sessions: int) -> int:
     """The most replays the spec's ``[replay]`` table asks for with this many sessions.
 
@@ -274,13 +291,9 @@ def check_replay_count(experiment: Any, sessions: int) -> int:
     """
     spec = experiment.replay
     strategies = len(spec.strategies or experiment.strategies)
-    factors = {"sessions": sessions, "strategies": strategies, "windows": len(spec.windows),
-               "thresholds": len(spec.thresholds)}
-    total = 1
-    for value in factors.values():
-        total *= value
+    total, product = counted({"sessions": sessions, "strategies": strategies,
+                              "windows": len(spec.windows), "thresholds": len(spec.thresholds)})
     if total > MAX_REPLAYS:
-        product = " x ".join(f"{v:,} {k}" for k, v in factors.items())
         raise ConfigError(f"replay: {total:,} replays ({product}); the limit is "
                           f"{MAX_REPLAYS:,}: list fewer windows or thresholds, or split the "
                           "experiment")
