@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -123,7 +123,7 @@ class _Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
+            out: dict[object, object] = {}
             for key, item in value.items():
                 if is_secret_name(str(key)):
                     out[key] = _mask_leaves(item)
@@ -141,7 +141,7 @@ class _Redactor:
         return value
 
 
-def _mask_leaves(value: Any) -> Any:
+def _mask_leaves(value: object) -> object:
     """`value` under a secret name: every scalar in it masked, its shape (keys, lengths) kept."""
     if isinstance(value, Mapping):
         return {k: _mask_leaves(v) for k, v in value.items()}
@@ -152,7 +152,7 @@ def _mask_leaves(value: Any) -> Any:
     return value
 
 
-def _dumps_like(value: Any, original: str) -> str:
+def _dumps_like(value: object, original: str) -> str:
     """`value` as JSON in the style of `original`: its indentation, separators and escaping."""
     first, newline, rest = original.strip().partition("\n")
     if newline:
@@ -191,7 +191,7 @@ def _mask_value(text: str, match: re.Match[str], done: int) -> tuple[int, int] |
 
 
 def _masked_at_hints(text: str, hints: tuple[str, ...], pattern: re.Pattern[str],
-                     span: Any) -> str:
+                     span: Callable[[str, re.Match[str], int], tuple[int, int] | None]) -> str:
     """`text` with `span(text, match, done)` masked for each `pattern` match that starts where
     one of `hints` occurs (case-blind)."""
     low = text.lower()
@@ -260,12 +260,12 @@ def redactor(secrets: Iterable[str] = ()) -> _Redactor:
     return _Redactor(secrets)
 
 
-def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
+def public_params(params: Mapping[str, object]) -> dict[str, object]:
     """Model parameters fit for a label: secret-named entries dropped at every depth, header
     parameters (`HEADER_PARAMS`) dropped whatever their headers are called, URLs stripped of
     their user-info (``https://u:p@host`` -> ``https://host``) and the query values of provider
     URLs (`URL_PARAMS`) masked (``?key=***``)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in params.items():
         if is_secret_name(str(key)) or key in HEADER_PARAMS:
             continue

@@ -25,7 +25,6 @@ import re
 import threading
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any
 from urllib.parse import unquote, unquote_plus
 
 from workbench._redact._forms import fixed_forms
@@ -90,11 +89,11 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.match(norm))
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: object) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool) and value != ""
 
 
-def _leaves(value: Any, where: str) -> Iterator[tuple[str, str, bool]]:
+def _leaves(value: object, where: str) -> Iterator[tuple[str, str, bool]]:
     if isinstance(value, Mapping):
         for key, item in value.items():
             yield from _leaves(item, f"{where}.{key}")
@@ -126,7 +125,7 @@ def query_values(url: str) -> list[tuple[str, str]]:
             for m in QUERY_VALUE.finditer("?" + query.partition("#")[0]) if m.group(2)]
 
 
-def secret_values(value: Any, where: str = "params") -> Iterator[tuple[str, str, bool]]:
+def secret_values(value: object, where: str = "params") -> Iterator[tuple[str, str, bool]]:
     """Every secret in a parameter mapping, at any depth, as ``(where, value, strict)``.
 
     `where` names its place (``params.extra_body.credentials.scopes[0]``, ``params.api_base
@@ -154,7 +153,7 @@ def secret_values(value: Any, where: str = "params") -> Iterator[tuple[str, str,
         yield from _userinfo(value, where)
 
 
-def positional_secrets(params: Mapping[str, Any]) -> list[str]:
+def positional_secrets(params: Mapping[str, object]) -> list[str]:
     """The values of `params` that are secrets by position: every header value (under
     `HEADER_PARAMS`) and every query-string value of a URL (under `URL_PARAMS`), at the top
     level of a model's parameters (the shape litellm takes them in)."""
@@ -167,7 +166,7 @@ def positional_secrets(params: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def short_secrets(params: Mapping[str, Any], where: str = "params") -> list[str]:
+def short_secrets(params: Mapping[str, object], where: str = "params") -> list[str]:
     """Where `params` hold a secret too short to mask in free text (see `secret_values`)."""
     # A value already masked (a spec copy read back) is no secret.
     found = [(place, len(value)) for place, value, strict in secret_values(params, where)
@@ -196,7 +195,7 @@ def _with_forms(value: str) -> set[str]:
     return {item for item in found if len(item) >= MIN_REGISTERED_SECRET}
 
 
-def register_secret(value: Any) -> None:
+def register_secret(value: object) -> None:
     """Remember `value` as a secret for the rest of the process (ignored when too short).
 
     A ``Bearer <token>`` value registers the token too; a URL-encoded value its decoded form;
@@ -216,7 +215,7 @@ def register_secret(value: Any) -> None:
             _registry_version[0] += 1
 
 
-def register_secrets_in(value: Any) -> None:
+def register_secrets_in(value: object) -> None:
     """Register every secret `secret_values` finds in a parameter mapping (at any depth)."""
     for _, secret, _ in secret_values(value):
         register_secret(secret)
@@ -233,7 +232,8 @@ def _env_secrets() -> set[str]:
     return found
 
 
-_base_cache: list[Any] = [None, -1, frozenset()]  # [environment snapshot, registry version, values]
+# [environment snapshot, registry version, values]
+_base_cache: tuple[object, int, frozenset[str]] = (None, -1, frozenset())
 
 
 def base_values() -> frozenset[str]:
@@ -246,8 +246,9 @@ def base_values() -> frozenset[str]:
     snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
     with _registered_lock:
         version = _registry_version[0]
+        global _base_cache
         if snapshot is not None and _base_cache[0] == snapshot and _base_cache[1] == version:
-            return _base_cache[2]  # type: ignore[no-any-return]
+            return _base_cache[2]
         values = frozenset(_registered | _env_secrets())
-        _base_cache[:] = [snapshot, version, values]
+        _base_cache = (snapshot, version, values)
         return values

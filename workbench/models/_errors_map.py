@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from workbench._redact import redact
 from workbench.errors import (
     AuthenticationError,
     ContextLengthExceeded,
@@ -233,8 +234,6 @@ def _redact(text: str, secrets: Iterable[str]) -> str:
 
 
 def _detail(exc: BaseException, secrets: Iterable[str]) -> str:
-    from workbench._redact import redact
-
     secrets = list(secrets)
     text = " ".join(str(exc).split()) or type(exc).__name__
     # Masked whole before it is cut: a secret cut in two would leave its first part unmasked.

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -75,11 +74,11 @@ def check_message_count(path: Path | str, count: int, *, selected: bool = False)
                              "recording)")
 
 
-def _text_size(value: Any, limit: int) -> int:
+def _text_size(value: object, limit: int) -> int:
     """Characters of text in `value` (strings inside models, dicts and lists), counting stops
     soon after `limit`."""
     total = 0
-    stack: list[Any] = [value]
+    stack: list[object] = [value]
     while stack and total <= limit:
         item = stack.pop()
         if isinstance(item, str):

@@ -114,7 +114,7 @@ def _is_sqlite(path: Path) -> bool:
         return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
-def _import(path: Path, name: str, errors: Errors, select: dict[str, Any]) -> list[Session]:
+def _import(path: Path, name: str, errors: Errors, select: dict[str, object]) -> list[Session]:
     try:
         return IMPORTERS[name].load(path, errors=errors, **select)
     except RecursionError:

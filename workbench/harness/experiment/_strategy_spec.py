@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._validate import clean_name
 from workbench.harness.experiment._windows import Window
 
 __all__ = ["ReplaySpec", "StrategyEntry", "strategy_label"]
@@ -63,8 +64,6 @@ class StrategyEntry(BaseModel):
     @field_validator("label")
     @classmethod
     def _clean_label(cls, value: str | None) -> str | None:
-        from workbench.harness.experiment._validate import clean_name
-
         return None if value is None else clean_name(value, "the label")
 
     @model_validator(mode="after")

@@ -27,9 +27,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from pydantic_core import PydanticCustomError
 
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_LIST_ITEMS",
     "MAX_NAME_CHARS",
     "MAX_REPLAYS",
+    "Labelled",
     "check_list_bounds",
     "check_not_results_store",
     "check_replay_count",
@@ -67,7 +68,7 @@ _RESULTS_TABLES = frozenset({"runs", "cells"})
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def _error(message: str, **values: Any) -> PydanticCustomError:
+def _error(message: str, **values: object) -> PydanticCustomError:
     return PydanticCustomError("spec_check", message, values)
 
 
@@ -133,14 +134,14 @@ def folder_name(value: str, what: str = "the name") -> str:
     return name
 
 
-def check_list_bounds(data: Any, path: str = "") -> None:
+def check_list_bounds(data: object, path: str = "") -> None:
     """Refuse any list in the raw spec `data` longer than `MAX_LIST_ITEMS`, before any of its
     items is validated.
 
     Raises:
         PydanticCustomError: naming the key path, the length and the bound.
     """
-    stack: list[tuple[str, Any]] = [(path, data)]
+    stack: list[tuple[str, object]] = [(path, data)]
     while stack:
         where, value = stack.pop()
         if isinstance(value, dict):
@@ -234,43 +235,52 @@ def check_variant_files(folder: Path, files: Iterable[str], root: Path | None = 
                               "file of the project: copy it in instead of linking it")
 
 
-def check_spec(experiment: Any) -> None:
-    """The checks of a whole spec once its fields are valid: distinct strategy labels, the
-    cache files, the tune's sample and the replays' product (before sessions).
+class Labelled(Protocol):
+    """A spec entry named in tables by its ``display`` label (a strategy entry)."""
+
+    @property
+    def display(self) -> str:
+        """The label."""
+        ...
+
+
+def check_spec(strategies: Sequence[Labelled], caches: dict[str, Path], sample: int | None,
+               replay: tuple[int, int, int] | None) -> None:
+    """The checks of a whole spec once its fields are valid, before anything is read.
+
+    Args:
+        strategies: The strategy entries: no two different ones under one label.
+        caches: Key (``models[1].cache_path``) -> the response-cache file it names.
+        sample: The tune's ``sample``, if any.
+        replay: The replay table's strategies, windows and thresholds counts, if any.
 
     Raises:
         PydanticCustomError: naming the key and the fix.
     """
+    # Lazy: _checks and _params pull the template sandbox in, which the light start avoids.
     from workbench.harness.experiment._checks import check_cache_file
-    from workbench.harness.experiment._params import MAX_POINTS
+    from workbench.harness.experiment._params import MAX_POINTS  # lazy, as above
 
     seen: dict[str, int] = {}
-    for i, entry in enumerate(experiment.strategies):
+    for i, entry in enumerate(strategies):
         j = seen.setdefault(entry.display, i)
-        if j != i and experiment.strategies[j] != entry:
+        if j != i and strategies[j] != entry:
             raise _error("strategies[{a}] and strategies[{b}] are both named {label}; its cells "
                          "would be one strategy's: give one a distinct label = \"...\"",
                          a=j, b=i, label=repr(entry.display))
-    for i, model in enumerate(experiment.models):
-        if model.cache_path:
-            where = f"models[{i}].cache_path"
-            try:
-                check_cache_file(experiment.cache_file(i))
-                check_not_results_store(experiment.cache_file(i))
-            except PydanticCustomError as exc:
-                raise _error("{where}: {why}", where=where, why=exc.message()) from None
-    if experiment.cache.path:
+    for where, path in caches.items():
         try:
-            check_not_results_store(experiment.cache_file())
+            if where != "cache.path":  # the spec checks its own [cache] path first
+                check_cache_file(path)
+            check_not_results_store(path)
         except PydanticCustomError as exc:
-            raise _error("cache.path: {why}", why=exc.message()) from None
-    tune = experiment.tune
-    if tune is not None and tune.sample is not None and tune.sample > MAX_POINTS:
+            raise _error("{where}: {why}", where=where, why=exc.message()) from None
+    if sample is not None and sample > MAX_POINTS:
         raise _error("tune.sample: {n} points; a tune draws at most {limit}",
-                     n=f"{tune.sample:,}", limit=f"{MAX_POINTS:,}")
-    if experiment.replay is not None:
+                     n=f"{sample:,}", limit=f"{MAX_POINTS:,}")
+    if replay is not None:
         try:
-            check_replay_count(experiment, sessions=1)
+            check_replay_count(1, *replay)
         except ConfigError as exc:
             raise _error("{why}", why=str(exc)) from None
 
@@ -283,16 +293,14 @@ def counted(factors: dict[str, int]) -> tuple[int, str]:
     return total, " x ".join(f"{v:,} {k}" for k, v in factors.items())
 
 
-def check_replay_count(experiment: Any, sessions: int) -> int:
-    """The most replays the spec's ``[replay]`` table asks for with this many sessions.
+def check_replay_count(sessions: int, strategies: int, windows: int, thresholds: int) -> int:
+    """The most replays a ``[replay]`` table asks for: the product of its factors.
 
     Raises:
         ConfigError: over `MAX_REPLAYS`, naming every factor.
     """
-    spec = experiment.replay
-    strategies = len(spec.strategies or experiment.strategies)
     total, product = counted({"sessions": sessions, "strategies": strategies,
-                              "windows": len(spec.windows), "thresholds": len(spec.thresholds)})
+                              "windows": windows, "thresholds": thresholds})
     if total > MAX_REPLAYS:
         raise ConfigError(f"replay: {total:,} replays ({product}); the limit is "
                           f"{MAX_REPLAYS:,}: list fewer windows or thresholds, or split the "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from workbench._storage import storage_errors
 from workbench.errors import StorageError
@@ -27,6 +27,7 @@ STORAGE_ERROR = "StorageError"
 """``error_type`` of a cell whose files could not be written: run again on resume."""
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class HeldFaults:
@@ -38,17 +39,17 @@ class HeldFaults:
         self.first: StorageError | None = None
         self.held = 0
 
-    def hold(self, row: dict[str, Any]) -> bool:
-        """True (and remembered) when `row` is a cell that met a storage fault."""
-        if row.get("error_type") != STORAGE_ERROR:
+    def hold(self, error_type: str | None, message: str | None) -> bool:
+        """True (and remembered) when a finished cell with this error met a storage fault."""
+        if error_type != STORAGE_ERROR:
             return False
         self.held += 1
         if self.first is None:
-            # The row keeps the error's text only: "<path>: <cause and fix>".
-            path, _, message = str(row.get("error_message") or "").partition(": ")
-            kind = ("full" if "disk is full" in message
-                    else "denied" if "cannot write" in message else "damaged")
-            self.first = StorageError(path, message, kind)
+            # The cell keeps the error's text only: "<path>: <cause and fix>".
+            path, _, rest = str(message or "").partition(": ")
+            kind = ("full" if "disk is full" in rest
+                    else "denied" if "cannot write" in rest else "damaged")
+            self.first = StorageError(path, rest, kind)
         return True
 
     def stop_reason(self) -> str | None:
@@ -61,14 +62,15 @@ class HeldFaults:
             raise self.first
 
 
-def storage_faults(run: Callable[..., Coroutine[Any, Any, T]]
-                   ) -> Callable[..., Coroutine[Any, Any, T]]:
+def storage_faults(run: Callable[P, Coroutine[object, object, T]]
+                   ) -> Callable[P, Coroutine[object, object, T]]:
     """`run` (called as ``run(spec, out, ...)``) with storage faults raised as `StorageError`;
     a fault that names no file (SQLite's) names ``<out>/results.sqlite``."""
 
     @functools.wraps(run)
-    async def guarded(spec: Any, out: Any, *args: Any, **kwargs: Any) -> T:
-        with storage_errors(Path(out) / DB_FILE):
-            return await run(spec, out, *args, **kwargs)
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+        out = kwargs["out"] if "out" in kwargs else args[1]
+        with storage_errors(Path(str(out)) / DB_FILE):
+            return await run(*args, **kwargs)
 
     return guarded

@@ -80,7 +80,7 @@ class Problems:
         self.skipped.append(str(err))
         warnings.warn(f"skipped a bad record: {err}", stacklevel=3)
 
-    def duplicate(self, where: int | str, first: int | str, key: Any) -> None:
+    def duplicate(self, where: int | str, first: int | str, key: object) -> None:
         """Note a record read once because it repeats the one at `first` (same id and content)."""
         note = SessionFormatError(str(self.path), where,
                                   f"a duplicate of {first} (id {key!r}); read once")

@@ -244,7 +244,7 @@ class _Reader:
                        meta=meta)
 
 
-def _uuid(record: Any) -> Any:
+def _uuid(record: object) -> object:
     return record.get("uuid") if isinstance(record, dict) else None
 
 

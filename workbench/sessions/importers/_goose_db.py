@@ -120,7 +120,7 @@ def list_goose_sessions(path: str | Path) -> list[dict[str, Any]]:
              "messages": counts.get(sid, 0)} for sid, info in infos]
 
 
-def _name(info: dict[str, Any]) -> str:
+def _name(info: dict[str, object]) -> str:
     name = info.get("name") or info.get("description") or ""
     return name if isinstance(name, str) else str(name)
 
@@ -148,15 +148,15 @@ def _read_messages(conn: sqlite3.Connection, sid: str, problems: Problems,
     return out
 
 
-def _ledger(conn: sqlite3.Connection, sid: str, problems: Problems) -> list[dict[str, Any]]:
+def _ledger(conn: sqlite3.Connection, sid: str, problems: Problems) -> list[dict[str, object]]:
     if "usage_ledger" not in _tables(conn):
         return []
     present = table_columns(conn, "usage_ledger")
     found = []
     for row in guarded_rows(conn, "usage_ledger", (*LEDGER_NUMBERS, *LEDGER_TEXT), present,
                             "WHERE session_id = ? ORDER BY created_timestamp, id", (sid,)):
-        where = f"usage_ledger row {row['id'].value if 'id' in row else '?'}"
-        entry: dict[str, Any] = {"session_id": sid}
+        where = "usage_ledger row " + str(row["id"].value if "id" in row else "?")
+        entry: dict[str, object] = {"session_id": sid}
         for name in LEDGER_NUMBERS:
             if name in row:
                 entry[name] = number(row, name, where, problems)
@@ -188,8 +188,9 @@ def _usage(ledger: list[dict[str, Any]], session_row: dict[str, Any]) -> dict[st
                  cost=session_row.get("accumulated_cost")).to_dict()
 
 
-def _session(conn: sqlite3.Connection, path: Path, sid: str, info: dict[str, Any]) -> Session:
-    problems: Problems = info.pop("_problems")
+def _session(conn: sqlite3.Connection, path: Path, sid: str, info: dict[str, object]) -> Session:
+    problems = info.pop("_problems")
+    assert isinstance(problems, Problems)  # put there by session_infos
     stats = {"skipped_roles": 0, "metadata_defaults": 0}
     messages = _read_messages(conn, sid, problems, stats)
     ledger = _ledger(conn, sid, problems)

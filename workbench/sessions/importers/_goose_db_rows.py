@@ -26,6 +26,8 @@ __all__ = ["Cell", "build_message", "checked_row", "guarded_rows", "message_of",
 NUMBER_TYPES = frozenset({"integer", "real", "null"})
 EXPECTED_TIME = "Unix seconds, or milliseconds above 1e10"
 EXPECTED_CONTENT = "a JSON array of Goose content items in content_json"
+SqlValue = int | float | str | bytes | None
+"""What SQLite hands back for one column."""
 
 
 class Cell:
@@ -33,7 +35,7 @@ class Cell:
 
     __slots__ = ("kind", "length", "name", "value")
 
-    def __init__(self, name: str, kind: str, length: int | None, value: Any) -> None:
+    def __init__(self, name: str, kind: str, length: int | None, value: SqlValue) -> None:
         self.name, self.kind, self.length, self.value = name, kind, length, value
 
     def oversized(self) -> bool:
@@ -58,7 +60,7 @@ def table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 
 def guarded_rows(conn: sqlite3.Connection, table: str, wanted: Sequence[str], present: set[str],
-                 tail: str = "", args: Sequence[Any] = ()) -> Iterator[dict[str, Cell]]:
+                 tail: str = "", args: Sequence[SqlValue] = ()) -> Iterator[dict[str, Cell]]:
     """Rows of `table` as ``{column: Cell}`` for the `wanted` columns that are `present`,
     streamed from the cursor. `tail` is the rest of the statement (``WHERE ... ORDER BY``)."""
     names = [c for c in wanted if c in present]
@@ -71,7 +73,7 @@ def guarded_rows(conn: sqlite3.Connection, table: str, wanted: Sequence[str], pr
 
 
 def text(row: dict[str, Cell], name: str, where: str, problems: Problems, *,
-         expected: str | None = None, blob: bool = False) -> Any:
+         expected: str | None = None, blob: bool = False) -> str | bytes | None:
     """The value of a text column (or None when absent or NULL); a bad record (None returned)
     when it is oversized or not text (a blob accepted when `blob`)."""
     cell = row.get(name)
@@ -82,20 +84,20 @@ def text(row: dict[str, Cell], name: str, where: str, problems: Problems, *,
         problems.bad(where, f"{name} holds {cell.length:,} {unit}; the limit is "
                      f"{MAX_RECORD_BYTES:,} per record", expected=expected)
         return None
-    if cell.kind == "text" or (blob and cell.kind == "blob"):
+    if isinstance(cell.value, str) or (blob and isinstance(cell.value, bytes)):
         return cell.value
     problems.bad(where, f"{name} is {cell.describe()}, not text", expected=expected)
     return None
 
 
 def number(row: dict[str, Cell], name: str, where: str, problems: Problems, *,
-           what: str = "a number", expected: str | None = None) -> Any:
+           what: str = "a number", expected: str | None = None) -> int | float | None:
     """The value of a numeric column (None when absent or NULL); a bad record (None returned)
     when it holds text or a blob."""
     cell = row.get(name)
     if cell is None or cell.kind == "null":
         return None
-    if cell.kind in NUMBER_TYPES:
+    if isinstance(cell.value, int | float):
         return cell.value
     problems.bad(where, f"{name} is {cell.describe()}, not {what}", expected=expected)
     return None

@@ -21,11 +21,11 @@ from workbench.sessions.importers._goose_common import (
     visibility_meta,
 )
 from workbench.sessions.importers._readers import (
-    Duplicates,
     Problems,
     first_element,
     load_json_document,
 )
+from workbench.sessions.importers._records import Duplicates
 
 FORMAT = "goose-json"
 EXPECTED_DOC = ("a Goose session object with a 'conversation' (or 'messages') list of Goose "

@@ -40,7 +40,7 @@ def _detect(path: Path, head: str) -> bool:
     return looks_like_goose_message(lines[0])
 
 
-def _message_id(record: Any) -> Any:
+def _message_id(record: object) -> object:
     return record.get("id") if isinstance(record, dict) and "role" in record else None
 
 

@@ -42,7 +42,8 @@ from workbench.sessions.importers._agent_common import (
     unknown_message,
     usage_from_openai,
 )
-from workbench.sessions.importers._readers import Duplicates, loads
+from workbench.sessions.importers._readers import loads
+from workbench.sessions.importers._records import Duplicates
 
 FORMAT = "openhands"
 EXPECTED = "an OpenHands event stream: a JSON array of event objects"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import contextvars
-import hashlib
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from typing import Any
 from workbench.errors import SessionFormatError
 from workbench.messages import CallToolResult, McpBlock, ToolResponse, ToolResponseResult
 from workbench.sessions._limits import MAX_MESSAGES, MAX_RECORD_BYTES, check_message_count
+from workbench.sessions.importers._records import json_lines
 
 _HEAD_LINES = 8
 _DECODER = json.JSONDecoder()
@@ -202,58 +202,6 @@ class Problems:
         return meta
 
 
-class Duplicates:
-    """Finds records that repeat an earlier one: the same id and the same content.
-
-    Two records with one id but different content are both kept (only an exact repeat is a
-    duplicate); records without an id are never duplicates.
-    """
-
-    def __init__(self) -> None:
-        self._first: dict[Any, tuple[int | str, Any]] = {}
-
-    def first_of(self, key: Any, content: Any, where: int | str) -> int | str | None:
-        """Where the record this one repeats was read (None when it is the first).
-
-        Args:
-            key: The record's id (None or empty: never a duplicate).
-            content: The record: bytes or text (kept as a digest), or a parsed value already
-                held in memory (kept by reference and compared with ``==``).
-            where: Its line number or place, named in the note of a later repeat.
-        """
-        if not isinstance(key, str | int) or isinstance(key, bool) or key == "":
-            return None
-        if isinstance(content, str):
-            content = content.encode("utf-8", "surrogatepass")
-        if isinstance(content, bytes):
-            content = hashlib.blake2b(content, digest_size=16).digest()
-        found = self._first.get(key)
-        if found is None:
-            self._first[key] = (where, content)
-            return None
-        return found[0] if found[1] == content else None
-
-
-def _lines(fh: Any) -> Iterator[tuple[bytes | None, int, int]]:
-    """``(line, bytes read, record length)`` per line of `fh` (the record is the line without
-    its newline). A record longer than `MAX_RECORD_BYTES` is read past in chunks and given as
-    ``(None, ...)``, never held whole."""
-    while True:
-        raw = fh.readline(MAX_RECORD_BYTES + 1)
-        if not raw:
-            return
-        if raw.endswith(b"\n") or len(raw) <= MAX_RECORD_BYTES:
-            yield raw, len(raw), len(raw) - raw.endswith(b"\n")
-            continue
-        length = len(raw)
-        while not raw.endswith(b"\n"):
-            raw = fh.readline(1 << 20)
-            if not raw:
-                break
-            length += len(raw)
-        yield None, length, length - raw.endswith(b"\n")
-
-
 def iter_json_lines(path: Path, problems: Problems, expected: str,
                     identity: Callable[[Any], Any] | None = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSONL file.
@@ -269,7 +217,7 @@ def iter_json_lines(path: Path, problems: Problems, expected: str,
     # length reads that line again to compare, so unique records cost nothing.
     first: dict[Any, tuple[int, int, int]] = {}
     with open(path, "rb") as fh:
-        for number, (raw, length, size) in enumerate(_lines(fh), start=1):
+        for number, (raw, length, size) in enumerate(json_lines(fh), start=1):
             start, offset = offset, offset + length
             if raw is None:
                 problems.bad(number, f"the record is {size:,} bytes long; the limit is "
