@@ -29,6 +29,7 @@ from tests.hardening._forms import all_bytes, encoded_forms, leaks, toml_value
 from tests.hardening._provider_server import ProviderServer
 from tests.hardening._sessions import write_session
 from workbench._redact import MASK, redact, redact_obj, register_secret
+from workbench.harness.results._results import read_cell_text
 
 
 def _token(prefix: str, length: int) -> str:
@@ -159,7 +160,7 @@ def test_every_secret_really_went_out_and_came_back_in_every_form(echoed: Run) -
     statuses = sorted(db.execute("SELECT model LIKE 'openai/rejects%', status FROM cells"))
     assert statuses == [(0, "ok"), (0, "ok"), (1, "error"), (1, "error")]
     cell = next(r[0] for r in db.execute("SELECT cell_id FROM cells WHERE status = 'ok'"))
-    text = (echoed.db.parent / "summaries" / f"{cell}.raw.txt").read_text(encoding="utf-8")
+    text = read_cell_text(echoed.db.parent, cell, "raw.txt") or ""
     assert text.count(MASK) >= 4 * len(encoded_forms(echoed.secrets["key"]))  # masked echoes
 
 
