@@ -23,25 +23,20 @@ import pytest
 from tests.conftest import ROOT
 from tests.goose_db_helpers import build_goose_db
 from tests.hardening._sessions import write_session
+from tests.hardening._variants import DOUBLED, MEMORY_BOMB, write_variant_spec
 
 MAX_TREE_BYTES = 1536 * 1024 * 1024
 """1.5 GB: the most the run's process tree may hold resident at once."""
 MAX_SECONDS = 300
 TIME_LIMIT = 3  # WORKBENCH_RENDER_TIME_LIMIT for the run
 
-DOUBLED = ("{% set n = namespace(a=[1], b=[1]) %}{% for i in range(64) %}"
-           "{% set n.a = [n.a, n.a] %}{% set n.b = [n.b, n.b] %}{% endfor %}")
-"""Two lists that each hold themselves' previous value twice, 64 levels deep: tiny in memory,
-2**64 items when walked."""
 VARIANTS = {
     # Compares two 2**64-item structures in C: no Python line runs, for centuries.
     "hang-compare": DOUBLED + "{{ messages }}{{ n.a == n.b }}",
     # A Jinja global that runs in one call: the time limit must stop it from outside.
     "hang-global": "{{ messages }}{{ lipsum(n=1000000)|length }}",
     # A new 8 MB string per step, each within every size limit: 80 GB by the end.
-    "memory-bomb": ("{% set n = namespace(l=[]) %}{% for i in range(10000) %}"
-                    "{% set n.l = n.l + [('x' * 8000000) ~ i] %}{% endfor %}{{ messages }}"
-                    "{{ n.l|length }}"),
+    "memory-bomb": MEMORY_BOMB,
     # Prints a 2**64-item list: refused before anything walks it.
     "walk-bomb": DOUBLED + "{{ messages }}{{ n.a }}",
 }
@@ -84,15 +79,9 @@ def _setup(folder: Path) -> Path:
         ("user", [{"type": "text", "text": "fix it"}], 1700000000, None),
         ("assistant", [{"type": "text", "text": "done"}], "yesterday", None)]})
     (folder / "empty.json").write_text("", encoding="utf-8")
-    for name, source in VARIANTS.items():
-        (folder / name).mkdir()
-        (folder / name / "compaction.md").write_text(source, encoding="utf-8")
-    spec = folder / "spec.toml"
-    spec.write_text("\n".join([
-        'name = "bounded"', 'models = ["extractive"]', "concurrency = 2",
-        'sessions = ["good1.json", "good2.json", "digits.jsonl", "typed.db", "empty.json"]',
-        "templates = " + json.dumps(["default", *VARIANTS])]) + "\n", encoding="utf-8")
-    return spec
+    return write_variant_spec(
+        folder, "bounded", ["good1.json", "good2.json", "digits.jsonl", "typed.db", "empty.json"],
+        VARIANTS, "concurrency = 2")
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc to sum memory")

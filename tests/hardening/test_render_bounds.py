@@ -9,7 +9,6 @@ good variant's cells are ``ok``, and Ctrl-C stops a run stuck in such a render a
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
@@ -20,11 +19,9 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 from tests.hardening._sessions import write_session
+from tests.hardening._variants import DOUBLED, MEMORY_BOMB, write_variant_spec
 
 TIME_LIMIT = 2
-DOUBLED = ("{% set n = namespace(a=[1], b=[1]) %}{% for i in range(64) %}"
-           "{% set n.a = [n.a, n.a] %}{% set n.b = [n.b, n.b] %}{% endfor %}")
-"""Lists holding their previous value twice, 64 levels deep: 2**64 items when walked."""
 WALKS = {
     "compared": DOUBLED + "{{ messages }}{{ n.a == n.b }}",
     "stringified": DOUBLED + "{{ messages }}{{ n.a|string|length }}",
@@ -34,22 +31,9 @@ WALKS = {
     + "{{ messages }}{{ [n.a]|unique|list|length }}",
     "global": "{{ messages }}{{ lipsum(n=1000000)|length }}",
 }
-MEMORY_BOMB = ("{% set n = namespace(l=[]) %}{% for i in range(10000) %}"
-               "{% set n.l = n.l + [('x' * 8000000) ~ i] %}{% endfor %}{{ messages }}"
-               "{{ n.l|length }}")
-"""Each step builds a new 8 MB string, within every size limit: 80 GB by the end."""
-
-
 def _setup(folder: Path, variants: dict[str, str]) -> Path:
     write_session(folder, "s1")
-    for name, source in variants.items():
-        (folder / name).mkdir()
-        (folder / name / "compaction.md").write_text(source, encoding="utf-8")
-    spec = folder / "spec.toml"
-    spec.write_text("\n".join([
-        'name = "bounds"', 'sessions = ["s1.json"]', 'models = ["extractive"]',
-        "templates = " + json.dumps(["default", *variants])]) + "\n", encoding="utf-8")
-    return spec
+    return write_variant_spec(folder, "bounds", ["s1.json"], variants)
 
 
 def _env() -> dict[str, str]:
