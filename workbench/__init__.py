@@ -97,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     "redact": "workbench._redact",
     "redact_obj": "workbench._redact",
     "RunFolderLocked": "workbench.errors",
+    "StorageError": "workbench.errors",
     "BudgetReached": "workbench.errors",
     # strategies and whole-session replay (issue 10)
     "Strategy": "workbench.strategies",
@@ -184,6 +185,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ReplyFormatError,
         RunFolderLocked,
         SessionFormatError,
+        StorageError,
         StrategyUnavailable,
         TemplateError,
         WorkbenchError,

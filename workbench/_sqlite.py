@@ -56,7 +56,8 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield db
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # SQLite has already rolled back after a full disk (SQLITE_FULL)
+            db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
 

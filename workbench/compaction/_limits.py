@@ -38,17 +38,51 @@ from typing import Any
 import jinja2
 
 from workbench.compaction._growth import COUNT_ARGUMENTS, format_size, predicted_size
+from workbench.compaction._walk import MAX_WALK, walk_exceeds
 from workbench.errors import ConfigError
 
-__all__ = ["RENDER_MEMORY_LIMIT", "RenderLimitExceeded", "RenderLimits", "time_limit_message"]
+__all__ = ["MEMORY_LIMIT_ENV", "RENDER_MEMORY_LIMIT", "RenderLimitExceeded", "RenderLimits",
+           "memory_limit_message", "render_memory_limit", "time_limit_message"]
 
 TIME_LIMIT_ENV = "WORKBENCH_RENDER_TIME_LIMIT"
 """Environment variable overriding `RenderLimits.time_limit` (seconds)."""
 MAX_OUTPUT_ENV = "WORKBENCH_RENDER_MAX_CHARS"
 """Environment variable overriding `RenderLimits.max_output_chars`."""
 
-RENDER_MEMORY_LIMIT = 2 * 1024 ** 3
-"""Bytes of address space the render process may use (its interpreter and Jinja included)."""
+MEMORY_LIMIT_ENV = "WORKBENCH_RENDER_MEMORY_LIMIT"
+"""Environment variable overriding `RENDER_MEMORY_LIMIT` (bytes, or with a k, m or g suffix)."""
+RENDER_MEMORY_LIMIT = 1024 ** 3
+"""Bytes of address space the render process may use (its interpreter and Jinja included): with
+the workbench's own process beside it, a run stays under 1.5 GB resident whatever a template
+does."""
+_MIN_MEMORY = 256 * 1024 ** 2
+_UNITS = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+
+
+def render_memory_limit() -> int:
+    """`RENDER_MEMORY_LIMIT`, or `MEMORY_LIMIT_ENV` when set.
+
+    Raises:
+        ConfigError: the variable is not a size of at least 256m.
+    """
+    raw = os.environ.get(MEMORY_LIMIT_ENV, "").strip().lower()
+    if not raw:
+        return RENDER_MEMORY_LIMIT
+    scale = _UNITS.get(raw[-1], 1)
+    try:
+        value = int(float(raw[:-1] if scale != 1 else raw) * scale)
+    except ValueError:
+        value = 0
+    if value < _MIN_MEMORY:
+        raise ConfigError(f"{MEMORY_LIMIT_ENV}={raw!r}: expected a size of at least 256m "
+                          "(bytes, or a number with a k, m or g suffix)")
+    return value
+
+
+def memory_limit_message(memory: int) -> str:
+    """The words for a render stopped at the render process's memory limit."""
+    return (f"ran out of memory: the render process may use {memory / 1024 ** 2:,.0f} MiB (set "
+            f"{MEMORY_LIMIT_ENV} to change it); simplify the template")
 
 
 def time_limit_message(seconds: float, compiling: bool = False) -> str:
@@ -249,6 +283,15 @@ def _check_ints(budget: _Budget, values: Any, what: str, *, counts: bool = False
             budget.check_size(value, what)
 
 
+def check_walk(value: object, what: str) -> None:
+    """Refuse a value that printing, joining, serialising or hashing would walk past
+    `MAX_WALK` items (`workbench.compaction._walk`), before anything walks it."""
+    if walk_exceeds(value, MAX_WALK):
+        raise RenderLimitExceeded(
+            f"{what} holds more than {MAX_WALK:,} items when walked (a list that holds its "
+            f"own parts many times over); the limit is {MAX_WALK:,} items")
+
+
 def check_result(value: Any, what: str) -> Any:
     """`value` when its length is within the active render's output allowance."""
     budget = _active()
@@ -288,6 +331,8 @@ def bounded_filter(fn: Callable[..., Any], name: str = "") -> Callable[..., Any]
     def guarded(context: Any, *args: Any, **kwargs: Any) -> Any:
         budget = _active()
         if budget is not None:
+            if args:
+                check_walk(args[0], f"the input of the {name or 'a'} filter")
             _check_ints(budget, (*args[1:], *kwargs.values()), "a filter width or count",
                         counts=name in COUNT_ARGUMENTS)
             if args:

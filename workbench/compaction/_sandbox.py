@@ -39,7 +39,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from workbench.compaction._limits import RENDER_MEMORY_LIMIT, RenderLimits, time_limit_message
+from workbench.compaction._limits import RenderLimits, render_memory_limit, time_limit_message
 from workbench.errors import TemplateError
 
 __all__ = ["WORKERS", "call", "call_async", "shutdown", "worker_cpu_seconds"]
@@ -74,7 +74,7 @@ class _Worker:
         resp_read, resp_write = os.pipe()
         env = {k: v for k, v in os.environ.items() if not _private(k)}
         root = str(Path(__file__).resolve().parents[2])  # this workbench, wherever it is
-        program = SERVE.format(fd_in=req_read, fd_out=resp_write, memory=RENDER_MEMORY_LIMIT,
+        program = SERVE.format(fd_in=req_read, fd_out=resp_write, memory=render_memory_limit(),
                                parent=os.getpid(), root=root)
         try:
             self.process = subprocess.Popen(

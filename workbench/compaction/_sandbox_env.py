@@ -72,6 +72,7 @@ def _finalize(value: Any) -> Any:
         return "true"
     if value is False:
         return "false"
+    _limits.check_walk(value, "a printed value")  # printing walks every item, in C
     return value
 
 
@@ -297,7 +298,7 @@ def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
                 value = variables_here(source, limits)
             replies.send(("ok", value))
         except MemoryError:
-            replies.send(("error", error_detail(MemoryError())))
+            replies.send(("error", _limits.memory_limit_message(memory)))
             sys.exit(1)  # a fresh process for the next render
         except Exception as exc:  # every failure is the template's, named in the reply
             replies.send(("error", error_detail(exc)))

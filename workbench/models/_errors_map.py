@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from workbench._redact import redact
 from workbench.errors import (
     AuthenticationError,
     ContextLengthExceeded,
@@ -233,10 +234,13 @@ def _redact(text: str, secrets: Iterable[str]) -> str:
 
 
 def _detail(exc: BaseException, secrets: Iterable[str]) -> str:
+    secrets = list(secrets)
     text = " ".join(str(exc).split()) or type(exc).__name__
+    # Masked whole before it is cut: a secret cut in two would leave its first part unmasked.
+    text = _redact(redact(text, secrets=secrets), secrets)
     if len(text) > _DETAIL_LIMIT:
         text = text[:_DETAIL_LIMIT] + "..."
-    return _redact(text, secrets)
+    return text
 
 
 def _status(exc: BaseException) -> int | None:

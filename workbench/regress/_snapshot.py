@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.errors import ConfigError
 from workbench.sessions.importers._readers import open_brackets
 
@@ -180,13 +181,12 @@ class Snapshot:
         for name, text in sorted(self.summaries.items()):
             path = folder / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         groups = [{"template": t, "model": m, "window": w, **values}
                   for (t, m, w), values in sorted(self.groups.items(), key=_group_order)]
         data = {"experiment": self.experiment, "rules": dict(sorted(self.rules.items())),
                 "groups": groups}
-        (folder / METRICS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
+        write_atomic(folder / METRICS_FILE, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         return folder
 
 

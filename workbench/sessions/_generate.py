@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from workbench._storage import write_atomic
 from workbench.messages import Message
 from workbench.sessions._generate_base import (
     PlantedFact,
@@ -245,5 +246,5 @@ def generate_dataset(out_dir: str | Path,
                   default=GENERATOR_VERSION)
     manifest = {"generator_version": version, "token_counter": "o200k_base (goose)",
                 "sessions": sorted(entries.values(), key=lambda e: (e["target_tokens"], e["seed"]))}
-    manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    write_atomic(manifest_path, json.dumps(manifest, indent=1) + "\n")
     return manifest

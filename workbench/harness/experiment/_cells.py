@@ -36,6 +36,7 @@ from workbench.harness.experiment._subsets import (
     limit_sessions,
     model_templates,
 )
+from workbench.harness.experiment._validate import counted
 from workbench.harness.experiment._windows import format_window
 from workbench.sessions import Session
 from workbench.strategies import strategy_class
@@ -152,11 +153,8 @@ def check_cell_count(experiment: Experiment, sessions: int, templates: int) -> i
     factors = {"sessions": sessions, "strategies": len(experiment.strategies),
                "models": len(experiment.models), "templates": templates,
                "windows": len(experiment.windows), "repeats": experiment.repeats}
-    total = 1
-    for value in factors.values():
-        total *= value
+    total, product = counted(factors)
     if total > MAX_CELLS:
-        product = " x ".join(f"{v:,} {k}" for k, v in factors.items())
         raise ConfigError(f"the experiment would have up to {total:,} cells ({product}); the "
                           f"limit is {MAX_CELLS:,} cells: split it into several experiments")
     return total

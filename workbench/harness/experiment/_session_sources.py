@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import glob as globlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from workbench._resources import shipped
@@ -158,13 +158,18 @@ class UnreadableSession:
     session: Session
 
 
-def _placeholder(path: Path, source: SessionSource, fmt: str | None, error: SessionFormatError,
-                 experiment: Experiment) -> Session:
+def _shown(path: Path, experiment: Experiment) -> str:
+    """`path` relative to the experiment's folder (POSIX separators), else as given."""
     base = Path(experiment.base_dir or ".").resolve()
     try:
-        shown = path.resolve().relative_to(base).as_posix()
+        return path.resolve().relative_to(base).as_posix()
     except ValueError:
-        shown = str(path)
+        return str(path)
+
+
+def _placeholder(path: Path, source: SessionSource, fmt: str | None, error: SessionFormatError,
+                 experiment: Experiment) -> Session:
+    shown = _shown(path, experiment)
     select = source.selection()
     if select:
         shown += "[" + ",".join(f"{k}={v}" for k, v in sorted(select.items())) + "]"
@@ -174,7 +179,8 @@ def _placeholder(path: Path, source: SessionSource, fmt: str | None, error: Sess
 
 def load_experiment_sessions(experiment: Experiment, cache: SessionCache | None = None,
                              unreadable: list[UnreadableSession] | None = None) -> list[Session]:
-    """Every session the experiment names, in spec order, first occurrence of each id kept.
+    """Every session the experiment names, in spec order, each once (a file named twice is read
+    once); sessions of different files that share an id are kept apart as ``<id>@<file>``.
 
     Args:
         experiment: The spec.
@@ -188,8 +194,7 @@ def load_experiment_sessions(experiment: Experiment, cache: SessionCache | None 
         ConfigError: an entry matches no file, or a selection the file cannot satisfy.
     """
     cache = cache or SessionCache()
-    seen: set[str] = set()
-    out: list[Session] = []
+    found: list[Session] = []
     for source in experiment.sessions:
         for path, fmt in resolve_source(source, experiment):
             try:
@@ -200,8 +205,24 @@ def load_experiment_sessions(experiment: Experiment, cache: SessionCache | None 
                 placeholder = _placeholder(path, source, fmt, exc, experiment)
                 unreadable.append(UnreadableSession(path, exc, placeholder))
                 loaded = [placeholder]
-            for session in loaded:
-                if session.id not in seen:
-                    seen.add(session.id)
-                    out.append(session)
+            found.extend(loaded)
+    return _kept_apart(found, experiment)
+
+
+def _kept_apart(found: list[Session], experiment: Experiment) -> list[Session]:
+    """`found` with each id once; an id that sessions from different files share becomes
+    ``<id>@<file>`` for each of them (the recorded id kept in ``meta["recorded_id"]``), so
+    none is dropped and each says where it came from."""
+    files: dict[str, set[Path]] = {}
+    for session in found:
+        files.setdefault(session.id, set()).add(Path(session.path).resolve())
+    seen: set[str] = set()
+    out: list[Session] = []
+    for session in found:
+        if len(files[session.id]) > 1:
+            session = replace(session, id=f"{session.id}@{_shown(Path(session.path), experiment)}",
+                              meta={**session.meta, "recorded_id": session.id})
+        if session.id not in seen:
+            seen.add(session.id)
+            out.append(session)
     return out

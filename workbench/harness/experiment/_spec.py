@@ -26,6 +26,7 @@ from workbench.harness.experiment._checks import (
     MAX_REPEATS,
     check_cache_file,
     distinct_models,
+    maskable_secrets,
 )
 from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.experiment._spec_tables import (
@@ -42,6 +43,7 @@ from workbench.harness.experiment._strategy_spec import ReplaySpec, StrategyEntr
 from workbench.harness.experiment._tolerance import parse_tolerance
 from workbench.harness.experiment._toml import loads_toml
 from workbench.harness.experiment._tune_table import TuneTable
+from workbench.harness.experiment._validate import check_list_bounds, check_spec, clean_names
 from workbench.harness.experiment._validation import describe_errors
 from workbench.harness.experiment._verdict_table import VerdictTable
 from workbench.harness.experiment._windows import Window
@@ -114,6 +116,22 @@ class Experiment(_Strict):
     compacted context and graded; none when omitted."""
     verdict: VerdictTable = Field(default_factory=VerdictTable)
     """How the verdict recommends a template (``[verdict] rule = ...``; see `VerdictTable`)."""
+    allow_short_secrets: bool = False
+    """Accept model secrets (keys, header and query values, URL passwords, credential fields)
+    shorter than 6 characters: they are masked where the spec stores them, but cannot be
+    masked in free text, so a provider that echoes one back leaks it. Refused by default."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_lists(cls, value: object) -> object:
+        # Before any item is validated: a million thresholds must not be a million checks.
+        check_list_bounds(value)
+        return value
+
+    @field_validator("templates")
+    @classmethod
+    def _clean_templates(cls, value: list[str]) -> list[str]:
+        return clean_names(value)
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -145,7 +163,7 @@ class Experiment(_Strict):
     def _safe_name(cls, value: str) -> str:
         # The name becomes a folder (runs/<name>): one plain path component, nothing that
         # climbs out of runs/ or points elsewhere.
-        if not _SAFE_NAME.match(value):
+        if not _SAFE_NAME.fullmatch(value):  # match() would let a trailing newline in
             raise PydanticCustomError(
                 "experiment_name", "{name} is not a safe run folder name: use up to 100 letters, "
                 "digits and . _ - + = @ , starting with a letter, digit or _ (no path separators, "
@@ -160,7 +178,24 @@ class Experiment(_Strict):
         return value
 
     @model_validator(mode="after")
+    def _maskable_secrets(self) -> Experiment:
+        if not self.allow_short_secrets:
+            qa = self.qa.models() if self.qa is not None else {}
+            maskable_secrets({**{f"models[{i}].params": m.params
+                                 for i, m in enumerate(self.models)},
+                              **{f"qa.{role}.params": m.params for role, m in qa.items()}})
+        return self
+
+    @model_validator(mode="after")
     def _bounded(self) -> Experiment:
+        caches = {f"models[{i}].cache_path": self.cache_file(i)
+                  for i, model in enumerate(self.models) if model.cache_path}
+        if self.cache.path:
+            caches["cache.path"] = self.cache_file()
+        replay = self.replay
+        check_spec(self.strategies, caches, self.tune.sample if self.tune else None,
+                   (len(replay.strategies or self.strategies), len(replay.windows),
+                    len(replay.thresholds)) if replay is not None else None)
         if self.cache.path:
             try:
                 check_cache_file(self.cache_file())

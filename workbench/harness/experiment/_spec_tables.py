@@ -26,6 +26,7 @@ from workbench.harness.experiment._checks import (
     MAX_EXECUTOR_RETRIES,
     strict_boolean,
 )
+from workbench.harness.experiment._validate import clean_name, clean_names
 from workbench.models._spec import CACHE_PREFIXES as MODEL_CACHE_PREFIXES
 from workbench.models._spec import check_model_string
 
@@ -104,6 +105,16 @@ class ModelEntry(_Strict):
     ``templates``); default: every one. A replayed model names the variants it was recorded
     with, so a variant added later runs on the other models and is reported as not recorded
     for this one, instead of failing every cell with a cache miss."""
+
+    @field_validator("name")
+    @classmethod
+    def _clean_name(cls, value: str | None) -> str | None:
+        return None if value is None else clean_name(value)
+
+    @field_validator("templates")
+    @classmethod
+    def _clean_templates(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else clean_names(value)
 
     @model_validator(mode="after")
     def _known_model(self) -> ModelEntry:

@@ -6,6 +6,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
+
 __all__ = ["replay_report"]
 
 
@@ -27,5 +29,5 @@ def replay_report(results: Any, out: Path) -> tuple[Any, dict[str, bytes]]:
                                                                           dpi=100)
         name = f"replay-{i}.png"
         pngs[name] = buf.getvalue()
-        (out / name).write_bytes(pngs[name])
+        write_atomic(out / name, pngs[name])
     return table, pngs

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from workbench._redact import redact
+from workbench._storage import write_atomic
 from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
@@ -328,7 +329,7 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     # Every text file goes through the redaction layer (stores written by older versions may
     # still hold a key in a traceback).
     for frame, name in ((table, "table_csv"), (cells, "cells_csv"), (forgotten, "forgotten_csv")):
-        paths[name].write_text(redact(frame.to_csv(index=False)), encoding="utf-8")
+        write_atomic(paths[name], redact(frame.to_csv(index=False)))
 
     pngs: dict[str, bytes] = {}
     plot_paths: dict[str, Path] = {}
@@ -337,20 +338,17 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
         fn(cells).savefig(buf, format="png", dpi=100)
         pngs[name] = buf.getvalue()
         plot_paths[name] = out / f"{name}.png"
-        plot_paths[name].write_bytes(pngs[name])
+        write_atomic(plot_paths[name], pngs[name])
         paths[f"plot_{name}"] = plot_paths[name]
 
     title = f"Compaction report: {getattr(spec, 'name', None) or run_dir.name}"
     run_line = _run_line(results)
-    paths["markdown"].write_text(redact(_markdown(title, run_line, table, comparisons, plot_paths,
-                                                  forgotten, failures, verdict_text,
-                                                  found.recommendation_lines())),
-                                 encoding="utf-8")
-    paths["html"].write_text(redact(render_html(results, title=title, table=table,
-                                                comparisons=comparisons, pngs=pngs,
-                                                forgotten=forgotten, failures=failures,
-                                                forgotten_by_cell=by_cell)),
-                             encoding="utf-8")
+    write_atomic(paths["markdown"], redact(_markdown(
+        title, run_line, table, comparisons, plot_paths, forgotten, failures, verdict_text,
+        found.recommendation_lines())))
+    write_atomic(paths["html"], redact(render_html(
+        results, title=title, table=table, comparisons=comparisons, pngs=pngs,
+        forgotten=forgotten, failures=failures, forgotten_by_cell=by_cell)))
     _add_replay_section(results, out, paths)
     return paths
 
@@ -365,7 +363,7 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
 
     table, pngs = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
-    table.to_csv(paths["replay_csv"], index=False)
+    write_atomic(paths["replay_csv"], table.to_csv(index=False))
     ranking = replay_ranking(table)
     table = table.assign(feasible=["yes" if v else "no" for v in table["feasible"]],
                          window=[short_window(w) for w in table["window"]])
@@ -378,8 +376,8 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     md += [f"![{name}]({name})\n" for name in pngs]
     policies = policy_report(results, out, markdown_table)  # detectors, survival, verdict
     md += policies.markdown if policies is not None else []
-    with paths["markdown"].open("a", encoding="utf-8") as fh:
-        fh.write(redact("\n".join(md)))
+    write_atomic(paths["markdown"], paths["markdown"].read_text(encoding="utf-8")
+                 + redact("\n".join(md)))
     images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
                      f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
     items = "".join(f"<li>{html.escape(line)}</li>" for line in ranking)
@@ -388,8 +386,7 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
                f'<div class="wb-plots">{images}</div>'
                f'{policies.html if policies is not None else ""}</section>')
     text = paths["html"].read_text(encoding="utf-8")
-    paths["html"].write_text(redact(text.replace('<section id="details">',
-                                                 section + '\n<section id="details">', 1)),
-                             encoding="utf-8")
+    write_atomic(paths["html"], redact(text.replace('<section id="details">',
+                                                    section + '\n<section id="details">', 1)))
     for name in [*pngs, *(policies.pngs if policies is not None else ())]:
         paths[f"plot_{name.removesuffix('.png')}"] = out / name

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench._storage import storage_errors
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
 
@@ -138,13 +139,15 @@ class Results:
 
         Raises:
             ConfigError: the folder holds no results store.
+            StorageError: the store is damaged.
         """
         folder = Path(run_dir)
         db = folder / DB_FILE
         if not db.is_file():
             raise ConfigError(f"{folder}: no {DB_FILE} here; run `workbench run` with "
                               f"--out {folder} first")
-        return cls._from_tables(folder, _read_tables(db))
+        with storage_errors(db):  # a damaged store is named, with what to do
+            return cls._from_tables(folder, _read_tables(db))
 
     @classmethod
     def from_store(cls, run_dir: str | Path, store: Any) -> Results:

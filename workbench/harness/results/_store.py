@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from workbench._redact import redact, redactor
+from workbench._redact import redact, redact_json, redactor
 from workbench._sqlite import enable_wal
 from workbench.harness.results._cell_result import ATTEMPT_COLUMNS, CELL_COLUMNS, CellResult
 from workbench.harness.results._migrations import migrate, transaction
@@ -99,7 +99,7 @@ class ResultsStore:
             self.db.execute(
                 "INSERT INTO runs (run_id, name, spec_json, started_at, workbench_version, status)"
                 " VALUES (?, ?, ?, ?, ?, 'running')",
-                (run_id, redact(name), redact(spec_json), utc_now(), version))
+                (run_id, redact(name), redact_json(spec_json), utc_now(), version))
         return run_id
 
     def mark_interrupted(self, exclude: str | None = None) -> int:

@@ -25,7 +25,6 @@ on the loop did.
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
 import threading
 import traceback
@@ -33,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._outcomes import error_class, outcome_kind
 from workbench.harness.results._results import SUMMARIES_DIR
@@ -42,8 +42,6 @@ _STOP = object()
 HAND_OVER_SECONDS = 0.02
 """How long a cell finished on the event loop may wait for others to go to the writer with it
 (a killed process loses them as it loses the cells still queued: they run again on resume)."""
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) \
-    | getattr(os, "O_BINARY", 0)
 
 
 class CellWriter:
@@ -181,7 +179,8 @@ class CellWriter:
 def write_summary(folder: Path, result: CellResult) -> None:
     """Write the cell's summary to ``summaries/<cell_id>.md`` (ending in a newline) and name
     it in its row; nothing for a cell without one. A file that cannot be written makes the
-    cell an error (its row says why, and names no file)."""
+    cell an error (its row says why, and names no file); a full disk or a folder that may not
+    be written raises `StorageError` instead, which stops the run (the cell runs on resume)."""
     text = result.texts.summary
     if text is None or result.summary_path is not None:
         return
@@ -199,13 +198,12 @@ def write_summary(folder: Path, result: CellResult) -> None:
 
 
 def write_file(path: Path, text: str) -> None:
-    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it: what
-    ``Path.write_text`` does, in three system calls and no Python file object. A short write
-    (rare on a local file) goes on from where it stopped."""
-    data = memoryview(text.encode("utf-8"))
-    fd = os.open(path, _WRITE_FLAGS, 0o666)
-    try:
-        while data:
-            data = data[os.write(fd, data):]
-    finally:
-        os.close(fd)
+    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it
+    atomically (`write_atomic`: a temporary sibling, then a rename) in a few system calls and
+    no Python file object.
+
+    Raises:
+        StorageError: the disk is full or the folder may not be written (the run stops, and
+            the cell runs again on resume).
+    """
+    write_atomic(path, text)

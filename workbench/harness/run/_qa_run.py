@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._redact import redact
+from workbench._storage import write_atomic
 from workbench.errors import ContextLengthExceeded, ReplyFormatError
 from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.results._results import QUESTIONS_DIR
@@ -202,7 +203,7 @@ async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | No
         target = out / QUESTIONS_DIR / f"{key}.json"
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(redact(found.to_json()), encoding="utf-8")
+            write_atomic(target, redact(found.to_json()))
     return found
 
 

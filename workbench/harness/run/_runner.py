@@ -29,6 +29,7 @@ from typing import Any
 
 from workbench._memo import run_memo
 from workbench._redact import install_log_redaction, redact, register_secrets_in
+from workbench._storage import write_atomic
 from workbench._version import __version__
 from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
@@ -39,6 +40,7 @@ from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetStep, RunBudget
 from workbench.harness.run._cell_run import error_result
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
+from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
 from workbench.harness.run._heap import still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
@@ -82,10 +84,11 @@ def write_spec(experiment: Experiment, out: Path) -> Path:
     base = str(Path(experiment.base_dir or ".").resolve())
     as_run = experiment.model_copy(update={"base_dir": base})
     path = out / SPEC_FILE
-    path.write_text(redact(as_run.to_toml()), encoding="utf-8")
+    write_atomic(path, redact(as_run.to_toml()))
     return path
 
 
+@storage_faults
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
@@ -262,9 +265,9 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
     """The cells a run (or its dry run) still has to do: not stored yet, stopped by the budget
-    after billing (they run again), or stored as errors when `retry_errors`."""
+    after billing or by a storage fault (run again), or stored as errors when `retry_errors`."""
     stored = store.cell_statuses()
-    rerun = store.cells_with_error_type(BUDGET_STOPPED)
+    rerun = {c for t in (BUDGET_STOPPED, STORAGE_ERROR) for c in store.cells_with_error_type(t)}
     return [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
             or (retry_errors and stored[c.cell_id] == "error")]
 
@@ -281,7 +284,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
     budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *billed)
     budget_steps: dict[str, list[BudgetStep]] = {}
     stopped: list[str] = []
-    skipped = 0
+    skipped, faults = 0, HeldFaults()  # faults: cells a full or read-only disk stopped
     models: dict[tuple[int, int | None], Any] = {}
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
@@ -336,20 +339,23 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             if not result.billed:
                 return  # nothing was billed: the cell simply runs next time
             result.error_type = BUDGET_STOPPED
+        if faults.hold(result.error_type, result.error_message):
+            return  # not stored: it runs again on resume, its reply then from the cache
         writer.put(result)
         bar.update(1)
 
     job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
                   sessions={s.id: s for s in sessions}, variants=variants,
                   concurrency=concurrency or experiment.concurrency, model_for=model_for,
-                  record=record, budget_reached=budget.reached, model_factory=model_factory,
-                  shared=shared,
+                  record=record, model_factory=model_factory, shared=shared,
+                  budget_reached=lambda: faults.stop_reason() or budget.reached(),
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
     try:
         with still_heap():  # no pass over the loaded heap stalls the calls in flight
             report = await executor.run(job)
     finally:
         bar.close()
+    faults.raise_first()
     reason = stopped[0] if stopped else report.stopped
     if reason:
         message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "

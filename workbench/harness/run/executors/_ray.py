@@ -46,6 +46,7 @@ import time
 import traceback
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.errors import ConfigError
 from workbench.harness.results._cell_result import AttemptResult, CellResult
 from workbench.harness.results._results import QUESTIONS_DIR
@@ -238,7 +239,7 @@ class RayExecutor:
             if rel.startswith(QUESTIONS_DIR + "/") and target.exists():
                 continue  # a session's saved questions are written once, never replaced
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_atomic(target, text)
         if result["counts"] and recording is not None:  # prompt sizes the worker counted
             write_back(recording, counts=result["counts"])
         done = result["result"]

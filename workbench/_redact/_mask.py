@@ -1,56 +1,41 @@
-"""One redaction layer: every string the workbench writes (store rows, spec copy, labels, logs,
-reports, cache rows) passes through `redact` or `redact_obj` first.
+"""How secrets are masked: in free text (`redact`), in structures (`redact_obj`), in JSON
+documents (`redact_json`), and in model parameters shown as labels (`public_params`).
 
-What is blanked out (replaced by `MASK`):
-
-- values of parameters, headers and JSON keys whose *name* says they hold a secret
-  (``api_key``, ``Authorization``, ``x-api-key``, ``token``, ``password``, ``*_secret``...);
-- by *position*, whatever the name: every value of a header parameter (``extra_headers``,
-  ``headers``) and every query-string value of a provider URL (``api_base``, ``base_url``), as
-  Google-style endpoints take ``?key=...`` and proxies take ``X-Custom-Auth``;
-- URL user-info: ``https://user:pass@host`` becomes ``https://***@host``;
-- ``Bearer``/``Basic`` credentials and ``sk-...``-shaped provider keys in free text;
-- the exact values of secret-looking environment variables currently set (``*_API_KEY``,
-  ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_KEY``), and values registered with
-  `register_secret` (the gateway registers every ``api_key``, header value and query value it
-  is given), so a key echoed back by a provider inside an error body is caught wherever it
-  lands; their base64 forms too, at any alignment, so a proxy that echoes a header inside a
-  base64 blob (a Basic credential, a debug dump) is caught as well.
-
-Why exact values as well as patterns: a proxy that echoes a token in a 401 body puts it in a
-chained traceback with no ``api_key=`` in front of it; only the value itself can find it there.
+See the package docstring for what is masked; `workbench._redact._secrets` decides what is a
+secret and keeps the registry, `workbench._redact._forms` finds the encoded forms.
 """
 
 from __future__ import annotations
 
-import logging
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from workbench._secrets import (
-    _AUTH_SCHEME,
+from workbench._redact._forms import mask_escaped
+from workbench._redact._secrets import (
+    AUTH_SCHEME,
     HEADER_PARAMS,
-    MASK,
-    MAX_SECRET,
-    MIN_ENV_SECRET,
     MIN_REGISTERED_SECRET,
+    QUERY_VALUE,
     URL_PARAMS,
-    _base_values,
-    base64_forms,
+    base_values,
     is_secret_name,
-    mask_query,
-    positional_secrets,
-    register_secret,
-    register_secrets_in,
 )
 
-__all__ = ["HEADER_PARAMS", "MASK", "MAX_SECRET", "MIN_ENV_SECRET", "MIN_REGISTERED_SECRET",
-           "RedactingFilter", "URL_PARAMS", "base64_forms", "install_log_redaction",
-           "is_secret_name", "mask_query", "positional_secrets", "public_params", "redact",
-           "redact_obj", "register_secret", "register_secrets_in"]
+__all__ = [
+    "MASK",
+    "mask_query",
+    "public_params",
+    "redact",
+    "redact_json",
+    "redact_obj",
+    "redactor",
+]
 
+MASK = "***"
+"""What a secret is replaced with."""
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
 _PROVIDER_KEY = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{16,}")
@@ -63,6 +48,16 @@ _ASSIGNMENT = re.compile(
     r"(?P<q1>[\"']?)(?P<sep>\s*[:=]\s*)(?P<q2>[\"']?)(?P<value>[^\"'\s,;&}\])]+)")
 _NAME_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _HINTS = ("key", "token", "secret", "passw", "authorization", "cookie", "credential", "bearer")
+
+
+def mask_query(url: str) -> str:
+    """`url` with every query-string value replaced by `MASK` (names and the rest kept)."""
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url
+    query, hash_sep, fragment = query.partition("#")
+    masked = QUERY_VALUE.sub(lambda m: m.group(1) + (MASK if m.group(2) else ""), "?" + query)
+    return base + masked + hash_sep + fragment
 
 
 @lru_cache(maxsize=64)
@@ -80,37 +75,58 @@ class _Redactor:
     """The patterns for one pass; built once per `redact`/`redact_obj` call."""
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
-        values = _base_values()
+        values = base_values()
         more = {v for v in extra if isinstance(v, str) and len(v) >= MIN_REGISTERED_SECRET}
         self.values = _ordered(values | more if more else values)
 
     def text(self, text: str) -> str:
         if not text:
             return text
+        cleaned = self._free_text(text)
+        if cleaned != text and text.lstrip()[:1] in ("{", "["):
+            structured = self._json(text)
+            if structured is not None:
+                return structured
+        return cleaned
+
+    def _free_text(self, text: str) -> str:
         # A substring search per value is far cheaper than one alternation of them all (the
         # regex engine tries every value at every position); only values present are replaced.
         present = tuple(v for v in self.values if v in text)
         if present:
             text = _values_pattern(present).sub(MASK, text)
+        if "%" in text or "\\" in text:
+            text = mask_escaped(text, self.values, MASK)
         # Patterns are tried only where a cheap substring search finds their first word:
         # scanning every position of a long traceback with case-blind regexes costs ~1 ms.
         if "://" in text and "@" in text:
             text = _URL_USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
         if "k-" in text:
             text = _PROVIDER_KEY.sub(MASK, text)
-        text = _masked_at_hints(text, _AUTH_HINTS, _AUTH_SCHEME, _mask_auth)
+        text = _masked_at_hints(text, _AUTH_HINTS, AUTH_SCHEME, _mask_auth)
         if "=" in text or ":" in text:
             text = _masked_at_hints(text, _HINTS, _ASSIGNMENT, _mask_value)
         return text
+
+    def _json(self, text: str) -> str | None:
+        """A JSON document redacted as a structure and serialised in its own style, or None
+        when `text` is not one."""
+        if text.rstrip()[-1:] not in ("}", "]"):
+            return None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        return _dumps_like(self.obj(data), text)
 
     def obj(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
+            out: dict[object, object] = {}
             for key, item in value.items():
-                if is_secret_name(str(key)) and isinstance(item, str | int) and item != "":
-                    out[key] = MASK
+                if is_secret_name(str(key)):
+                    out[key] = _mask_leaves(item)
                 elif key in HEADER_PARAMS and isinstance(item, Mapping):
                     out[key] = {k: MASK if v not in ("", None) else v for k, v in item.items()}
                 elif key in URL_PARAMS and isinstance(item, str):
@@ -123,6 +139,28 @@ class _Redactor:
         if isinstance(value, tuple):
             return tuple(self.obj(item) for item in value)
         return value
+
+
+def _mask_leaves(value: object) -> object:
+    """`value` under a secret name: every scalar in it masked, its shape (keys, lengths) kept."""
+    if isinstance(value, Mapping):
+        return {k: _mask_leaves(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_mask_leaves(v) for v in value)
+    if isinstance(value, str | int | float) and not isinstance(value, bool) and value != "":
+        return MASK
+    return value
+
+
+def _dumps_like(value: object, original: str) -> str:
+    """`value` as JSON in the style of `original`: its indentation, separators and escaping."""
+    first, newline, rest = original.strip().partition("\n")
+    if newline:
+        indent: int | None = len(rest) - len(rest.lstrip(" ")) or None
+        return json.dumps(value, ensure_ascii=original.isascii(), indent=indent)
+    compact = '": ' not in original and ", " not in original
+    return json.dumps(value, ensure_ascii=original.isascii(),
+                      separators=(",", ":") if compact else (", ", ": "))
 
 
 # Values that are placeholders, not secrets ("pass api_key=..." in a hint, "token: None").
@@ -153,7 +191,7 @@ def _mask_value(text: str, match: re.Match[str], done: int) -> tuple[int, int] |
 
 
 def _masked_at_hints(text: str, hints: tuple[str, ...], pattern: re.Pattern[str],
-                     span: Any) -> str:
+                     span: Callable[[str, re.Match[str], int], tuple[int, int] | None]) -> str:
     """`text` with `span(text, match, done)` masked for each `pattern` match that starts where
     one of `hints` occurs (case-blind)."""
     low = text.lower()
@@ -209,17 +247,25 @@ def redact_obj(value: Any, *, secrets: Iterable[str] = ()) -> Any:
     return _Redactor(secrets).obj(value)
 
 
+def redact_json(text: str) -> str:
+    """A JSON document redacted as a structure (`redact_obj`) and serialised in its own style,
+    so every value under a secret name or in a secret position is masked and the result is
+    valid JSON; text that is not JSON goes through `redact`."""
+    redactor = _Redactor()
+    return redactor._json(text) or redactor.text(text)
+
+
 def redactor(secrets: Iterable[str] = ()) -> _Redactor:
     """One prepared redactor, for callers that redact many strings in a row (store rows)."""
     return _Redactor(secrets)
 
 
-def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
+def public_params(params: Mapping[str, object]) -> dict[str, object]:
     """Model parameters fit for a label: secret-named entries dropped at every depth, header
     parameters (`HEADER_PARAMS`) dropped whatever their headers are called, URLs stripped of
     their user-info (``https://u:p@host`` -> ``https://host``) and the query values of provider
     URLs (`URL_PARAMS`) masked (``?key=***``)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in params.items():
         if is_secret_name(str(key)) or key in HEADER_PARAMS:
             continue
@@ -234,47 +280,3 @@ def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-class RedactingFilter(logging.Filter):
-    """A logging filter that redacts each record's message (arguments merged in first)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken format string is logging's own problem
-            return True
-        cleaned = redact(message)
-        if cleaned != message or record.args:
-            record.msg, record.args = cleaned, None
-        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-        elif record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        return True
-
-
-_FILTER = RedactingFilter()
-
-
-def install_log_redaction() -> int:
-    """Add the redacting filter to every handler of every logger known now (idempotent).
-
-    Handler filters run for records of child loggers too (logger filters do not), so this
-    covers the workbench's, litellm's and the root logger's output.
-
-    Returns:
-        How many handlers got the filter by this call.
-    """
-    loggers: list[logging.Logger] = [logging.getLogger()]
-    loggers += [lg for lg in logging.root.manager.loggerDict.values()
-                if isinstance(lg, logging.Logger)]
-    handlers = [h for logger in loggers for h in logger.handlers]
-    if logging.lastResort is not None:  # prints WARNING+ when no handler is configured
-        handlers.append(logging.lastResort)
-    added = 0
-    for handler in handlers:
-        if _FILTER not in handler.filters:
-            handler.addFilter(_FILTER)
-            added += 1
-    return added
