@@ -121,6 +121,9 @@ _EXPORTS: dict[str, str] = {
     "TuneResult": "workbench.tune",
     "tune_async": "workbench.tune",
     "write_winner": "workbench.tune",
+    "load_variant": "workbench.harness.experiment",
+    "point_label": "workbench.harness.experiment",
+    "template_variables": "workbench.harness.experiment",
     "export_from_run": "workbench.export",
     "restore_last_export": "workbench.export",
     # functional probes (issue 19): questions answered from the compacted context
@@ -205,6 +208,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         run_experiment_async,
         verdict,
         write_report,
+    )
+    from workbench.harness.experiment import (
+        load_variant,
+        point_label,
+        template_variables,
     )
     from workbench.messages import (
         Message,
