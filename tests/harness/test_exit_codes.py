@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -51,6 +52,11 @@ def test_a_replay_cache_miss_is_an_infrastructure_error_and_exits_non_zero(
                               '[cache]\npath = "empty-recording.db"\n')
     assert code == EXIT_INFRASTRUCTURE == 3, out
     assert "4 x cache miss (error): replay-only cache has no recording" in out
+    # Each miss names its cell and the request the recording lacks (its prompt hash).
+    assert re.search(r"^    cell \(session s1, model extractive, template default, window "
+                     r"none\): no recording of request sha256:[0-9a-f]{12} to model "
+                     r"extractive$", out, re.M), out
+    assert out.count(": no recording of request sha256:") == 4
     assert "(4 cells, 0 failed, 4 errors, status finished)" in out
     assert "4 cell(s) hit infrastructure errors" in out
 

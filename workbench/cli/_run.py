@@ -1,9 +1,12 @@
 """``workbench run``: run (or resume) an experiment into a run folder.
 
-Prints the comparison table, the verdict and the error summary. Exit codes: 0 when every cell
-produced an outcome (a summary, or a compaction failure such as context exhausted),
-`EXIT_INFRASTRUCTURE` when any cell hit an infrastructure error (replay cache miss, auth,
-network, retries exhausted); click's 1 and 2 stay for bad input and usage errors.
+Prints the comparison table, the verdict and the error summary; resuming a run that has
+nothing left to run says so and prints the summary once. Exit codes (`workbench.cli._exit_codes`):
+0 when every cell produced an outcome (a summary, or a compaction failure such as context
+exhausted), `EXIT_INFRASTRUCTURE` when any cell hit an infrastructure error (replay cache miss,
+auth, network, retries exhausted), `EXIT_BUDGET` when the budget stopped the run (the runner
+says why, once), `EXIT_INTERRUPTED` on Ctrl-C (`_stops`); click's 1 and 2 stay for bad input
+and usage errors.
 """
 
 from __future__ import annotations
@@ -15,15 +18,21 @@ from typing import TYPE_CHECKING
 
 import click
 
+from workbench.cli._exit_codes import EXIT_BUDGET, EXIT_INFRASTRUCTURE
 from workbench.cli._options import load_spec, not_run_line, override_options, pop_overrides
+from workbench.cli._stops import (
+    interrupted_line,
+    nothing_ran,
+    nothing_to_run_line,
+    on_interrupt,
+    resume_command,
+    typed_arguments,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.harness import Results
-
-EXIT_INFRASTRUCTURE = 3
-"""Exit code of `workbench run` when any cell hit an infrastructure error."""
 
 TABLE_HEADER = (
     "Per template x model x window. cells, failed (compaction outcome: context exhausted) and "
@@ -125,26 +134,37 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     different experiment's cells is refused; pass --new or another --out. An overridden run
     (--model, --template, --window, --sessions, --limit, --set) gets its own folder,
     runs/<name>-<hash of the overrides>. Exits 3 when any cell hit an infrastructure error
-    (cache miss, auth, network, retries exhausted), 0 when every cell produced an outcome
-    (compaction failures such as context exhausted are outcomes).
+    (cache miss, auth, network, retries exhausted), 4 when the budget stopped the run, 130 on
+    Ctrl-C (after a line saying what was saved and the command that resumes), 0 when every
+    cell produced an outcome (compaction failures such as context exhausted are outcomes).
     """
     from workbench.harness import DryRunEstimate, run_experiment
     from workbench.harness.run import default_out
+    from workbench.harness.run._run_folder import fresh_folder
 
     overrides = pop_overrides(overridden)
     experiment, run_name = load_spec(spec, "default", overrides)
-    folder = out or default_out(experiment).parent / run_name
+    default_folder = default_out(experiment).parent / run_name
+    folder = out or default_folder
+    if new and not dry_run:  # chosen here, so an interrupted run can name its folder
+        folder, new = fresh_folder(folder), False
     if overrides:
         click.echo(f"overrides: {overrides.describe()} (run folder {folder})")
     line = not_run_line(experiment)
     if line:
         click.echo(textwrap.fill(line, width=120, break_on_hyphens=False))
+    resume = resume_command(typed_arguments(), folder, default_folder)
+    on_interrupt(lambda: interrupted_line(experiment, folder, resume))
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
                             progress=not no_progress, concurrency=concurrency, new=new,
                             executor=executor, address=address)
     if isinstance(result, DryRunEstimate):
         return  # the runner printed the estimate
+    if nothing_ran(result):
+        click.echo(nothing_to_run_line(result))
     infrastructure = _print_results(result, wide=wide)
+    if result.status == "budget_reached":
+        sys.exit(EXIT_BUDGET)  # the runner said why, once
     if infrastructure:
         click.echo(f"exit {EXIT_INFRASTRUCTURE}: {infrastructure} cell(s) hit infrastructure "
                    "errors; fix the cause and rerun with --retry-errors", err=True)

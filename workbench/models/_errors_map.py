@@ -15,6 +15,10 @@ user:password@ in api_base clashing with the key header    -> ModelCallError    
      BadGatewayError, APIConnectionError, APIError >= 500  -> TransientModelError     (retried)
 BadRequestError, NotFoundError and other API errors        -> ModelCallError          (not retried)
 ```
+
+Every provider error's message names where it came from: the host (of ``api_base``, else of
+the request litellm sent; never its user-info or query) and the HTTP status, or, when no
+response came at all, why (connection refused, host name not resolved).
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from __future__ import annotations
 import email.utils
 import os
 import re
+import socket
 import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 from workbench.errors import (
     AuthenticationError,
@@ -244,8 +250,66 @@ def _status(exc: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
+# litellm gives the exceptions it builds itself a request to its own site: not where the call went.
+_PLACEHOLDER_HOSTS = frozenset({"litellm.ai", "www.litellm.ai"})
+UNKNOWN_HOST = "the provider's default host"
+
+
+def _host(exc: BaseException, api_base: str | None) -> str | None:
+    """``host[:port]`` the call went to: `api_base`'s, else the request's (litellm fills in
+    the provider's default URL). Only host and port: a URL's user-info or query may hold keys."""
+    url: Any = api_base
+    if not url:
+        request = getattr(exc, "request", None)
+        url = str(getattr(request, "url", "") or "") or None
+    if not url:
+        return None
+    try:
+        parts = urlsplit(str(url) if "://" in str(url) else f"//{url}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host or host in _PLACEHOLDER_HOSTS:
+        return None
+    return f"{host}:{port}" if port else host
+
+
+def _no_response(exc: BaseException) -> str | None:
+    """Why no HTTP response came at all (the status litellm reports is then its own 500), or
+    None when the server answered. Read from the exceptions the call was raised from."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    found = None
+    while current is not None and id(current) not in seen and len(seen) < 12:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror):
+            return "no response: the host name did not resolve"
+        if isinstance(current, ConnectionRefusedError):
+            return "no response: connection refused"
+        if isinstance(current, ConnectionError) or type(current).__name__ in (
+                "APIConnectionError", "ConnectError", "ClientConnectorError"):
+            found = "no response: the connection failed"
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def where(exc: BaseException, api_base: str | None = None) -> str:
+    """``host 127.0.0.1:8080, HTTP 503``: the host an error came from and its status (or why
+    there was no response), for error messages.
+
+    Args:
+        exc: The exception litellm raised.
+        api_base: The call's ``api_base`` parameter, when it had one.
+    """
+    host = _host(exc, api_base)
+    failure = _no_response(exc)
+    status = _status(exc)
+    what = failure or (f"HTTP {status}" if status is not None else "no HTTP status")
+    return f"{'host ' + host if host else UNKNOWN_HOST}, {what}"
+
+
 def to_workbench_error(
-    exc: BaseException, model: str, secrets: Iterable[str] = ()
+    exc: BaseException, model: str, secrets: Iterable[str] = (), api_base: str | None = None
 ) -> ModelCallError | None:
     """The workbench error for a litellm exception, or None when `exc` is not a provider error.
 
@@ -253,10 +317,12 @@ def to_workbench_error(
         exc: The exception litellm raised.
         model: The model id to name in the message.
         secrets: Exact strings (API keys) to blank out of the message.
+        api_base: The call's ``api_base``: its host is named in the message (`where`).
     """
     litellm = load_litellm()
     secrets = tuple(secrets)
     detail = _detail(exc, secrets)
+    at = _redact(where(exc, api_base), secrets)
     err: ModelCallError
     if isinstance(exc, litellm.ContextWindowExceededError) or (
         isinstance(exc, litellm.BadRequestError) and says_context_too_long(str(exc))
@@ -265,9 +331,11 @@ def to_workbench_error(
             f"{model}: the prompt does not fit the model's context window: {detail}", model
         )
     elif isinstance(exc, litellm.RateLimitError):
-        err = RateLimited(f"{model}: rate limited (HTTP 429): {detail}", model)
+        err = RateLimited(f"{model}: rate limited ({at}): {detail}", model)
     elif isinstance(exc, litellm.Timeout | TimeoutError):
-        err = ModelTimeout(f"{model}: the request timed out: {detail}", model)
+        host = _host(exc, api_base)
+        err = ModelTimeout(f"{model}: the request to {'host ' + host if host else UNKNOWN_HOST} "
+                           f"timed out: {detail}", model)
     elif _URL_CREDENTIALS_CLASH.search(str(exc)):
         err = ModelCallError(URL_CREDENTIALS_MESSAGE.format(model=model), model)
     elif isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError) or (
@@ -276,7 +344,7 @@ def to_workbench_error(
         err = AuthenticationError(
             _auth_message(model, api_key_env_var(model), "credentials were missing or rejected",
                           isinstance(exc, litellm.PermissionDeniedError))
-            + f". Provider said: {detail}",
+            + f". Provider said ({at}): {detail}",
             model,
         )
     elif isinstance(
@@ -286,14 +354,14 @@ def to_workbench_error(
         | litellm.BadGatewayError
         | litellm.APIConnectionError,
     ) or (isinstance(exc, litellm.APIError) and (_status(exc) or 0) >= 500):
-        err = TransientModelError(f"{model}: server or connection error: {detail}", model)
+        err = TransientModelError(f"{model}: server or connection error ({at}): {detail}", model)
     elif isinstance(exc, litellm.NotFoundError):
-        err = ModelCallError(f"{model}: not found; check the model name and api_base: {detail}",
+        err = ModelCallError(f"{model}: not found ({at}); check the model name and api_base: "
+                             f"{detail}", model)
+    elif isinstance(exc, litellm.BadRequestError | litellm.APIError | litellm.OpenAIError
+                    | litellm.UnprocessableEntityError | litellm.APIResponseValidationError):
+        err = ModelCallError(f"{model}: the provider rejected the request ({at}): {detail}",
                              model)
-    elif isinstance(exc, litellm.BadRequestError | litellm.APIError | litellm.OpenAIError):
-        err = ModelCallError(f"{model}: the provider rejected the request: {detail}", model)
-    elif isinstance(exc, litellm.UnprocessableEntityError | litellm.APIResponseValidationError):
-        err = ModelCallError(f"{model}: the provider rejected the request: {detail}", model)
     else:
         return None
     err.retry_after = _retry_after_of(exc)  # type: ignore[attr-defined]
@@ -302,7 +370,8 @@ def to_workbench_error(
 
 
 @contextmanager
-def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[None]:
+def map_litellm_errors(model: str, *, secrets: Iterable[str] = (),
+                       api_base: str | None = None) -> Iterator[None]:
     """Run a litellm call and re-raise its failure as a workbench error ``from`` the original.
 
     The mapped error carries ``retry_after`` (seconds from a ``Retry-After`` header, or None)
@@ -311,6 +380,7 @@ def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[N
     Args:
         model: The model id to name in messages.
         secrets: Exact strings (API keys) that must never appear in a message.
+        api_base: The call's ``api_base``, whose host a message names.
 
     Example:
         ```python
@@ -323,7 +393,7 @@ def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[N
     except WorkbenchError:
         raise
     except Exception as exc:
-        mapped = to_workbench_error(exc, model, secrets)
+        mapped = to_workbench_error(exc, model, secrets, api_base)
         if mapped is None:
             raise
         raise mapped from exc
