@@ -119,7 +119,8 @@ def _most_forgotten(forgotten: pd.DataFrame, cells: int) -> str:
 
 def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: pd.DataFrame,
                 pngs: dict[str, bytes], forgotten: pd.DataFrame, failures: pd.DataFrame,
-                forgotten_by_cell: dict[str, dict[str, list[str]] | None]) -> str:
+                forgotten_by_cell: dict[str, dict[str, list[str]] | None],
+                text_px: dict[str, float] | None = None) -> str:
     """The whole report page.
 
     Args:
@@ -131,6 +132,8 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
         forgotten: One row per forgotten item (``cell_id``, ``kind``, ``item``...).
         failures: The failed cells' key columns and messages.
         forgotten_by_cell: ``{cell_id: {kind: [items]} or None}`` for the drill-down.
+        text_px: Per plot, its smallest text in pixels at the PNG's own size (``data-text-px``
+            on the image: at 1,400 px each plot is shown at that size, so at least 11 px).
 
     Returns:
         The HTML document.
@@ -157,7 +160,9 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
     body.append('<section id="plots"><h2>Plots</h2><div class="wb-plots">')
     for name, png in pngs.items():
         data = base64.b64encode(png).decode("ascii")
-        body.append(f'<figure><img alt="{esc(name)}" src="data:image/png;base64,{data}">'
+        px = (text_px or {}).get(name)
+        size = f' data-text-px="{px:.1f}"' if px is not None else ""
+        body.append(f'<figure><img alt="{esc(name)}"{size} src="data:image/png;base64,{data}">'
                     f"<figcaption>{esc(name)}</figcaption></figure>")
     body.append("</div></section>")
     body.append('<section id="details"><h2>Details</h2>')

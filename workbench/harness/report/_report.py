@@ -24,7 +24,7 @@ from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.results._paired import PairedResult, paired_comparison
-from workbench.harness.results._plots import PLOTS
+from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
 from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
@@ -326,10 +326,13 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
         paths[name].write_text(redact(frame.to_csv(index=False)), encoding="utf-8")
 
     pngs: dict[str, bytes] = {}
+    text_px: dict[str, float] = {}
     plot_paths: dict[str, Path] = {}
-    for name, fn in PLOTS.items():
+    for name in REPORT_PLOTS:
         buf = io.BytesIO()
-        fn(cells).savefig(buf, format="png", dpi=100)
+        figure = PLOTS[name](cells)
+        figure.savefig(buf, format="png", dpi=PNG_DPI)
+        text_px[name] = smallest_text_pt(figure) * PNG_DPI / 72
         pngs[name] = buf.getvalue()
         plot_paths[name] = out / f"{name}.png"
         plot_paths[name].write_bytes(pngs[name])
@@ -344,7 +347,7 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     paths["html"].write_text(redact(render_html(results, title=title, table=table,
                                                 comparisons=comparisons, pngs=pngs,
                                                 forgotten=forgotten, failures=failures,
-                                                forgotten_by_cell=by_cell)),
+                                                forgotten_by_cell=by_cell, text_px=text_px)),
                              encoding="utf-8")
     _add_replay_section(results, out, paths)
     return paths
@@ -358,7 +361,7 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     from workbench.strategies import replay_ranking
     from workbench.strategies._replay_table import REPLAY_KEYS
 
-    table, pngs = replay_report(results, out)
+    table, pngs, text_px = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
     table.to_csv(paths["replay_csv"], index=False)
     ranking = replay_ranking(table)
@@ -373,7 +376,8 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     md += [f"![{name}]({name})\n" for name in pngs]
     with paths["markdown"].open("a", encoding="utf-8") as fh:
         fh.write(redact("\n".join(md)))
-    images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
+    images = "".join(f'<figure><img alt="{html.escape(name)}" '
+                     f'data-text-px="{text_px[name]:.1f}" src="data:image/png;base64,'
                      f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
     items = "".join(f"<li>{html.escape(line)}</li>" for line in ranking)
     section = (f'<section id="replay"><h2>{heading}</h2><p>{html.escape(REPLAY_NOTE)}</p>'
