@@ -112,7 +112,7 @@ def test_the_default_run_answers_its_questions_offline_with_lookup(
     assert (ok["qa_loss"] > 0).any()  # and the full history answers more
     questions = sorted(p.stem for p in (default_run[0] / "qa" / "questions").glob("*.json"))
     assert questions == sorted(set(ok["session_id"]))  # sessions with a compacted cell
-    assert all((default_run[0] / "qa" / f"{c}.json").is_file() for c in ok["cell_id"])
+    assert all(results.cell_text(c, "qa.json") for c in ok["cell_id"])  # kept with each cell
 
 
 def test_wide_prints_every_table_column(default_run: tuple[Path, str]) -> None:

@@ -39,7 +39,7 @@ COPY_IGNORE = shutil.ignore_patterns(".git", "runs", "build", "dist", "*.egg-inf
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("wheel") is None and importlib.util.find_spec("setuptools") is None:
+    if importlib.util.find_spec("wheel") is None or importlib.util.find_spec("setuptools") is None:
         pytest.skip("building a wheel needs setuptools and wheel (the dev extra)")
     base = tmp_path_factory.mktemp("wheel")
     source = base / "src"

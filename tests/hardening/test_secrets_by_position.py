@@ -17,6 +17,7 @@ from tests.conftest import ROOT
 from tests.hardening._provider_server import ProviderServer
 from workbench._redact import MASK, base64_forms, mask_query, public_params, redact, redact_obj
 from workbench.harness import Experiment
+from workbench.harness.results._results import read_cell_text
 from workbench.messages import Message
 from workbench.sessions import Session
 
@@ -179,5 +180,5 @@ def test_an_echoing_provider_leaks_no_header_query_or_base64_byte_into_any_outpu
     assert sorted(db.execute("SELECT model LIKE 'openai/rejects%', status FROM cells")) == [
         (0, "ok")] * 4 + [(1, "error")] * 2
     cell = next(r[0] for r in db.execute("SELECT cell_id FROM cells WHERE status = 'ok'"))
-    text = (out / "summaries" / f"{cell}.raw.txt").read_text(encoding="utf-8")
+    text = read_cell_text(out, cell, "raw.txt") or ""
     assert "x-custom-auth: ***" in text.lower()  # the echo was there, and masked

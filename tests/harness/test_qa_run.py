@@ -13,6 +13,7 @@ import pytest
 from tests.probes._sessions import manifest_session
 from workbench.compaction import Usage
 from workbench.harness import Experiment, Results, run_experiment
+from workbench.harness.results._results import read_cell_text
 from workbench.messages import Message
 from workbench.probes import DIMENSIONS, build_questions
 from workbench.testing import ScriptedModel
@@ -135,7 +136,7 @@ def test_the_judge_grades_open_questions_and_its_reasons_are_saved(tmp_path: Pat
     assert m["judge_score"] == pytest.approx((3 + 5 * 5) / 6)
     assert m["judge_accuracy"] == 3.0
     (row,) = cells(tmp_path / "run")
-    saved = json.loads((tmp_path / "run" / "qa" / f"{row['cell_id']}.json").read_text())
+    saved = json.loads(read_cell_text(tmp_path / "run", row["cell_id"], "qa.json") or "null")
     judged = [q for q in saved["questions"] if "judge" in q]
     assert len(judged) == len(judge.calls) > 0
     assert judged[0]["judge"]["reasons"]["accuracy"] == "accuracy ok"
@@ -320,7 +321,7 @@ def test_next_action_is_compared_with_the_recorded_one_at_a_real_boundary(
     (row,) = cells(tmp_path / "run")
     m = json.loads(row["metrics_json"])
     assert m["next_action_match"] == match and m["next_action_match_full"] == match
-    saved = json.loads((tmp_path / "run" / "qa" / f"{row['cell_id']}.json").read_text())
+    saved = json.loads(read_cell_text(tmp_path / "run", row["cell_id"], "qa.json") or "null")
     assert saved["next_action"]["recorded"] == {"tool": "Bash", "kind": "command",
                                                 "argument": "git status"}
     assert saved["next_action"]["full_match"] is True and saved["boundary"] == 288

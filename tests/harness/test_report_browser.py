@@ -21,6 +21,7 @@ from tests.chromium_cdp import Browser, find_chromium
 from tests.conftest import ROOT
 from workbench.harness import write_report
 from workbench.harness.report._drilldown import CHUNK_CELLS
+from workbench.harness.results._results import read_cell_text
 from workbench.harness.results._store import ResultsStore
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -194,8 +195,7 @@ def test_a_default_report_row_opens_its_cells_and_a_cell_shows_its_rendered_summ
     first_heading = summary_file.read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
     assert got["headings"][0] == first_heading == "Conversation Summary"
     assert "User Intent" in got["headings"] and got["summaryHeight"] > 100
-    assert got["raw"] == (summary_file.with_suffix("").with_suffix(".raw.txt")
-                          .read_text(encoding="utf-8"))
+    assert got["raw"] == read_cell_text(default_report.parent.parent, got["id"], "raw.txt")
     assert got["attempts"] >= 1 and "Removal ladder attempts" in got["panelText"]
     assert "What the summary forgot" in got["panelText"]
     assert browser.console_errors() == []

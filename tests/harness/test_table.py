@@ -6,13 +6,9 @@ import math
 
 import pandas as pd
 
-from workbench.harness.results._table import (
-    changed_cells,
-    comparison_table,
-    style_table,
-    table_delta,
-    window_label,
-)
+from workbench.harness.results._table import comparison_table, window_label
+from workbench.harness.results._table_delta import changed_cells, table_delta
+from workbench.harness.results._table_format import style_table
 
 
 def cell(template, window, status="ok", **kw):

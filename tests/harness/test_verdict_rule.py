@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from types import SimpleNamespace
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from workbench.errors import ConfigError
-from workbench.harness import paired_comparison, verdict
+from workbench.harness import Results, paired_comparison, verdict
 from workbench.harness.experiment import Experiment
 from workbench.harness.results._holm import bootstrap_p_value, holm_adjust
 from workbench.harness.results._power import minimum_detectable_effect, sessions_needed
@@ -107,8 +107,11 @@ def test_identical_summaries_are_named_identical(tmp_path) -> None:
             (tmp_path / "summaries").mkdir(exist_ok=True)
             (tmp_path / path).write_text(text, encoding="utf-8")
             rows.append({**cell(f"s{i}", t, recall=0.6), "summary_path": path})
-    results = SimpleNamespace(cells=pd.DataFrame(rows), run_dir=tmp_path, spec=None)
-    v = verdict(results)
+    results = Results(tmp_path, None, pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame())
+    frame = results.verdict_frame()  # the summaries' texts, read from the run folder
+    assert list(frame["summary_key"][:3]) == ["summary 0", "summary 0", "other 0"]
+    v = verdict(frame)  # the verdict itself reads nothing but its frame
+    assert v.to_dict() == results.verdict().to_dict()
     recall = metric_of(v, "probe_recall")
     cmp = by_variant(recall)
     assert (cmp["b"].status, cmp["c"].status) == ("identical", "tie")  # c: same numbers only
@@ -295,8 +298,8 @@ def test_the_spec_sets_the_rule_and_round_trips() -> None:
                                                      "recall_tolerance": 0.25}})
     assert spec.to_dict()["verdict"] == {"rule": "min-retained", "recall_tolerance": 0.25}
     assert "[verdict]" in spec.to_toml()
-    results = SimpleNamespace(cells=_rule_cells(), run_dir=None, spec=spec)
-    v = verdict(results)
+    results = Results(Path("."), spec, _rule_cells(), pd.DataFrame(), pd.DataFrame())
+    v = results.verdict()
     assert (v.rule, v.recall_tolerance, v.recommendation.template) == ("min-retained", 0.25, "d")
 
 

@@ -114,12 +114,8 @@ def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str
     from workbench.harness.report._report import markdown_table
     from workbench.harness.results._paired import paired_comparison
     from workbench.harness.results._results import Results
-    from workbench.harness.results._table import (
-        PERCENT_COLUMNS,
-        changed_cells,
-        comparison_table,
-        table_delta,
-    )
+    from workbench.harness.results._table import PERCENT_COLUMNS, comparison_table
+    from workbench.harness.results._table_delta import changed_cells, table_delta
     from workbench.harness.results._verdict import verdict
 
     try:

@@ -140,7 +140,7 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     """
     from workbench.harness import DryRunEstimate, run_experiment
     from workbench.harness.run import default_out
-    from workbench.harness.run._run_folder import fresh_folder
+    from workbench.harness.run._run_folder import fresh_folder  # the light start, as above
 
     overrides = pop_overrides(overridden)
     experiment, run_name = load_spec(spec, "default", overrides)

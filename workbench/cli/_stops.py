@@ -11,11 +11,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from workbench.harness import Results
     from workbench.harness.experiment import Experiment
 
@@ -70,10 +72,11 @@ def resume_command(arguments: list[str], folder: Path, default_folder: Path) -> 
 def progress_of(experiment: Experiment, folder: Path) -> tuple[int, int, int]:
     """``(saved, left, total)``: cells stored in `folder`, cells a resume would still run
     (`cells_to_run`), and the experiment's cells."""
-    from workbench.harness.experiment._cells import SessionCache
-    from workbench.harness.results import DB_FILE, ResultsStore
-    from workbench.harness.run._preflight import prepare
-    from workbench.harness.run._runner import cells_to_run
+    # The harness loads only once a run has been stopped: --help starts light.
+    from workbench.harness.experiment._cells import SessionCache  # (as above)
+    from workbench.harness.results import DB_FILE, ResultsStore  # (as above)
+    from workbench.harness.run._preflight import prepare  # (as above)
+    from workbench.harness.run._runner import cells_to_run  # (as above)
 
     cells = prepare(experiment, cache=SessionCache()).cells
     if not (folder / DB_FILE).is_file():
@@ -100,7 +103,7 @@ def nothing_ran(results: Results) -> bool:
         return False
     latest = runs["run_id"].iloc[-1]
 
-    def stored_by(frame: Any) -> bool:
+    def stored_by(frame: pd.DataFrame) -> bool:
         return bool(not frame.empty and "run_id" in frame and (frame["run_id"] == latest).any())
 
     return not stored_by(results.cells) and not stored_by(results.replays)

@@ -258,7 +258,7 @@ UNKNOWN_HOST = "the provider's default host"
 def _host(exc: BaseException, api_base: str | None) -> str | None:
     """``host[:port]`` the call went to: `api_base`'s, else the request's (litellm fills in
     the provider's default URL). Only host and port: a URL's user-info or query may hold keys."""
-    url: Any = api_base
+    url: object = api_base
     if not url:
         request = getattr(exc, "request", None)
         url = str(getattr(request, "url", "") or "") or None

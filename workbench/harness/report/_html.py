@@ -22,7 +22,7 @@ import pandas as pd
 
 from workbench.harness.report._drilldown import cell_index, cell_payloads, script_json
 from workbench.harness.report._html_table import html_table, plain_table
-from workbench.harness.report._html_verdict import _verdict_section, render_verdict
+from workbench.harness.report._html_verdict import render_verdict, verdict_view
 from workbench.harness.results._table import window_label
 
 TABLE_BY = ("template", "model", "window")
@@ -146,7 +146,7 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
 
     body = [f'<header><h1>{esc(title)}</h1><p class="wb-meta">{esc(run_summary(results))}'
             "</p></header>",
-            render_verdict(_verdict_section(results))]
+            render_verdict(verdict_view(results.verdict()))]
     body.append('<section id="table-section"><h2>Comparison table '
                 f'<small>{len(table)} rows: template × model × window</small></h2>'
                 '<div class="wb-toolbar" id="wb-toolbar">'

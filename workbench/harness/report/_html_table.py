@@ -18,12 +18,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.harness.experiment._windows import format_window
-from workbench.harness.results._table import (
-    NOT_APPLICABLE,
-    PERCENT_COLUMNS,
-    column_formats,
-    not_applicable,
-)
+from workbench.harness.results._table import NOT_APPLICABLE, PERCENT_COLUMNS, not_applicable
+from workbench.harness.results._table_format import column_formats
 
 DEFAULT_GROUP = "other"
 

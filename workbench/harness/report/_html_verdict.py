@@ -1,8 +1,8 @@
 """The verdict section of the HTML report: what the run found, per model x window.
 
-`_verdict_section` is the one adapter between the statistics and the page: it returns a
-`VerdictView` (plain data) drawn from `workbench.harness.verdict`, and `render_verdict` only
-draws that.
+The HTML renderer of the run's one `Verdict` (the terminal text and the Markdown report render
+the same object): `verdict_view` draws a `VerdictView` (plain data) from it, and
+`render_verdict` only draws that.
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from typing import Any
-
-import pandas as pd
 
 from workbench.harness.report._html_table import short_label, short_window
 
@@ -61,10 +59,8 @@ class VerdictView:
         return "\n".join(lines)
 
 
-def _verdict_section(results: Any) -> VerdictView:
-    """The report's verdict, from a `Results` (the single place the page gets it from).
-
-    It draws `workbench.harness.verdict` (the same verdict `run`, `compare` and the notebook
+def verdict_view(found: Any) -> VerdictView:
+    """What the page shows of a `Verdict` (the same verdict `run`, `compare` and the notebook
     print): the run's recommendation first; per model x window, the template it recommends,
     each headline metric's winner (a template significantly better than every other one) or
     "no significant difference", every template's comparison with the best (interval, Holm
@@ -72,19 +68,17 @@ def _verdict_section(results: Any) -> VerdictView:
     grouped by error class with their plain-language cause.
 
     Args:
-        results: A loaded `Results`.
+        found: The run's `Verdict`.
 
     Returns:
         A `VerdictView`.
     """
-    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS, run_verdict
+    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS
 
-    cells: pd.DataFrame = results.cells
     view = VerdictView(", ".join(METRIC_LABELS.get(m, m) for m in HEADLINE_METRICS))
-    if cells.empty:
+    if not found.cells:
         view.warnings.append("the run holds no cells")
         return view
-    found = run_verdict(results)
     if found.recommendation is not None:
         view.recommendation = found.recommendation.to_text()
     for stratum in found.strata:

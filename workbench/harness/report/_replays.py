@@ -16,6 +16,7 @@ def replay_report(results: Any, out: Path) -> tuple[Any, dict[str, bytes], dict[
         ``(table, {file name: png bytes}, {file name: its smallest text in px})``; the table is
         empty without replays.
     """
+    # matplotlib loads with the first plot drawn, not with the report module
     from workbench.harness.results._plots import PNG_DPI, smallest_text_pt
     from workbench.strategies import plot_replay
 

@@ -25,15 +25,14 @@ from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.results._paired import PairedResult, paired_comparison
 from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
-from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.results._results import read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
-    column_formats,
     comparison_table,
-    format_cell,
     not_applicable,
     window_label,
 )
+from workbench.harness.results._table_format import column_formats, format_cell
 from workbench.harness.results._verdict import run_verdict
 
 TABLE_NOTE = ("Outcome counts (cells, replies, failed = compaction outcomes, errors = "
@@ -139,21 +138,23 @@ def _session_loader() -> Any:
     return get
 
 
-def cell_forgotten(run_dir: Path, row: dict[str, Any],
-                   sessions: Any = None) -> dict[str, list[str]] | None:
-    """What one cell's summary forgot: the stored ``.forgotten.json``, else computed.
+def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: Any = None,
+                   stored: str | None = None) -> dict[str, list[str]] | None:
+    """What one cell's summary forgot: its stored ``forgotten.json``, else computed.
 
     Args:
         run_dir: The run folder.
         row: The cell (a dict of its columns).
         sessions: Optional ``(path, format, session_id) -> Session | None`` loader (cached).
+        stored: The cell's ``forgotten.json`` when the caller has read it already.
 
     Returns:
         ``{kind: [items]}``, or None for an error cell or when neither file nor session is found.
     """
-    stored = run_dir / SUMMARIES_DIR / f"{row['cell_id']}.forgotten.json"
-    if stored.is_file():
-        return json.loads(stored.read_text(encoding="utf-8"))
+    if stored is None:
+        stored = read_cell_text(run_dir, str(row["cell_id"]), "forgotten.json")
+    if stored is not None:
+        return json.loads(stored)
     if row.get("status") != "ok":
         return None
     summary = run_dir / str(row.get("summary_path") or f"summaries/{row['cell_id']}.md")
@@ -171,8 +172,11 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any],
 def forgotten_by_cell(run_dir: Path, cells: pd.DataFrame) -> dict[str, Any]:
     """`cell_forgotten` for every cell: ``{cell_id: {kind: [items]} or None}``."""
     sessions = _session_loader()
-    return {str(row["cell_id"]): cell_forgotten(run_dir, row, sessions)
-            for row in cells.to_dict("records")}
+    records = cells.to_dict("records")
+    stored = read_cell_texts(run_dir, "forgotten.json", [str(r["cell_id"]) for r in records])
+    return {str(row["cell_id"]): cell_forgotten(run_dir, row, sessions,
+                                                stored.get(str(row["cell_id"])))
+            for row in records}
 
 
 def forgotten_frame(run_dir: Path, cells: pd.DataFrame,

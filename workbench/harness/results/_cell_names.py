@@ -7,7 +7,13 @@ when it is not Goose's, and the repeat when there are several).
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from workbench.harness.experiment._windows import format_window
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["cell_label", "cell_labels", "repeat_of", "window_text"]
 
@@ -15,26 +21,24 @@ NAMED_BY = ("session_id", "model", "template", "window")
 """The columns a cell's name needs."""
 
 
-def window_text(value: Any) -> str:
+def window_text(value: object) -> str:
     """A stored window (int, None or NaN) as shown in tables and names: ``8k``, ``none``."""
-    from workbench.harness.experiment._windows import format_window
-
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return format_window(None)
     if isinstance(value, str):
         return value
-    return format_window(int(value))
+    return format_window(int(value))  # type: ignore[call-overload]
 
 
-def repeat_of(row: Any) -> int:
+def repeat_of(row: Mapping[str, object]) -> int:
     """The cell's repeat index (0 when the row has none)."""
     value = row.get("repeat")
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return 0
-    return int(value)
+    return int(value)  # type: ignore[call-overload]
 
 
-def cell_label(row: Any) -> str:
+def cell_label(row: Mapping[str, object]) -> str:
     """A cell named for people: ``session gen-005k-s1, model extractive, template default, window 8k``."""
     text = (f"session {row['session_id']}, model {row['model']}, template {row['template']}, "
             f"window {window_text(row['window'])}")
@@ -46,8 +50,8 @@ def cell_label(row: Any) -> str:
     return text
 
 
-def cell_labels(cells: Any) -> list[str]:
+def cell_labels(cells: pd.DataFrame) -> list[str]:
     """`cell_label` of every row of a cells DataFrame (empty names when it lacks `NAMED_BY`)."""
     if any(col not in cells.columns for col in NAMED_BY):
         return [""] * len(cells)
-    return [cell_label(row) for row in cells.to_dict("records")]
+    return [cell_label({str(k): v for k, v in row.items()}) for row in cells.to_dict("records")]

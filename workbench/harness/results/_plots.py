@@ -19,10 +19,12 @@ Jupyter shows a returned Figure inline; `Figure.savefig` writes it (the report d
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from workbench.harness.experiment._windows import format_window
 from workbench.harness.results._table import NO_WINDOW, mark_common, prepare_cells, window_label
@@ -141,8 +143,6 @@ def _grid(n: int, title: str) -> tuple[Figure, list[Any]]:
 
 
 def _panel_title(ax: Any, model: str, window: Any, g: pd.DataFrame) -> None:
-    import textwrap
-
     sessions = sorted(g.loc[g["_common"], "session_id"].astype(str).unique())
     shown = ", ".join(sessions[:MAX_SESSION_NAMES])
     if len(sessions) > MAX_SESSION_NAMES:
@@ -170,8 +170,6 @@ def _legend(fig: Figure, colours: dict[str, Any], markers: dict[str, str]) -> No
 def smallest_text_pt(fig: Figure) -> float:
     """The size in points of the smallest visible text on `fig` (titles, labels, ticks,
     legend); ``inf`` when it holds none."""
-    from matplotlib.text import Text
-
     fig.canvas.draw_idle()
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip()]

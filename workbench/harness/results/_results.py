@@ -23,7 +23,14 @@ SUMMARIES_DIR = "summaries"
 QA_DIR = "qa"
 QUESTIONS_DIR = "qa/questions"
 """The run folder's layout: the spec as run, the results store, rendered summaries, and the
-functional probes: ``qa/<cell_id>.json`` per cell, ``qa/questions/<key>.json`` per session."""
+functional probes' question sets (``qa/questions/<key>.json`` per session). A cell's other
+texts are kept in the store (`Results.cell_text`); folders written before that keep them as
+files (`TEXT_FILES`)."""
+
+TEXT_FILES = {"raw.txt": f"{SUMMARIES_DIR}/{{cell_id}}.raw.txt",
+              "forgotten.json": f"{SUMMARIES_DIR}/{{cell_id}}.forgotten.json",
+              "qa.json": f"{QA_DIR}/{{cell_id}}.json"}
+"""Where an older run folder kept each of a cell's texts."""
 
 
 CELL_ORDER = "session_id, strategy, model, template, window, repeat, rowid"
@@ -59,6 +66,39 @@ def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.
         frames.append(pd.DataFrame.from_records(rows, columns=columns, coerce_float=True))
     cells, attempts, runs = frames
     return cells, attempts, runs
+
+
+def read_cell_text(run_dir: Path, cell_id: str, name: str) -> str | None:
+    """`Results.cell_text` for the run folder `run_dir`."""
+    return read_cell_texts(run_dir, name, [cell_id]).get(cell_id)
+
+
+def read_cell_texts(run_dir: Path, name: str, cell_ids: list[str]) -> dict[str, str]:
+    """The text `name` of each of `cell_ids` that kept one (one query; an older run folder's
+    files, `TEXT_FILES`, for the cells the store has none of)."""
+    found: dict[str, str] = {}
+    db_path = Path(run_dir) / DB_FILE
+    if db_path.is_file():
+        db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = {c: t for c, t in db.execute(
+                "SELECT cell_id, text FROM cell_texts WHERE name = ?", (name,))}
+        except sqlite3.OperationalError:  # an older store: no such table
+            found = {}
+        finally:
+            db.close()
+    old = TEXT_FILES.get(name)
+    out: dict[str, str] = {}
+    for cell_id in cell_ids:
+        text = found.get(cell_id)
+        if text is None and old is not None:
+            try:
+                text = (Path(run_dir) / old.format(cell_id=cell_id)).read_text(encoding="utf-8")
+            except OSError:
+                text = None
+        if text is not None:
+            out[cell_id] = text
+    return out
 
 
 def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
@@ -233,18 +273,49 @@ class Results:
         return survival_curve(self.replay_results(), **kwargs)
 
     def verdict(self, **kwargs: Any) -> Any:
-        """The run's `Verdict` (see ``workbench.harness.verdict``).
+        """The run's `Verdict` (see ``workbench.harness.verdict``): of `verdict_frame`, by the
+        spec's ``[verdict]`` rule and seed unless `kwargs` say otherwise.
 
         The default verdict is computed once per `Results` (the report, its HTML page and the
         CLI all show it); arguments compute a fresh one.
         """
         from workbench.harness.results._verdict import verdict
 
-        if kwargs:
-            return verdict(self, **kwargs)
-        if getattr(self, "_verdict", None) is None:
-            self._verdict = verdict(self)
-        return self._verdict
+        cached: Any = getattr(self, "_verdict", None)
+        if not kwargs and cached is not None:
+            return cached
+        table = getattr(self.spec, "verdict", None)
+        given: dict[str, Any] = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
+        if table is not None:
+            given.update(rule=str(table.rule), recall_tolerance=float(table.recall_tolerance))
+        found = verdict(self.verdict_frame(), **{**given, **kwargs})
+        if not kwargs:
+            self._verdict = found
+        return found
+
+    def verdict_frame(self) -> pd.DataFrame:
+        """The cells as the verdict reads them: with each summary's text as its key
+        (``summary_key``), when every cell that names a summary file still has it."""
+        from workbench.harness.results._verdict import SUMMARY_KEY
+
+        frame = self.cells
+        if "summary_path" not in frame:
+            return frame
+        texts = []
+        for rel in frame["summary_path"]:
+            try:
+                texts.append((self.run_dir / rel).read_text(encoding="utf-8")
+                             if isinstance(rel, str) and rel else None)
+            except OSError:
+                return frame
+        return frame.assign(**{SUMMARY_KEY: texts})
+
+    def cell_text(self, cell_id: str, name: str) -> str | None:
+        """A text a cell kept beside its row: ``raw.txt`` (the reply its summary was parsed
+        from), ``forgotten.json`` (what the summary forgot), ``qa.json`` (its ``[qa]``
+        answers); None when it has none. Read from the store, or from the file an older run
+        folder wrote (`TEXT_FILES`)."""
+        return read_cell_text(self.run_dir, cell_id, name)
 
     def plot(self, *args: Any, **kwargs: Any) -> Any:
         """A matplotlib Figure of the cells (see ``workbench.harness.results._plots``)."""

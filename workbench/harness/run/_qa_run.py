@@ -3,7 +3,8 @@
 In: a finished cell (its strategy's next context), its session, the experiment's ``[qa]``
 table, the run's `QuestionBank`, and ``model_for(cell, role)`` (the runner's models: cache,
 shared calls, budget and executor routing included). Out: the cell's ``qa_*`` metrics, its QA
-calls (attempt rows and billed sums) and ``qa/<cell_id>.json``.
+calls (attempt rows and billed sums) and its questions and answers as JSON (kept beside the
+cell as ``qa.json``).
 
 1. The question set: saved, or built from the session (and the ``probe_author``'s questions),
    then saved under ``qa/questions/``.
@@ -35,7 +36,7 @@ from typing import Any
 from workbench._redact import redact
 from workbench.errors import ContextLengthExceeded, ReplyFormatError
 from workbench.harness.experiment._qa_table import QATable
-from workbench.harness.results._results import QA_DIR, QUESTIONS_DIR
+from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls
 from workbench.messages import Message
@@ -86,12 +87,12 @@ class QAOutcome:
     Attributes:
         metrics: The ``qa_*`` metrics (`workbench.probes.qa_metrics`).
         calls: Every model call the step made.
-        path: ``qa/<cell_id>.json``, relative to the run folder.
+        text: The cell's questions, answers and grades as JSON (redacted).
     """
 
     metrics: dict[str, float | int]
     calls: QACalls
-    path: str
+    text: str
 
 
 def compacted_context(context: Sequence[Message], session: Any,
@@ -167,8 +168,8 @@ async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message],
             next_result = await _next_action(model_for(cell, "answerer"), qa, compacted,
                                              scored.messages, case, calls, notes)
     metrics = qa_metrics(answered, next_result)
-    path = _write_cell(out, cell, question_set, qa, answered, next_result, metrics, notes)
-    return QAOutcome(metrics, calls, path)
+    text = _cell_json(cell, question_set, qa, answered, next_result, metrics, notes)
+    return QAOutcome(metrics, calls, text)
 
 
 async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | None,
@@ -309,10 +310,9 @@ async def _next_action(model: Any, qa: QATable, compacted: Sequence[Message],
         reply=reply.concat_text())
 
 
-def _write_cell(out: Path, cell: Any, question_set: QuestionSet, qa: QATable,
-                answered: list[AnsweredQuestion], next_result: NextActionResult | None,
-                metrics: dict[str, Any], notes: list[str]) -> str:
-    rel = f"{QA_DIR}/{cell.cell_id}.json"
+def _cell_json(cell: Any, question_set: QuestionSet, qa: QATable,
+               answered: list[AnsweredQuestion], next_result: NextActionResult | None,
+               metrics: dict[str, Any], notes: list[str]) -> str:
     data = {
         "cell_id": cell.cell_id, "key": cell.key, "session_id": cell.session_id,
         "question_set": question_set.key, "boundary": question_set.boundary,
@@ -321,8 +321,4 @@ def _write_cell(out: Path, cell: Any, question_set: QuestionSet, qa: QATable,
         "next_action": next_result.to_dict() if next_result is not None else None,
         "notes": notes + list(question_set.notes),
     }
-    path = out / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(redact(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n",
-                    encoding="utf-8")
-    return rel
+    return redact(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n"
