@@ -47,6 +47,8 @@ REFERENCE_NOTE = ("reference: the recorded agent's own summary at its recorded b
                   "and probed as goose@recorded is;\ncompare it with the @recorded rows, not "
                   "with rows compacted at the end of the session.")
 EFFECTIVE_NOTE = "ran at a smaller window than the cap (the model's own context): {rows}"
+MAX_TABLE_ROWS = 12
+"""A table of at most this many rows is printed by default; a longer one with --verbose."""
 
 
 def _effective_note(table: pd.DataFrame) -> str | None:
@@ -79,16 +81,18 @@ def spent_line(table: pd.DataFrame) -> str:
                              shared=int(total("calls_shared_total")))
 
 
-def print_table(results: Results, *, wide: bool = False) -> None:
+def print_table(results: Results, *, wide: bool = False,
+                table: pd.DataFrame | None = None) -> None:
     """Print the comparison table of `results` as `workbench run` shows it.
 
     Args:
         results: The run.
         wide: Every column; by default the table fits 120 columns.
+        table: `results.table()` when the caller has it already.
     """
-    from workbench.harness.report._text_table import text_table
+    from workbench.harness.report._text_table import text_table  # the light start
 
-    table = results.table()
+    table = results.table() if table is None else table
     if table.empty:
         click.echo("no cells finished")
         return
@@ -122,10 +126,14 @@ def print_table(results: Results, *, wide: bool = False) -> None:
                    "remote one; omitted starts a private local Ray instance.")
 @click.option("--wide", is_flag=True,
               help="Print every column of the table (by default it fits 120 columns).")
+@click.option("--verbose", is_flag=True,
+              help="Print everything: the whole table, the replay, every comparison of the "
+                   "verdict (by default: one screen, the table only when it has at most "
+                   f"{MAX_TABLE_ROWS} rows).")
 @override_options
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
             concurrency: int | None, no_progress: bool, new: bool, executor: str | None,
-            address: str | None, wide: bool, **overridden: object) -> None:
+            address: str | None, wide: bool, verbose: bool, **overridden: object) -> None:
     """Run the experiment SPEC (TOML, or a shipped experiment's name); without SPEC,
     experiments/default.toml here (a clone or a `workbench init` project), else the shipped
     default experiment.
@@ -162,7 +170,7 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
         return  # the runner printed the estimate
     if nothing_ran(result):
         click.echo(nothing_to_run_line(result))
-    infrastructure = _print_results(result, wide=wide)
+    infrastructure = _print_results(result, wide=wide, verbose=verbose)
     if result.status == "budget_reached":
         sys.exit(EXIT_BUDGET)  # the runner said why, once
     if infrastructure:
@@ -171,20 +179,32 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
         sys.exit(EXIT_INFRASTRUCTURE)
 
 
-def _print_results(results: Results, wide: bool = False) -> int:
-    """Print table, verdict, error summary and folder; return the infrastructure error count."""
+def _print_results(results: Results, wide: bool = False, verbose: bool = False) -> int:
+    """Print the answer (one screen; everything with `verbose`), the error summary and the
+    folder; return the infrastructure error count."""
+    # the light start: pandas and the verdict load once a run has something to print
+    from workbench.harness.report._screen import screen_lines
     from workbench.harness.results._outcomes import FAILED
 
-    print_table(results, wide=wide)
-    _print_replays(results)
     found = results.verdict()
-    click.echo("\n" + found.to_text())
+    if verbose:
+        print_table(results, wide=wide)
+        _print_replays(results)
+        click.echo("\n" + found.to_text())
+    else:
+        table = results.table()
+        if len(table) <= MAX_TABLE_ROWS:
+            print_table(results, wide=wide, table=table)
+        elif not table.empty:
+            click.echo(spent_line(table))
+        click.echo("\n" + "\n".join(screen_lines(found)))
     cells = results.cells
     errors = found.infrastructure_errors
     failed = sum(e.count for e in found.errors if e.kind == FAILED)
     click.echo(f"\nrun folder: {results.run_dir} ({len(cells)} cells, {failed} failed, "
                f"{errors} errors, status {results.status})")
-    click.echo(f"report: workbench report {results.run_dir}")
+    click.echo(f"report: workbench report {results.run_dir}"
+               + ("" if verbose else "   (every comparison: --verbose)"))
     return errors
 
 

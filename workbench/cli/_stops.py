@@ -27,8 +27,7 @@ ON_INTERRUPT_KEY = "workbench.on_interrupt"
 """``ctx.meta`` key: a callable giving the line to print when the command is interrupted."""
 INTERRUPTED_LINE = ("interrupted: {saved:,} cell(s) saved in {folder}, {left:,} of {total:,} "
                     "remain{replay}; resume with: {command}")
-NOTHING_TO_RUN = ("nothing to run: {folder} already holds all {cells:,} cells (finished "
-                  "{finished}); the summary again:")
+NOTHING_TO_RUN = "nothing to run: {folder} already holds all {cells:,} cells (finished {finished})"
 # A flag a resumed command must drop (it would start yet another folder), and the folder option.
 _DROPPED_FLAGS = ("--new",)
 _OUT = "--out"
