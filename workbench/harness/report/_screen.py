@@ -10,8 +10,6 @@ the `Verdict`, as the Markdown and HTML renderers' do.
 
 from __future__ import annotations
 
-import textwrap
-
 from workbench.harness.results._outcomes import ERROR
 from workbench.harness.results._verdict_model import StratumVerdict, Verdict
 from workbench.harness.results._verdict_text import fmt_interval, fmt_p
@@ -99,9 +97,6 @@ def screen_lines(verdict: Verdict) -> list[str]:
         if e.kind != ERROR:
             lines.append(_cut(f"  {e.count} x {e.label} ({e.kind})", WIDTH))
             continue
-        for i, line in enumerate(e.to_text().splitlines()):  # wrapped, never cut
-            indent = " " * (2 if i == 0 else len(line) - len(line.lstrip()))
-            lines += textwrap.wrap(line.strip(), WIDTH, initial_indent=indent,
-                                   subsequent_indent=indent + "  ", break_on_hyphens=False,
-                                   break_long_words=False)
+        # Whole, never cut: the variable to set, the file and line, the cell and request.
+        lines.append(f"  {e.to_text()}")
     return lines
