@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from workbench.cli._options import json_option, write_json_file
 from workbench.errors import ConfigError
 
 EXIT_REGRESSED = 1
@@ -96,7 +97,9 @@ class FailOn:
               help="Exit 1 when B is worse than A on METRIC by more than TOLERANCE (absolute, "
                    "or N% of A's mean); repeatable. E.g. probe_recall:0.02, "
                    "retained_tokens:5%, failure_rate:0.")
-def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str, ...]) -> None:
+@json_option
+def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str, ...],
+            json_path: Path | None) -> None:
     """Show what changed from RUN_A to RUN_B (deltas are B - A)."""
     # the light start: the harness loads when the command runs
     from workbench.harness.report._compare_runs import compare_runs
@@ -108,6 +111,11 @@ def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str
     found = compare_runs(run_a, run_b, metric, seed)
     for block in found.lines:
         click.echo(block)
+    if json_path is not None:  # run B's document, with what changed from A
+        from workbench.harness.results._results import Results  # (as above)
+
+        write_json_file(json_path, Results.load(run_b), "compare",
+                        {"run_a": str(run_a), "comparison": found.to_text()})
     if found.both is None:
         if checks:
             click.echo("fail-on: a run has no cells, cannot check (FAIL)")

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 import click
 
 from workbench.cli._exit_codes import EXIT_BUDGET, EXIT_INFRASTRUCTURE
-from workbench.cli._options import load_spec, not_run_line, override_options, pop_overrides
+from workbench.cli._options import (
+    json_option,
+    load_spec,
+    not_run_line,
+    override_options,
+    pop_overrides,
+    write_json_file,
+)
 from workbench.cli._stops import (
     interrupted_line,
     nothing_ran,
@@ -130,10 +137,12 @@ def print_table(results: Results, *, wide: bool = False,
               help="Print everything: the whole table, the replay, every comparison of the "
                    "verdict (by default: one screen, the table only when it has at most "
                    f"{MAX_TABLE_ROWS} rows).")
+@json_option
 @override_options
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
             concurrency: int | None, no_progress: bool, new: bool, executor: str | None,
-            address: str | None, wide: bool, verbose: bool, **overridden: object) -> None:
+            address: str | None, wide: bool, verbose: bool, json_path: Path | None,
+            **overridden: object) -> None:
     """Run the experiment SPEC (TOML, or a shipped experiment's name); without SPEC,
     experiments/default.toml here (a clone or a `workbench init` project), else the shipped
     default experiment.
@@ -171,6 +180,7 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     if nothing_ran(result):
         click.echo(nothing_to_run_line(result))
     infrastructure = _print_results(result, wide=wide, verbose=verbose)
+    write_json_file(json_path, result, "run")
     if result.status == "budget_reached":
         sys.exit(EXIT_BUDGET)  # the runner said why, once
     if infrastructure:
