@@ -10,27 +10,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.session_files import write_tool_sessions
 from workbench import __version__
 from workbench.cli import cli
 from workbench.harness import Results
 from workbench.harness.report._json import SCHEMA_VERSION, RunDocument
-from workbench.messages import Message
-from workbench.sessions import Session
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("json")
-    for i in range(6):
-        path = root / f"s{i}.json"
-        messages = [Message.user(f"fix the crash in app{i}.py and keep port 80{i}0")]
-        for j in range(4):
-            messages.append(Message.assistant("checking").with_tool_request(
-                f"t{j}", "shell", {"command": f"pytest tests/test_app{i}.py"}))
-            messages.append(Message.user().with_tool_response(
-                f"t{j}", f"FAILED tests/test_app{i}.py::test_{j} ValueError " + "y " * 150))
-        messages.append(Message.assistant("fixed"))
-        Session(f"s{i}", "goose-json", str(path), messages).write_goose_json(path)
+    write_tool_sessions(root, 6, turns=4, padding=150)
     (root / "exp.toml").write_text(
         'name = "json"\nsessions = ["s*.json"]\nmodels = ["extractive"]\n'
         'templates = ["default", "lean-facts", "top3-intent"]\nwindows = ["8k", "32k"]\n',

@@ -11,11 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from tests.chromium_cdp import Browser, find_chromium
+from tests.session_files import write_tool_sessions
 from workbench.cli import cli
 from workbench.harness.report._compare_runs import compare_runs
 from workbench.harness.report._viewer import HOST, serve
-from workbench.messages import Message
-from workbench.sessions import Session
 
 
 @pytest.fixture(scope="module")
@@ -32,16 +31,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``runs/`` holding two runs of the extractive model: A compares two templates, B three."""
     root = tmp_path_factory.mktemp("project")
-    for i in range(3):
-        path = root / f"s{i}.json"
-        messages = [Message.user(f"fix the crash in app{i}.py; keep port 80{i}0")]
-        for j in range(3):
-            messages.append(Message.assistant("checking").with_tool_request(
-                f"t{j}", "shell", {"command": f"python app{i}.py"}))
-            messages.append(Message.user().with_tool_response(
-                f"t{j}", f"Traceback: ValueError in app{i}.py line {j} " + "x " * 80))
-        messages.append(Message.assistant("fixed"))
-        Session(f"s{i}", "goose-json", str(path), messages).write_goose_json(path)
+    write_tool_sessions(root, 3, padding=80)
     for name, templates in (("alpha", '["default", "lean-facts"]'),
                             ("beta", '["default", "lean-facts", "top3-intent"]')):
         spec = root / f"{name}.toml"
