@@ -150,7 +150,10 @@ def test_the_html_is_self_contained_with_the_table_and_embedded_pngs(report):
 def test_the_markdown_has_the_table_the_comparison_and_the_failures(report):
     text = report["markdown"].read_text()
     assert "| goose | m | 8000 | 8000 | — | 1 | 1 | 0 | 0 | 0 | 0.0% | 1 | common | 100.0% |" in text
-    assert "| goose | terse | probe_recall | 1 | 1 | -0.250 |" in text
+    # the verdict's comparisons, per model x window, labelled as the verdict labels them
+    assert ("| m | 8000 | probe_recall | terse | goose | 1 | -0.250 | -0.250 | -0.250 | 0.001 "
+            "| tie |") in text
+    assert "| a | b |" not in text  # nothing pooled over windows
     assert ("## Verdict\n\n```text\nVerdict: which template wins, per model x window" in text)
     # the recommendation is the first thing after the title
     title, rest = text.split("\n\n", 1)
@@ -247,5 +250,5 @@ def test_the_report_reads_the_same_whatever_order_the_cells_finished(tmp_path, j
     db.close()
     a = write_report(first)["markdown"].read_text(encoding="utf-8")
     b = write_report(second)["markdown"].read_text(encoding="utf-8")
-    assert "| goose | terse | probe_recall |" in a
+    assert "| m | 8000 | probe_recall | terse | goose |" in a
     assert a.replace(str(tmp_path / "a"), "") == b.replace(str(tmp_path / "b"), "")

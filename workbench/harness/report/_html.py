@@ -31,7 +31,7 @@ MAX_FAILURES = 50
 TOP_FORGOTTEN = 12
 """Most often forgotten items listed per kind."""
 
-_CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
+_CMP_FORMATS = {"diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}", "holm_p": "{:.3f}"}
 
 
 @cache
@@ -127,7 +127,7 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
         results: The loaded `Results` (cells, attempts, runs, spec).
         title: The page title.
         table: The comparison table.
-        comparisons: Paired comparisons as a frame (``a``, ``b``, ``mean_diff``...).
+        comparisons: The verdict's comparisons, one row each (`verdict_comparisons`).
         pngs: Plot images by name.
         forgotten: One row per forgotten item (``cell_id``, ``kind``, ``item``...).
         failures: The failed cells' key columns and messages.
@@ -167,7 +167,8 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
     body.append("</div></section>")
     body.append('<section id="details"><h2>Details</h2>')
     if not comparisons.empty:
-        body.append("<h3>Paired comparisons (b − a, bootstrap 95% CI)</h3>"
+        body.append("<h3>Every comparison of the verdict, per model × window <small>template − "
+                    "best, bootstrap 95% CI, Holm p; tie: no significant difference</small></h3>"
                     + plain_table(comparisons, _CMP_FORMATS))
     body.append("<h3>What the summaries forgot most</h3>" + _most_forgotten(forgotten, len(cells)))
     body.append(f"<h3>Failed cells <small>{len(failures)}</small></h3>")

@@ -23,7 +23,7 @@ from workbench._redact import redact
 from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
-from workbench.harness.results._paired import PairedResult, paired_comparison
+from workbench.harness.report._html_verdict import verdict_comparisons
 from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
 from workbench.harness.results._results import read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
@@ -105,20 +105,6 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
 
 
 # ---- pieces -------------------------------------------------------------------------------------
-
-
-def _comparisons(cells: pd.DataFrame, seed: int) -> list[PairedResult]:
-    """Each template (then model) against the first one, on probe recall, when there are two."""
-    out: list[PairedResult] = []
-    if "probe_recall" not in cells.columns:
-        return out
-    for on in ("template", "model"):
-        if on not in cells.columns:
-            continue
-        values = list(dict.fromkeys(cells[on].dropna().astype(str)))
-        for other in values[1:]:
-            out.append(paired_comparison(cells, values[0], other, on=on, seed=seed))
-    return out
 
 
 def _session_loader() -> Any:
@@ -242,13 +228,9 @@ def _run_line(results: Any) -> str:
             f"workbench {last.get('workbench_version')}.")
 
 
-def _comparison_frame(comparisons: list[PairedResult]) -> pd.DataFrame:
-    return pd.DataFrame([c.to_dict() for c in comparisons],
-                        columns=["a", "b", "metric", "n_pairs", "n_clusters", "mean_diff",
-                                 "ci_low", "ci_high", "winner", "failed_a", "failed_b"])
-
-
-_CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
+COMPARISONS_TITLE = ("Every comparison of the verdict, per model x window (template - best, "
+                     "cluster bootstrap 95% CI, Holm p; tie: no significant difference)")
+_CMP_FORMATS = {"diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}", "holm_p": "{:.3f}"}
 
 # ---- writers ------------------------------------------------------------------------------------
 
@@ -269,7 +251,7 @@ def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.Da
     if verdict_text:
         parts += ["## Verdict\n", "```text\n" + verdict_text + "\n```\n"]
     if not comparisons.empty:
-        parts += ["## Paired comparisons (b - a, cluster bootstrap over sessions, 95% CI)\n",
+        parts += [f"## {COMPARISONS_TITLE}\n",
                   markdown_table(comparisons, _CMP_FORMATS)]
     parts.append("## Plots\n")
     parts += [f"![{name}]({path.name})\n" for name, path in plots.items()]
@@ -311,10 +293,10 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     out.mkdir(parents=True, exist_ok=True)
     cells: pd.DataFrame = results.cells
     spec = getattr(results, "spec", None)
-    seed = int(getattr(spec, "seed", 0) or 0)
 
     table = comparison_table(cells)
-    comparisons = _comparison_frame(_comparisons(cells, seed) if not cells.empty else [])
+    # the verdict's own comparisons, per model x window: the report states nothing else
+    comparisons = verdict_comparisons(results.verdict())
     by_cell = forgotten_by_cell(run_dir, cells)
     forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
