@@ -8,7 +8,7 @@ every cell twice through the real `run_cell`: without ``[qa]``, then with ``answ
 "lookup"`` and a fresh question bank (so the questions and the full-history answers are built
 as a run builds them: once per session, shared by its cells). The added time per cell is the
 difference of the two passes, divided by the cells; the best round of each is kept. Also
-printed: the share of the added time spent on the full history (``qa_loss``), as a second pass
+printed: the share of the added time spent on the full history (``qa_loss_exact``...), as a second pass
 with ``full_context = false``. Times are this process's CPU time (``time.process_time``), so
 other work on a shared machine does not inflate them; the cells call no remote model.
 """

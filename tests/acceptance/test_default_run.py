@@ -131,6 +131,12 @@ def test_verbose_prints_the_table_that_fits_120_columns_and_every_comparison(
     assert len(recommendations) == len(strata) > 0
     run_line = lines[lines.index(next(x for x in lines if x.startswith("Run as a whole ("))) + 1]
     assert run_line.startswith("  Recommendation: ") and "[" in run_line  # with intervals
+    # strata are counted by the window they ran at: SmolLM2's 32k cap runs at its 8k context
+    assert "\nRun as a whole (10 model x window, 9 by the window each ran at, " in stdout
+    assert ("\n    caveat: smollm2-135m/grammar @ 32k ran at 8k: counted with "
+            "smollm2-135m/grammar @ 8k\n") in stdout
+    # the local models recall nothing: no evidence on recall, never "not significantly worse"
+    assert "no evidence on recall in the other 6" in run_line
 
 
 def test_the_default_run_answers_its_questions_offline_with_lookup(
@@ -143,10 +149,37 @@ def test_the_default_run_answers_its_questions_offline_with_lookup(
     assert (ok["qa_calls"] == 0).all() and (ok["qa_cost"] == 0).all()  # lookup calls nothing
     extractive = ok[ok["model"] == "extractive"]["qa_accuracy"].mean()
     assert 0 < extractive < 1  # summaries keep some answers, not all
-    assert (ok["qa_loss"] > 0).any()  # and the full history answers more
+    assert (ok["qa_loss_exact"] > 0).any()  # and the full history answers more
+    # where the session does not fit the cell's window there is no full-history reference
+    assert ok[ok["original_tokens"] > ok["window"]]["qa_loss_exact"].isna().all()
     questions = sorted(p.stem for p in (default_run[0] / "qa" / "questions").glob("*.json"))
     assert questions == sorted(set(ok["session_id"]))  # sessions with a compacted cell
     assert all(results.cell_text(c, "qa.json") for c in ok["cell_id"])  # kept with each cell
+
+
+def test_lean_facts_and_default_answer_the_same_questions(
+        default_run: tuple[Path, str]) -> None:
+    """Issue 33's closing check: the same content in two layouts answers the same questions,
+    so no recommendation says `lean-facts` answers fewer than `default`."""
+    import json
+
+    from workbench.harness import Results
+
+    out, stdout = default_run
+    results = Results.load(out)
+    cells = results.cells
+    ok = cells[(cells["status"] == "ok") & cells["template"].isin(["default", "lean-facts"])]
+    grades: dict[tuple[str, str, int], dict[str, dict[str, float]]] = {}
+    for row in ok.itertuples():
+        qa = json.loads(results.cell_text(row.cell_id, "qa.json") or "null")
+        grades.setdefault((row.session_id, row.model, int(row.window)), {})[row.template] = {
+            q["id"]: q["grade"] for q in qa["questions"]}
+    pairs = [g for g in grades.values() if len(g) == 2]
+    assert len(pairs) > 40  # both templates compacted the session: its cells are compared
+    differ = [(key, q) for key, g in grades.items() if len(g) == 2
+              for q in g["default"] if g["default"][q] != g["lean-facts"].get(q)]
+    assert differ == []
+    assert "on questions answered" not in stdout
 
 
 def test_wide_prints_every_table_column(default_run: tuple[Path, str]) -> None:

@@ -52,7 +52,7 @@ def test_qa_on_ray_matches_the_local_executor(ray_instance: Any, tmp_path: Path)
     local = run_experiment(exp, tmp_path / "local", progress=False, qa_model_factory=qa_factory)
     on_ray = run_experiment(exp, tmp_path / "ray", progress=False, executor="ray",
                             qa_model_factory=qa_factory)
-    columns = ["cell_id", "qa_accuracy", "qa_loss", "qa_calls", "status"]
+    columns = ["cell_id", "qa_accuracy", "qa_loss_exact", "qa_calls", "status"]
     assert (on_ray.cells[columns].sort_values("cell_id").to_dict("records")
             == local.cells[columns].sort_values("cell_id").to_dict("records"))
     assert set(on_ray.cells["qa_accuracy"]) == {1.0}

@@ -233,8 +233,9 @@ def test_the_recommendation_names_a_metric_the_rule_does_not_weigh_where_the_pic
         rows += [a, b]
     rec = verdict(pd.DataFrame(rows)).strata[0].recommendation
     assert rec.template == "b"
-    assert rec.reasons[-1] == ("but significantly worse than the best, a, on questions "
-                               "answered (exact) (-5.9 pts [-6.4, -5.4], Holm p <0.001)")
+    assert rec.caveats == ["but significantly worse than the best, a, on questions answered "
+                           "(exact) (-5.9 pts [-6.4, -5.4], Holm p <0.001)"]
+    assert rec.to_text().endswith("; " + rec.caveats[0])  # the stratum's line states it
     assert [(i.metric, i.template, i.versus) for i in rec.intervals][-1] == (
         "qa_accuracy", "b", "a")
 
@@ -327,12 +328,12 @@ def test_few_sessions_and_zero_recall_make_the_recommendation_say_so() -> None:
     v = verdict(pd.DataFrame(rows))
     rec = v.strata[0].recommendation
     assert rec.template == "b"
-    assert rec.reasons[-2:] == [
+    assert rec.reasons[0] == "no evidence on recall: every template scored 0"
+    assert rec.caveats == [
         "no template recalled a single probe item here: the choice rests on tokens alone",
         "only 3 session(s) completed by every template, below the 5 a significance test "
         "needs: provisional"]
-    assert v.recommendation.reasons[1] == ("1 of these 1 rest on fewer than 5 sessions, too "
-                                           "few for a significance test: provisional")
+    assert v.recommendation.caveats == [f"m @ 8000: {c}" for c in rec.caveats]
 
 
 def test_sessions_needed_is_never_below_the_fewest_sessions_tested() -> None:

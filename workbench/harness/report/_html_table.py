@@ -79,7 +79,10 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
     "qa_decision": ("qa", "decision", "%"),
     "qa_authored": ("qa", "model-written", "%"),
     "judge_score": ("qa", "judge", "0-5"),
-    "qa_loss": ("qa", "loss", "%"),
+    "judge_kappa": ("qa", "judge kappa", "κ"),
+    "qa_loss_exact": ("qa", "loss exact", "%"),
+    "qa_loss_open": ("qa", "loss open", "%"),
+    "qa_gain": ("qa", "gain", "%"),
     "next_action_match": ("qa", "next action", "%"),
     "next_action_match_full": ("qa", "next action vs full", "%"),
 }

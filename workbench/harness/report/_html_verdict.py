@@ -130,7 +130,11 @@ def render_verdict(view: VerdictView) -> str:
              "significantly better than every other one. The recommendation follows the "
              "spec's <code>[verdict] rule</code>.</p>"]
     if view.recommendation:
-        parts.insert(1, f'<p class="wb-recommend"><b>{esc(view.recommendation)}</b></p>')
+        head, *caveats = view.recommendation.splitlines()
+        folded = "".join(f"<li>{esc(c.strip().removeprefix('caveat: '))}</li>" for c in caveats)
+        parts.insert(1, f'<p class="wb-recommend"><b>{esc(head)}</b></p>' + (
+            f"<details><summary>{len(caveats)} caveat(s) its strata carry</summary>"
+            f"<ul>{folded}</ul></details>" if caveats else ""))
     if items:
         parts.append('<ul class="wb-findings">' + "".join(items) + "</ul>")
     if view.warnings:

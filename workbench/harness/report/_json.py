@@ -89,6 +89,9 @@ class RecommendationDoc(_Strict):
     """``model @ window``, or ``run``."""
     reasons: list[str]
     """The clauses of the Recommendation line."""
+    caveats: list[str] = Field(default_factory=list)
+    """What the pick costs or cannot show (a metric where it is significantly worse, too few
+    sessions, the judge left out...)."""
     intervals: list[dict[str, Scalar]]
     """The differences the reasons quote."""
     eligible: list[str]
@@ -120,6 +123,14 @@ class StratumDoc(_Strict):
     """The template recommended here."""
     metrics: list[MetricDoc]
     """One entry per headline metric."""
+    real_window: int | str | None = None
+    """The window the cells ran at (below `window` when the model's own context is smaller)."""
+    counted_with: str | None = None
+    """The stratum of the same model and real window this one is counted with, if any."""
+    judge: dict[str, object] | None = None
+    """The judge's agreement with the exact grader here (None without a judge)."""
+    qa_reference: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    """Per full-history QA metric, its mean per template."""
 
 
 class ErrorDoc(_Strict):
@@ -160,6 +171,8 @@ class VerdictDoc(_Strict):
     """One per model x window with at least two templates."""
     errors: list[ErrorDoc]
     """By error class, most frequent first."""
+    grading: dict[str, object] = Field(default_factory=dict)
+    """How the answers were graded (the graders' audit)."""
 
 
 class Provenance(_Strict):

@@ -7,13 +7,16 @@ cells), `Results` (the folder as DataFrames), the comparison table (``_table``),
 cluster-bootstrap comparisons (``_paired``), the `Verdict` (``_verdict``: a pure function of
 the cell rows, every variant against the best in ``_versus_best``, Holm in ``_holm``, power in
 ``_power``, the `Recommendation` in ``_recommend``; the object, its ``to_dict`` and its
-terminal text in ``_verdict_model``, wording in ``_verdict_text``), outcome classes
+terminal text in ``_verdict_model``, wording in ``_verdict_text``; what it checks before
+it ranks in ``_verdict_checks``), the judge's agreement with the exact grader
+(``_judge_agreement``), outcome classes
 (``_outcomes``), stored replays (``_replays``) and plots (``_plots``). Imports only the
 experiment stage; the run stage writes through its store, and `workbench.harness.report` turns
 it into documents.
 """
 
 from workbench.harness.results._cell_result import AttemptResult, CellResult, CellTexts
+from workbench.harness.results._judge_agreement import cohen_kappa, judge_agreement
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, error_class, outcome_kind
 from workbench.harness.results._paired import PairedResult, paired_comparison
 from workbench.harness.results._recommend import Recommendation
@@ -33,5 +36,5 @@ __all__ = ["DB_FILE", "ERROR", "FAILED", "OK", "SPEC_FILE", "SUMMARIES_DIR", "At
            "CellResult", "CellTexts", "ErrorCount",
            "MetricVerdict", "PairedResult", "Recommendation", "Results", "ResultsStore",
            "StratumVerdict",
-           "Verdict", "comparison_table", "error_class", "outcome_kind", "paired_comparison",
-           "style_table", "verdict"]
+           "Verdict", "cohen_kappa", "comparison_table", "error_class", "judge_agreement",
+           "outcome_kind", "paired_comparison", "style_table", "verdict"]

@@ -39,7 +39,7 @@ LOWER_IS_BETTER = frozenset({
     "billed_output_tokens", "cost", "retries", "attempts", "latency_ms", "compression_ratio",
     "stale_mentioned", "stale_failures", "tool_responses_removed", "max_removal_percent",
     "failed", "failure_rate", "template_echo", "http_retries", "billed_reported",
-    "billed_estimated", "qa_loss", "qa_billed_tokens", "qa_cost",
+    "billed_estimated", "qa_loss_exact", "qa_loss_open", "qa_billed_tokens", "qa_cost",
 })
 """Metrics where a smaller value is better; every other metric is higher-is-better."""
 

@@ -14,7 +14,10 @@ from workbench.harness.results._versus_best import (
     PairedValues,
 )
 
-__all__ = ["Evidence", "Interval", "Recommendation"]
+__all__ = ["RUN", "Evidence", "Interval", "Recommendation"]
+
+RUN = "run"
+"""The scope of the run-level recommendation."""
 
 
 @dataclass
@@ -30,6 +33,8 @@ class Evidence:
         best: Metric -> the best template (None without data).
         comparisons: Metric -> template -> its `Comparison` with the best.
         paired: Metric -> the paired values (for comparisons between any two templates).
+        no_evidence: Metric -> why it cannot rank the templates here (`no_evidence`): its
+            clause says "no evidence", never "not significantly worse".
     """
 
     title: str
@@ -40,6 +45,7 @@ class Evidence:
     best: dict[str, str | None]
     comparisons: dict[str, dict[str, Comparison]]
     paired: dict[str, PairedValues]
+    no_evidence: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,6 +79,10 @@ class Recommendation:
         tied: Other templates the choice cannot be told from on the rule's criterion.
         scope: The stratum title, or ``run``.
         per_stratum: For the run: one entry per stratum (title, template, eligible).
+        caveats: What the choice costs or cannot tell, apart from the rule's reasons: a
+            headline metric where the pick is significantly worse, no evidence, too few
+            sessions, the judge's figures left out. A stratum's line states them after its
+            reasons; the run's carries every counted stratum's, one indented line each.
     """
 
     template: str | None
@@ -83,18 +93,26 @@ class Recommendation:
     tied: list[str] = field(default_factory=list)
     scope: str = ""
     per_stratum: list[dict[str, Any]] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
 
     def to_text(self) -> str:
-        """``Recommendation: <template> — <reasons>`` (``none — <why>`` without one)."""
+        """``Recommendation: <template> — <reasons>`` (``none — <why>`` without one); a
+        stratum's caveats follow its reasons on the line, the run's follow as indented
+        ``caveat:`` lines."""
         name = self.template if self.template is not None else "none"
         if self.tied:
             name += f" (tie with {', '.join(self.tied)}: either can ship)"
-        return f"Recommendation: {name} — " + "; ".join(self.reasons)
+        if self.scope == RUN:
+            return "\n".join([f"Recommendation: {name} — " + "; ".join(self.reasons),
+                              *(f"  caveat: {c}" for c in self.caveats)])
+        return f"Recommendation: {name} — " + "; ".join([*self.reasons, *self.caveats])
 
     def to_dict(self) -> dict[str, Any]:
-        """Structured fields: template, rule, reasons, intervals, eligible, tied, per stratum."""
+        """Structured fields: template, rule, reasons, caveats, intervals, eligible, tied, per
+        stratum, and the text."""
         return {"template": self.template, "rule": self.rule, "scope": self.scope,
-                "reasons": list(self.reasons), "intervals": [i.to_dict() for i in self.intervals],
+                "reasons": list(self.reasons), "caveats": list(self.caveats),
+                "intervals": [i.to_dict() for i in self.intervals],
                 "eligible": list(self.eligible), "tied": list(self.tied),
                 "per_stratum": [dict(p) for p in self.per_stratum], "text": self.to_text()}
 

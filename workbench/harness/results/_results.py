@@ -203,8 +203,12 @@ class Results:
         - Functional probes (a ``[qa]`` table): ``qa_accuracy`` (share of the exactly graded
           questions answered right from the compacted context), ``qa_recall``,
           ``qa_artifact``, ``qa_continuation``, ``qa_decision`` (per kind, open questions by
-          word overlap), ``judge_score`` (the judge's six-dimension mean, 0-5), ``qa_loss``
-          (grade from the full history minus grade from the compacted context),
+          word overlap), ``judge_score`` (the judge's six-dimension mean, 0-5),
+          ``qa_loss_exact`` / ``qa_loss_open`` (of the exact / open questions the full
+          history answers right, the share the compacted context misses; n/a where the
+          session does not fit the window), ``qa_gain`` (the share only the compacted context
+          gets right), ``judge_kappa`` (the judge's Cohen's kappa against the exact grader in
+          the row's model x window, see ``judge_agreement``),
           ``next_action_match`` / ``next_action_match_full`` (the next tool call from the
           compacted context equals the recorded agent's / the answerer's own from the full
           history): means over the common sessions. ``qa_billed_tokens`` / ``qa_cost``: the
@@ -235,6 +239,23 @@ class Results:
         if self.spec is not None:
             kwargs.setdefault("seed", self.spec.seed)
         return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
+
+    def judge_agreement(self, *, seed: int | None = None,
+                        resamples: int | None = None) -> pd.DataFrame:
+        """The judge's agreement with the exact grader per model x window: Cohen's kappa with
+        its 95 % cluster-bootstrap interval (see ``judge_agreement``); empty without a judge.
+
+        Args:
+            seed: The bootstrap's seed (default: the run's spec seed, else 0).
+            resamples: Bootstrap resamples (default `BOOTSTRAP`).
+        """
+        # lazy: the agreement needs numpy and pandas, which loading a run folder does not
+        from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
+
+        if seed is None:
+            seed = int(self.spec.seed) if self.spec is not None else 0
+        return judge_agreement(self.cells, seed=seed,
+                               resamples=BOOTSTRAP if resamples is None else resamples)
 
     @property
     def replays(self) -> pd.DataFrame:

@@ -38,9 +38,14 @@ displays show ``n/a`` there and ``—`` for a missing value.
 - Functional probes (``[qa]``, when the cells have them): ``qa_accuracy`` (exactly graded
   questions answered right), ``qa_recall`` / ``qa_artifact`` / ``qa_continuation`` /
   ``qa_decision`` (per kind), ``qa_authored`` (the ``probe_author``'s questions, apart from the
-  built ones), ``judge_score`` (0-5), ``qa_loss`` (full history minus compacted context), ``next_action_match`` / ``next_action_match_full``: means over the common sessions;
+  built ones), ``judge_score`` (0-5), ``qa_loss_exact`` / ``qa_loss_open`` (of the exact / open
+  questions the full history answers, the share the compacted context misses), ``qa_gain``
+  (the share only the compacted context gets right), ``next_action_match`` /
+  ``next_action_match_full``: means over the common sessions; the three against the full
+  history over the cells whose session fits the window (``n/a`` on a row where none does);
   ``qa_billed_tokens`` / ``qa_cost``: what the QA calls billed per cell (part of ``billed_tokens``
-  and ``cost``).
+  and ``cost``); with a judge that graded exact questions too, ``judge_kappa``: its agreement
+  with the exact grader in the row's model x window (`judge_agreement`).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.harness.results._judge_agreement import with_judge_kappa
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, kind_from_row
 from workbench.probes import QA_METRICS
 
@@ -104,6 +110,8 @@ MODEL_FREE = "none"
 MODEL_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "calls", "retries_mean",
                       "retries_max", "template_echo", "fill_rate")
 """Columns that cannot apply to a model-free row: no reply to parse, no call, no ladder."""
+REFERENCE_COLUMNS = frozenset({"qa_loss_exact", "qa_loss_open", "qa_gain"})
+"""QA columns measured against the full history: n/a where no session fits the window."""
 NOT_APPLICABLE = "n/a"
 """How displays show a metric that cannot apply (a missing value shows as "—")."""
 
@@ -115,10 +123,21 @@ def not_applicable(row: Any) -> frozenset[str]:
         row: A row of a `comparison_table` (a mapping or a pandas Series).
 
     Returns:
-        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``), else nothing.
+        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``); `REFERENCE_COLUMNS` for
+        a row with questions answered but no full-history reference (no session of the row
+        fits its window); else nothing.
     """
-    model = row.get("model") if hasattr(row, "get") else None
-    return frozenset(MODEL_ONLY_COLUMNS) if model == MODEL_FREE else frozenset()
+    if not hasattr(row, "get"):
+        return frozenset()
+    out = frozenset(MODEL_ONLY_COLUMNS) if row.get("model") == MODEL_FREE else frozenset()
+    if _number(row.get("qa_accuracy")) and not any(
+            _number(row.get(c)) for c in REFERENCE_COLUMNS):
+        out |= REFERENCE_COLUMNS
+    return out
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not np.isnan(value)
 
 
 def _several(df: pd.DataFrame, col: str) -> bool:
@@ -331,7 +350,7 @@ def comparison_table(cells: pd.DataFrame,
     for key, g in df.groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(by, key, strict=True)), **_summarise(g, use[g.index], label)})
-    table = pd.DataFrame(rows, columns=columns)
+    table = with_judge_kappa(pd.DataFrame(rows, columns=columns), df, by)
     if "window" in by:
         table["window"] = table["window"].map(window_label).astype(object)
     for col in ("effective_window", "window_tokenizer"):

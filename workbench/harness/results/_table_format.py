@@ -37,7 +37,7 @@ def column_formats(columns: Sequence[str]) -> dict[str, str]:
             fmt[col] = "{:,.0f}"
         elif col in ("cost", "cost_total", "qa_cost"):
             fmt[col] = "${:,.4f}"
-        elif col == "judge_score":
+        elif col in ("judge_score", "judge_kappa"):
             fmt[col] = "{:.2f}"
         elif col in ("retries_mean", "compression_ratio"):
             fmt[col] = "{:.3f}"

@@ -38,6 +38,7 @@ from workbench.harness.experiment._verdict_table import (
     check_rule,
 )
 from workbench.harness.results._cell_names import cell_labels
+from workbench.harness.results._no_evidence import real_window
 from workbench.harness.results._outcomes import ERROR, FAILED, error_cause, error_details
 from workbench.harness.results._paired import LOWER_IS_BETTER
 from workbench.harness.results._power import (
@@ -45,12 +46,8 @@ from workbench.harness.results._power import (
     reference_effect,
     sessions_needed,
 )
-from workbench.harness.results._recommend import (
-    Evidence,
-    Recommendation,
-    recommend_run,
-    recommend_stratum,
-)
+from workbench.harness.results._recommend import Evidence, Recommendation, recommend_stratum
+from workbench.harness.results._run_recommendation import recommend_run
 from workbench.harness.results._table import (
     CELL_KEYS,
     ECHO_THRESHOLD,
@@ -59,6 +56,7 @@ from workbench.harness.results._table import (
     prepare_cells,
     window_label,
 )
+from workbench.harness.results._verdict_checks import check_stratum, count_strata, qa_reference
 from workbench.harness.results._verdict_model import (
     ErrorCount,
     MetricVerdict,
@@ -74,8 +72,11 @@ from workbench.harness.results._versus_best import (
 )
 
 HEADLINE_METRICS = ("probe_recall", "useful_structured", "retained_tokens", "failed",
-                    "qa_accuracy", "next_action_match")
-"""Metrics the verdict decides, in display order."""
+                    "qa_accuracy", "next_action_match", "judge_score")
+"""Metrics the verdict decides, in display order (one the cells lack is left out; the judge's
+score only where the judge's agreement with the exact grader allows, `judge_trust`)."""
+QA_REFERENCE = ("qa_loss_exact", "qa_loss_open", "qa_gain")
+"""The QA figures against the full history each stratum reports per variant (not decided)."""
 
 __all__ = ["HEADLINE_METRICS", "METRIC_LABELS", "MIN_SESSIONS", "SUMMARY_KEY", "ErrorCount",
            "MetricVerdict", "Recommendation", "StratumVerdict", "Verdict", "run_verdict",
@@ -264,7 +265,8 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
         n_common = int(part.loc[part["_common"], session].nunique())
         stratum = StratumVerdict(model=str(labels.get("model", "all")),
                                  window=window_label(labels.get("window", NO_WINDOW)),
-                                 variants=variants, n_common=n_common)
+                                 variants=variants, n_common=n_common,
+                                 real_window=real_window(part))
         part = part.copy()
         part[on] = part[on].astype(str)
         common = part[part["_common"]]
@@ -272,23 +274,29 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
         same = _same_summaries(common, on, keys)
         found = {m: _decide(part, on, m, seed, n_boot, same, basis) for m in decided
                  if m in part.columns}
+        stratum.judge, caveats = check_stratum(part, found, on=on, seed=seed, n_boot=n_boot)
+        stratum.qa_reference = qa_reference(part, on, QA_REFERENCE)
         stratum.metrics = [found[m][0] for m in metrics if m in found]
         stratum.warnings = _warnings(part, on, same, basis)
+        ranked = {m: vp for m, vp in found.items() if not vp[0].not_ranked}
         ev = Evidence(stratum.title, variants, n_common, bool(part["ok"].any()),
-                      means={m: v.means for m, (v, _) in found.items()},
-                      best={m: v.best for m, (v, _) in found.items()},
+                      means={m: v.means for m, (v, _) in ranked.items()},
+                      best={m: v.best for m, (v, _) in ranked.items()},
                       comparisons={m: {c.variant: c for c in v.comparisons}
-                                   for m, (v, _) in found.items()},
-                      paired={m: pv for m, (_, pv) in found.items()})
+                                   for m, (v, _) in ranked.items()},
+                      paired={m: pv for m, (_, pv) in ranked.items()},
+                      no_evidence={m: v.no_evidence for m, (v, _) in ranked.items()
+                                   if v.no_evidence})
         stratum.recommendation = recommend_stratum(ev, rule, tolerance, seed=seed, n_boot=n_boot)
+        stratum.recommendation.caveats += caveats
         strata.append(stratum)
         evidence.append((ev, stratum.recommendation))
     order = sorted(range(len(strata)), key=lambda i: (
         strata[i].model, strata[i].window if isinstance(strata[i].window, int) else 1 << 62))
     strata = [strata[i] for i in order]
-    evidence = [evidence[i] for i in order]
+    counted, notes = count_strata(strata, [evidence[i] for i in order])
     return Verdict(on, strata, _error_counts(df), len(df), rule, tolerance,
-                   recommend_run(evidence, rule, tolerance))
+                   recommend_run(counted, rule, tolerance, notes=notes))
 
 
 def run_verdict(results: Any) -> Verdict:

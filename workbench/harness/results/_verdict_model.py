@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from workbench.harness.experiment._verdict_table import DEFAULT_RECALL_TOLERANCE, DEFAULT_RULE
-from workbench.harness.experiment._windows import format_window
+from workbench.harness.results._judge_gate import JudgeTrust
 from workbench.harness.results._outcomes import ERROR
 from workbench.harness.results._power import POWER
 from workbench.harness.results._recommend import Recommendation
+from workbench.harness.results._run_caveats import fmt_window
 from workbench.harness.results._verdict_text import (
     fmt_diff,
     fmt_interval,
@@ -35,6 +36,7 @@ from workbench.harness.results._versus_best import (
     WORSE,
     Comparison,
 )
+from workbench.probes import GRADING_AUDIT
 
 __all__ = ["ERROR_LABELS", "ErrorCount", "MetricVerdict", "StratumVerdict", "Verdict"]
 
@@ -73,6 +75,10 @@ class MetricVerdict:
         sd: That SD.
         reference_effect: The difference worth detecting for this metric (`_power`).
         sessions_needed: Sessions needed to detect `reference_effect` (None when unknown).
+        no_evidence: Why the metric cannot rank the variants here ("" when it can): every
+            variant at 0, or one session (`no_evidence`).
+        not_ranked: Why the verdict leaves the metric out here ("" when it does not): the
+            judge's figures where its agreement with the exact grader is too low.
     """
 
     metric: str
@@ -90,6 +96,8 @@ class MetricVerdict:
     sd: float = math.nan
     reference_effect: float = math.nan
     sessions_needed: int | None = None
+    no_evidence: str = ""
+    not_ranked: str = ""
 
     @property
     def worse(self) -> list[str]:
@@ -156,8 +164,12 @@ class MetricVerdict:
     def to_lines(self) -> list[str]:
         """The metric's block: the best, then one line per other variant, then the power line."""
         name = label(self.metric)
+        if self.not_ranked:
+            return [f"{name}: not ranked: {self.not_ranked}"]
         if self.best is None:
             return [f"{name}: no data"]
+        if self.no_evidence:
+            return [f"{name} ({self.n_sessions} sessions): no evidence: {self.no_evidence}"]
         head = f"{name} ({self.n_sessions} sessions): best {self.best} " \
                f"({fmt_mean(self.means.get(self.best), self.metric)})"
         if self.winner is not None:
@@ -196,6 +208,14 @@ class StratumVerdict:
         metrics: One `MetricVerdict` per headline metric.
         warnings: Why this stratum cannot tell variants apart, when it cannot.
         recommendation: The template to ship here (`Recommendation`).
+        real_window: The window the cells ran at (`real_window`): below `window` when the
+            model's own context is smaller than the cap.
+        counted_with: The title of the stratum of the same model and real window that the
+            run counts instead of this one (None: this one is counted).
+        judge: The judge's agreement with the exact grader here (`JudgeTrust`; None without
+            a judge).
+        qa_reference: Per `QA_REFERENCE` metric the cells have, its mean per variant over the
+            common sessions that fit the window (the split losses and the gain).
     """
 
     model: str
@@ -205,12 +225,18 @@ class StratumVerdict:
     metrics: list[MetricVerdict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     recommendation: Recommendation | None = None
+    real_window: int | str | None = None
+    counted_with: str | None = None
+    judge: JudgeTrust | None = None
+    qa_reference: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
-        """``model @ window``."""
-        window = self.window if isinstance(self.window, str) else format_window(int(self.window))
-        return f"{self.model} @ {window}"
+        """``model @ window``, with ``(ran at <real window>)`` when the cells ran below it."""
+        title = f"{self.model} @ {fmt_window(self.window)}"
+        if self.real_window is not None and self.real_window != self.window:
+            title += f" (ran at {fmt_window(self.real_window)})"
+        return title
 
 
 @dataclass
@@ -301,8 +327,12 @@ class Verdict:
             if s.recommendation is not None:
                 out.append(f"    {s.recommendation.to_text()}")
         if self.recommendation is not None:
-            out.append(f"Run as a whole ({len(self.strata)} model x window, rule {self.rule}):")
-            out.append(f"  {self.recommendation.to_text()}")
+            counted = sum(s.counted_with is None for s in self.strata)
+            real = (f", {counted} by the window each ran at" if counted < len(self.strata)
+                    else "")
+            out.append(f"Run as a whole ({len(self.strata)} model x window{real}, rule "
+                       f"{self.rule}):")
+            out += [f"  {line}" for line in self.recommendation.to_text().splitlines()]
         out.append("Errors and failures:")
         if not self.errors:
             out.append("  none: every cell produced a summary")
@@ -318,7 +348,9 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for HTML and JSON (NaN as None): the rule, the recommendation, strata
-        (with metrics, comparisons, warnings and their recommendation) and errors."""
+        (with metrics, comparisons, warnings, their recommendation, real window, the judge's
+        agreement and the QA figures against the full history), errors, and the graders'
+        audit (`GRADING_AUDIT`)."""
         return {
             "on": self.on,
             "cells": self.cells,
@@ -332,8 +364,13 @@ class Verdict:
                         "warnings": list(s.warnings),
                         "recommendation": (s.recommendation.to_dict()
                                            if s.recommendation is not None else None),
-                        "metrics": [m.to_dict() for m in s.metrics]}
+                        "metrics": [m.to_dict() for m in s.metrics],
+                        "real_window": s.real_window, "counted_with": s.counted_with,
+                        "judge": s.judge.to_dict() if s.judge is not None else None,
+                        "qa_reference": {m: {v: _plain(x) for v, x in by.items()}
+                                         for m, by in s.qa_reference.items()}}
                        for s in self.strata],
+            "grading": dict(GRADING_AUDIT),
             "errors": [{**e.__dict__, "label": e.label, "text": e.to_text()}
                        for e in self.errors],
         }

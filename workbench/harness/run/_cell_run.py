@@ -110,9 +110,13 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
             from workbench.harness.run._qa_bank import QuestionBank
             from workbench.harness.run._qa_run import run_qa
 
-            qa = await run_qa(cell, session, scored_session(session, done), done.context,
-                              experiment.qa, qa_bank if qa_bank is not None else QuestionBank(),
-                              model_for, out)
+            scored = scored_session(session, done)
+            window = result.effective_window or cell.window
+            tokens = (result.original_tokens if scored is session
+                      else session_tokens(scored, estimator))
+            qa = await run_qa(cell, session, scored, done.context, experiment.qa,
+                              qa_bank if qa_bank is not None else QuestionBank(), model_for,
+                              out, full_fits=not window or tokens <= window)
             qa_metrics, qa_calls, result.texts.qa = qa.metrics, qa.calls, qa.text
         if calls_done is not None:
             calls_done()

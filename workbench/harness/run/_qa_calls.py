@@ -4,6 +4,7 @@ sums that join the cell's billed tokens and cost (and its own ``qa_*`` columns).
 `QACalls.call` sends one call through the model the runner built for the role (cache, shared
 calls, budget, executor routing already wrapped around it) and records it, whatever happens:
 its purpose (``answer``, ``answer_full``, ``next_action``, ``next_action_full``, ``judge``,
+``judge_exact`` (a calibration sample),
 ``author``), the question it was for, usage, latency, outcome, prompt hash. A provider that
 reports no usage is estimated with the workbench's estimator, and counted as estimated.
 """
