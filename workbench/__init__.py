@@ -114,6 +114,8 @@ _EXPORTS: dict[str, str] = {
     # the agents' policies and the failures users report (issue 35)
     "POLICIES": "workbench.strategies",
     "survival_curve": "workbench.strategies",
+    "policy_verdict": "workbench.harness.results",
+    "PolicyVerdict": "workbench.harness.results",
     "StrategyUnavailable": "workbench.errors",
     # tuning (issue 11): shared calls, the search, export with evidence
     "SharedCalls": "workbench.models",
@@ -214,6 +216,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         point_label,
         template_variables,
     )
+    from workbench.harness.results import PolicyVerdict, policy_verdict
     from workbench.messages import (
         Message,
         MessageMetadata,

@@ -173,6 +173,9 @@ class VerdictDoc(_Strict):
     """By error class, most frequent first."""
     grading: dict[str, object] = Field(default_factory=dict)
     """How the answers were graded (the graders' audit)."""
+    policies: dict[str, object] | None = None
+    """The policy verdict over the whole-session replays (None without ``[replay]``
+    detectors)."""
 
 
 class Provenance(_Strict):

@@ -24,6 +24,7 @@ from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.report._html_verdict import verdict_comparisons
+from workbench.harness.report._policy_section import policy_report
 from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
 from workbench.harness.results._results import read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
@@ -360,6 +361,8 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     md = [f"\n## {heading}\n", REPLAY_NOTE + "\n", markdown_table(table, formats),
           *(f"- {line}" for line in ranking), ""]
     md += [f"![{name}]({name})\n" for name in pngs]
+    policies = policy_report(results, out, markdown_table)  # detectors, survival, verdict
+    md += policies.markdown if policies is not None else []
     with paths["markdown"].open("a", encoding="utf-8") as fh:
         fh.write(redact("\n".join(md)))
     images = "".join(f'<figure><img alt="{html.escape(name)}" '
@@ -368,10 +371,11 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     items = "".join(f"<li>{html.escape(line)}</li>" for line in ranking)
     section = (f'<section id="replay"><h2>{heading}</h2><p>{html.escape(REPLAY_NOTE)}</p>'
                f'<div class="wb-wide">{plain_table(table, formats)}</div><ul>{items}</ul>'
-               f'<div class="wb-plots">{images}</div></section>')
+               f'<div class="wb-plots">{images}</div>'
+               f'{policies.html if policies is not None else ""}</section>')
     text = paths["html"].read_text(encoding="utf-8")
     paths["html"].write_text(redact(text.replace('<section id="details">',
                                                  section + '\n<section id="details">', 1)),
                              encoding="utf-8")
-    for name in pngs:
+    for name in [*pngs, *(policies.pngs if policies is not None else ())]:
         paths[f"plot_{name.removesuffix('.png')}"] = out / name

@@ -40,6 +40,7 @@ LOWER_IS_BETTER = frozenset({
     "stale_mentioned", "stale_failures", "tool_responses_removed", "max_removal_percent",
     "failed", "failure_rate", "template_echo", "http_retries", "billed_reported",
     "billed_estimated", "qa_loss_exact", "qa_loss_open", "qa_billed_tokens", "qa_cost",
+    "retrigger_rate",  # the policy verdict's: compaction firing again within a few turns
 })
 """Metrics where a smaller value is better; every other metric is higher-is-better."""
 

@@ -295,7 +295,8 @@ class Results:
 
     def verdict(self, **kwargs: Any) -> Any:
         """The run's `Verdict` (see ``workbench.harness.verdict``): of `verdict_frame`, by the
-        spec's ``[verdict]`` rule and seed unless `kwargs` say otherwise.
+        spec's ``[verdict]`` rule and seed unless `kwargs` say otherwise, carrying the policy
+        verdict of the replays when the ``[replay]`` asks for ``detectors``.
 
         The default verdict is computed once per `Results` (the report, its HTML page and the
         CLI all show it); arguments compute a fresh one.
@@ -309,6 +310,10 @@ class Results:
         given: dict[str, Any] = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
         if table is not None:
             given.update(rule=str(table.rule), recall_tolerance=float(table.recall_tolerance))
+        # light start: the replays are read only when the run reports their policy verdict
+        from workbench.harness.results._policy_verdict import reported_rows
+
+        given["replays"] = reported_rows(self)
         found = verdict(self.verdict_frame(), **{**given, **kwargs})
         if not kwargs:
             self._verdict = found

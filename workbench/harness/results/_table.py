@@ -114,6 +114,11 @@ REFERENCE_COLUMNS = frozenset({"qa_loss_exact", "qa_loss_open", "qa_gain"})
 """QA columns measured against the full history: n/a where no session fits the window."""
 NOT_APPLICABLE = "n/a"
 """How displays show a metric that cannot apply (a missing value shows as "—")."""
+PARSE_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "template_echo", "fill_rate")
+"""Columns about a JSON reply: they cannot apply to a strategy whose summary is plain text (the
+agents' policies, awaken: ``parse_outcome`` ``text``) or that made no call."""
+NOT_PARSED = ("text",)
+"""Parse outcomes of a reply that is not parsed at all (a plain-text summary)."""
 
 
 def not_applicable(row: Any) -> frozenset[str]:
@@ -123,13 +128,19 @@ def not_applicable(row: Any) -> frozenset[str]:
         row: A row of a `comparison_table` (a mapping or a pandas Series).
 
     Returns:
-        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``); `REFERENCE_COLUMNS` for
-        a row with questions answered but no full-history reference (no session of the row
-        fits its window); else nothing.
+        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``); `PARSE_ONLY_COLUMNS` for a
+        row whose common cells all completed without a reply to parse (a completed cell's
+        parse success is 0 or 1 where parsing applies, so a mean over n > 0 of them is NaN
+        only where it applies to none); `REFERENCE_COLUMNS` for a row with questions answered
+        but no full-history reference (no session of the row fits its window); else nothing.
     """
     if not hasattr(row, "get"):
         return frozenset()
     out = frozenset(MODEL_ONLY_COLUMNS) if row.get("model") == MODEL_FREE else frozenset()
+    n, parsed = row.get("n"), row.get("parse_success_pct")
+    if not out and isinstance(n, (int, float, np.integer)) and n > 0 and parsed is not None \
+            and pd.isna(parsed):
+        out |= frozenset(PARSE_ONLY_COLUMNS)
     if _number(row.get("qa_accuracy")) and not any(
             _number(row.get(c)) for c in REFERENCE_COLUMNS):
         out |= REFERENCE_COLUMNS
@@ -177,8 +188,11 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     fill, echo = _numeric(df, "fill_rate"), _numeric(df, "template_echo")
     useful = parsed & (fill > 0) & (echo.isna() | (echo < ECHO_THRESHOLD))
     ok = df["ok"].astype(bool)
-    df["useful_structured"] = useful.astype(float).where(ok, np.nan)
-    df["parse_success"] = parsed.astype(float).where(ok, np.nan)
+    # A plain-text summary, or none (no call was needed), has no reply to parse: NaN, not 0.
+    parses = (df["parse_outcome"].notna() & ~df["parse_outcome"].isin(NOT_PARSED)
+              if "parse_outcome" in df else pd.Series(True, index=df.index))
+    df["useful_structured"] = useful.astype(float).where(ok & parses, np.nan)
+    df["parse_success"] = parsed.astype(float).where(ok & parses, np.nan)
     for col in ("reported_tokens", "estimated_tokens"):
         if col not in df.columns:
             df[col] = np.nan

@@ -18,6 +18,9 @@ Each stratum, and the run as a whole, ends with a ``Recommendation:`` line: the 
 ship under the spec's ``[verdict] rule`` and why, with its intervals
 (`workbench.harness.results._recommend`).
 
+Given the run's replay rows, the `Verdict` also carries the policy verdict over them
+(``policies``: `workbench.harness.results._policy_verdict`), which its renderers show last.
+
 Warnings say when the run cannot tell variants apart: every variant wrote the same summaries,
 or every parsed reply merely copies the template's schema example. The error summary counts
 cells by error class, compaction failures (outcomes) apart from infrastructure errors, each
@@ -41,6 +44,7 @@ from workbench.harness.results._cell_names import cell_labels
 from workbench.harness.results._no_evidence import real_window
 from workbench.harness.results._outcomes import ERROR, FAILED, error_cause, error_details
 from workbench.harness.results._paired import LOWER_IS_BETTER
+from workbench.harness.results._policy_verdict import policy_verdict
 from workbench.harness.results._power import (
     minimum_detectable_effect,
     reference_effect,
@@ -210,7 +214,8 @@ def _error_counts(df: pd.DataFrame) -> list[ErrorCount]:
 
 def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEADLINE_METRICS,
             seed: int | None = None, n_boot: int = 2000, rule: str | None = None,
-            recall_tolerance: float | None = None) -> Verdict:
+            recall_tolerance: float | None = None,
+            replays: pd.DataFrame | None = None) -> Verdict:
     """The verdict of cell rows: every variant against the best per model x window, the
     recommendation, warnings and the error summary. A pure function of its arguments.
 
@@ -225,6 +230,8 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
         n_boot: Bootstrap resamples.
         rule: Recommendation rule (`RULES`); default ``min-retained-safe``.
         recall_tolerance: For ``min-retained``: the recall tolerance (a fraction).
+        replays: Replay rows (`policy_rows`): the `Verdict` then carries their policy verdict
+            (``policies``, `policy_verdict` with the same seed and resamples).
 
     Returns:
         A `Verdict`; ``to_text()`` is what `workbench run`, `report` and `compare` print.
@@ -233,15 +240,18 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
         ConfigError: `rule` is not one of the allowed rules (the message lists them).
     """
     if hasattr(cells, "verdict") and hasattr(cells, "cells"):  # a Results
-        given = {"seed": seed, "rule": rule, "recall_tolerance": recall_tolerance}
+        given = {"seed": seed, "rule": rule, "recall_tolerance": recall_tolerance,
+                 "replays": replays}
         return cells.verdict(on=on, metrics=metrics, n_boot=n_boot,  # type: ignore[no-any-return]
                              **{k: v for k, v in given.items() if v is not None})
     rule = check_rule(rule if rule is not None else DEFAULT_RULE)
     tolerance = float(recall_tolerance if recall_tolerance is not None
                       else DEFAULT_RECALL_TOLERANCE)
     seed = int(seed or 0)
+    policies = policy_verdict(replays, seed=seed, n_boot=n_boot) if replays is not None else None
     if cells is None or len(cells) == 0:
-        return Verdict(on, [], [], 0, rule, tolerance, recommend_run([], rule, tolerance))
+        return Verdict(on, [], [], 0, rule, tolerance, recommend_run([], rule, tolerance),
+                       policies)
     df = prepare_cells(cells)
     strata_cols = [c for c in ("model", "window") if c != on and c in df.columns]
     by = strata_cols + [on]
@@ -296,7 +306,7 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
     strata = [strata[i] for i in order]
     counted, notes = count_strata(strata, [evidence[i] for i in order])
     return Verdict(on, strata, _error_counts(df), len(df), rule, tolerance,
-                   recommend_run(counted, rule, tolerance, notes=notes))
+                   recommend_run(counted, rule, tolerance, notes=notes), policies)
 
 
 def run_verdict(results: Any) -> Verdict:

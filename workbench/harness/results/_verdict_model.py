@@ -19,6 +19,7 @@ import numpy as np
 from workbench.harness.experiment._verdict_table import DEFAULT_RECALL_TOLERANCE, DEFAULT_RULE
 from workbench.harness.results._judge_gate import JudgeTrust
 from workbench.harness.results._outcomes import ERROR
+from workbench.harness.results._policy_verdict_model import PolicyVerdict
 from workbench.harness.results._power import POWER
 from workbench.harness.results._recommend import Recommendation
 from workbench.harness.results._run_caveats import fmt_window
@@ -281,6 +282,8 @@ class Verdict:
         rule: The recommendation rule (``[verdict] rule``).
         recall_tolerance: Its recall tolerance (``min-retained``).
         recommendation: The run's recommendation, aggregated over the strata.
+        policies: The policy verdict of the run's replays (`PolicyVerdict`), when the run
+            reports one (its ``[replay]`` asks for ``detectors``); None otherwise.
     """
 
     on: str
@@ -290,6 +293,7 @@ class Verdict:
     rule: str = DEFAULT_RULE
     recall_tolerance: float = DEFAULT_RECALL_TOLERANCE
     recommendation: Recommendation | None = None
+    policies: PolicyVerdict | None = None
 
     @property
     def infrastructure_errors(self) -> int:
@@ -340,6 +344,8 @@ class Verdict:
         if self.infrastructure_errors:
             out.append(f"  {self.infrastructure_errors} cell(s) hit infrastructure errors: "
                        "their results are missing, not measured")
+        if self.policies is not None:
+            out += ["", self.policies.to_text()]
         return "\n".join(out)
 
     def to_json(self) -> str:
@@ -349,8 +355,9 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         """Plain data for HTML and JSON (NaN as None): the rule, the recommendation, strata
         (with metrics, comparisons, warnings, their recommendation, real window, the judge's
-        agreement and the QA figures against the full history), errors, and the graders'
-        audit (`GRADING_AUDIT`)."""
+        agreement and the QA figures against the full history), errors, the graders' audit
+        (`GRADING_AUDIT`) and the policy verdict (``policies``: `PolicyVerdict.to_dict`, or
+        None)."""
         return {
             "on": self.on,
             "cells": self.cells,
@@ -373,6 +380,7 @@ class Verdict:
             "grading": dict(GRADING_AUDIT),
             "errors": [{**e.__dict__, "label": e.label, "text": e.to_text()}
                        for e in self.errors],
+            "policies": self.policies.to_dict() if self.policies is not None else None,
         }
 
     def __str__(self) -> str:
