@@ -124,6 +124,9 @@ _EXPORTS: dict[str, str] = {
     "TuneResult": "workbench.tune",
     "tune_async": "workbench.tune",
     "write_winner": "workbench.tune",
+    "load_variant": "workbench.harness.experiment",
+    "point_label": "workbench.harness.experiment",
+    "template_variables": "workbench.harness.experiment",
     "export_from_run": "workbench.export",
     "restore_last_export": "workbench.export",
     # functional probes (issue 19): questions answered from the compacted context
@@ -209,6 +212,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         run_experiment_async,
         verdict,
         write_report,
+    )
+    from workbench.harness.experiment import (
+        load_variant,
+        point_label,
+        template_variables,
     )
     from workbench.harness.results import PolicyVerdict, policy_verdict
     from workbench.messages import (

@@ -49,6 +49,17 @@ def default_run(tmp_path_factory: pytest.TempPathFactory,
     return out, _workbench("run", out)
 
 
+@pytest.fixture(scope="module")
+def verbose_output(default_run: tuple[Path, str]) -> str:
+    """``workbench run --verbose`` over the finished default run: everything, printed once."""
+    out, _ = default_run
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", "--out", str(out),
+                           "--no-progress", "--verbose"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 WITHOUT_LLAMA_CPP = (
     "import runpy, sys\n"
     "sys.modules['llama_cpp'] = None  # any `import llama_cpp` now raises ImportError\n"
@@ -71,11 +82,34 @@ def test_after_a_tune_the_main_command_runs_the_same_cells(
     assert "not run: " not in default_run[1]  # no variant the replayed models lack
 
 
-def test_the_default_run_prints_a_table_that_fits_120_columns(
+def test_the_default_run_answers_in_one_screen_of_120_columns(
         default_run: tuple[Path, str]) -> None:
     from workbench.harness import Results
 
     out, stdout = default_run
+    lines = stdout.splitlines()
+    assert len(lines) <= 60, len(lines)
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    (headline,) = [line for line in lines if line.startswith("Recommendation: ")]
+    assert len(headline) < 200 and headline.startswith("Recommendation: lean-facts")
+    verdict = Results.load(out).verdict()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Per model x window:"))
+    strata = lines[start + 1:start + 1 + len(verdict.strata)]
+    assert [line.split(":")[0].strip() for line in strata] == [s.title for s in verdict.strata]
+    extractive = strata[0]
+    assert extractive.startswith("  extractive @ 8k: lean-facts, -") and "vs default" in extractive
+    assert extractive.endswith(")") and "significant (Holm p " in extractive
+    assert "\nErrors and failures:\n" in stdout and " x context exhausted (failed)" in stdout
+    assert "Verdict: which template wins" not in stdout  # behind --verbose
+    assert "run folder:" in stdout and "workbench report" in stdout
+
+
+def test_verbose_prints_the_table_that_fits_120_columns_and_every_comparison(
+        default_run: tuple[Path, str], verbose_output: str) -> None:
+    from workbench.harness import Results
+
+    out, _ = default_run
+    stdout = verbose_output
     lines = stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.strip().startswith("template"))
     assert lines[header].split() == ["template", "model", "window", "cells", "fail", "err", "n",
@@ -155,7 +189,8 @@ def test_wide_prints_every_table_column(default_run: tuple[Path, str]) -> None:
 
     out, _ = default_run
     done = subprocess.run([sys.executable, "-m", "workbench", "run", "--out", str(out),
-                           "--no-progress", "--wide"], cwd=ROOT, capture_output=True, text=True,
+                           "--no-progress", "--wide", "--verbose"], cwd=ROOT,
+                          capture_output=True, text=True,
                           timeout=600)  # resumes: every cell is done, the table is printed
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
@@ -303,10 +338,11 @@ def test_every_replayed_attempt_links_to_its_recording_by_prompt_hash(
 
 
 def test_the_default_run_replays_two_sessions_under_five_strategies(
-        default_run: tuple[Path, str]) -> None:
+        default_run: tuple[Path, str], verbose_output: str) -> None:
     from workbench.harness import Results
 
-    out, stdout = default_run
+    out, _ = default_run
+    stdout = verbose_output
     results = Results.load(out)
     replays = results.replays
     assert set(replays["status"]) == {"ok"}

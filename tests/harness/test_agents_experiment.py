@@ -96,7 +96,7 @@ def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
     from workbench.cli import cli
 
     result = CliRunner().invoke(cli, ["run", str(AGENTS), "--out", str(tmp_path / "agents"),
-                                       "--no-progress"])
+                                       "--no-progress", "--verbose"])  # the replay's detail
     assert result.exit_code == 0, result.output
     out = result.output
     detectors = out[out.index("failure detectors per strategy"):out.index("survival:")]

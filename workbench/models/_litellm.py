@@ -139,7 +139,8 @@ class LiteLLMModel:
         async def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            with map_litellm_errors(self.model, secrets=secrets):
+            with map_litellm_errors(self.model, secrets=secrets,
+                                    api_base=self.params.get("api_base")):
                 return await litellm.acompletion(
                     model=self.model, messages=payload, timeout=self.timeout, num_retries=0,
                     **self.params,

@@ -11,7 +11,10 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from workbench.harness.report._html_table import short_label, short_window
+from workbench.harness.results._verdict_model import Verdict
 
 
 @dataclass
@@ -143,3 +146,20 @@ def render_verdict(view: VerdictView) -> str:
             + "</p>")
     parts.append("</section>")
     return "".join(parts)
+
+
+COMPARISON_COLUMNS = ("model", "window", "metric", "template", "best", "sessions", "diff",
+                      "ci_low", "ci_high", "holm_p", "label")
+"""The columns of the report's list of comparisons (each row one of the verdict's)."""
+
+
+def verdict_comparisons(verdict: Verdict) -> pd.DataFrame:
+    """Every comparison the verdict made, one row each, per model x window (never pooled):
+    ``template - best`` on a metric with its 95 % interval, Holm p-value and label (``tie``
+    when it is not significant: a tie is called a tie)."""
+    rows = [{"model": s.model, "window": short_window(s.window), "metric": m.metric,
+             "template": c.variant, "best": c.best, "sessions": c.n_sessions,
+             "diff": c.mean_diff, "ci_low": c.ci_low, "ci_high": c.ci_high,
+             "holm_p": c.p_adjusted, "label": c.status}
+            for s in verdict.strata for m in s.metrics for c in m.comparisons]
+    return pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))

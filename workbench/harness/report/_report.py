@@ -24,9 +24,9 @@ from workbench._storage import write_atomic
 from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
+from workbench.harness.report._html_verdict import verdict_comparisons
 from workbench.harness.report._policy_section import policy_report
-from workbench.harness.results._paired import PairedResult, paired_comparison
-from workbench.harness.results._plots import PLOTS
+from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
 from workbench.harness.results._results import read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
@@ -107,20 +107,6 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
 
 
 # ---- pieces -------------------------------------------------------------------------------------
-
-
-def _comparisons(cells: pd.DataFrame, seed: int) -> list[PairedResult]:
-    """Each template (then model) against the first one, on probe recall, when there are two."""
-    out: list[PairedResult] = []
-    if "probe_recall" not in cells.columns:
-        return out
-    for on in ("template", "model"):
-        if on not in cells.columns:
-            continue
-        values = list(dict.fromkeys(cells[on].dropna().astype(str)))
-        for other in values[1:]:
-            out.append(paired_comparison(cells, values[0], other, on=on, seed=seed))
-    return out
 
 
 def _session_loader() -> Any:
@@ -244,13 +230,9 @@ def _run_line(results: Any) -> str:
             f"workbench {last.get('workbench_version')}.")
 
 
-def _comparison_frame(comparisons: list[PairedResult]) -> pd.DataFrame:
-    return pd.DataFrame([c.to_dict() for c in comparisons],
-                        columns=["a", "b", "metric", "n_pairs", "n_clusters", "mean_diff",
-                                 "ci_low", "ci_high", "winner", "failed_a", "failed_b"])
-
-
-_CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
+COMPARISONS_TITLE = ("Every comparison of the verdict, per model x window (template - best, "
+                     "cluster bootstrap 95% CI, Holm p; tie: no significant difference)")
+_CMP_FORMATS = {"diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}", "holm_p": "{:.3f}"}
 
 # ---- writers ------------------------------------------------------------------------------------
 
@@ -271,7 +253,7 @@ def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.Da
     if verdict_text:
         parts += ["## Verdict\n", "```text\n" + verdict_text + "\n```\n"]
     if not comparisons.empty:
-        parts += ["## Paired comparisons (b - a, cluster bootstrap over sessions, 95% CI)\n",
+        parts += [f"## {COMPARISONS_TITLE}\n",
                   markdown_table(comparisons, _CMP_FORMATS)]
     parts.append("## Plots\n")
     parts += [f"![{name}]({path.name})\n" for name, path in plots.items()]
@@ -313,10 +295,10 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     out.mkdir(parents=True, exist_ok=True)
     cells: pd.DataFrame = results.cells
     spec = getattr(results, "spec", None)
-    seed = int(getattr(spec, "seed", 0) or 0)
 
     table = comparison_table(cells)
-    comparisons = _comparison_frame(_comparisons(cells, seed) if not cells.empty else [])
+    # the verdict's own comparisons, per model x window: the report states nothing else
+    comparisons = verdict_comparisons(results.verdict())
     by_cell = forgotten_by_cell(run_dir, cells)
     forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
@@ -332,10 +314,13 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
         write_atomic(paths[name], redact(frame.to_csv(index=False)))
 
     pngs: dict[str, bytes] = {}
+    text_px: dict[str, float] = {}
     plot_paths: dict[str, Path] = {}
-    for name, fn in PLOTS.items():
+    for name in REPORT_PLOTS:
         buf = io.BytesIO()
-        fn(cells).savefig(buf, format="png", dpi=100)
+        figure = PLOTS[name](cells)
+        figure.savefig(buf, format="png", dpi=PNG_DPI)
+        text_px[name] = smallest_text_pt(figure) * PNG_DPI / 72
         pngs[name] = buf.getvalue()
         plot_paths[name] = out / f"{name}.png"
         write_atomic(plot_paths[name], pngs[name])
@@ -348,7 +333,7 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
         found.recommendation_lines())))
     write_atomic(paths["html"], redact(render_html(
         results, title=title, table=table, comparisons=comparisons, pngs=pngs,
-        forgotten=forgotten, failures=failures, forgotten_by_cell=by_cell)))
+        forgotten=forgotten, failures=failures, forgotten_by_cell=by_cell, text_px=text_px)))
     _add_replay_section(results, out, paths)
     return paths
 
@@ -361,7 +346,7 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     from workbench.strategies import replay_ranking
     from workbench.strategies._replay_table import REPLAY_KEYS
 
-    table, pngs = replay_report(results, out)
+    table, pngs, text_px = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
     write_atomic(paths["replay_csv"], table.to_csv(index=False))
     ranking = replay_ranking(table)
@@ -378,7 +363,8 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     md += policies.markdown if policies is not None else []
     write_atomic(paths["markdown"], paths["markdown"].read_text(encoding="utf-8")
                  + redact("\n".join(md)))
-    images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
+    images = "".join(f'<figure><img alt="{html.escape(name)}" '
+                     f'data-text-px="{text_px[name]:.1f}" src="data:image/png;base64,'
                      f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
     items = "".join(f"<li>{html.escape(line)}</li>" for line in ranking)
     section = (f'<section id="replay"><h2>{heading}</h2><p>{html.escape(REPLAY_NOTE)}</p>'

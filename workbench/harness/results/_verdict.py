@@ -40,6 +40,7 @@ from workbench.harness.experiment._verdict_table import (
     DEFAULT_RULE,
     check_rule,
 )
+from workbench.harness.results._cell_names import cell_labels
 from workbench.harness.results._no_evidence import real_window
 from workbench.harness.results._outcomes import ERROR, FAILED, error_cause, error_details
 from workbench.harness.results._paired import LOWER_IS_BETTER
@@ -201,12 +202,13 @@ def _error_counts(df: pd.DataFrame) -> list[ErrorCount]:
             names.append(etype if isinstance(etype, str) and etype else "unknown")
     messages = bad["error_message"].to_list() if "error_message" in bad else [None] * len(bad)
     counts = pd.DataFrame({"cls": names, "kind": bad["outcome_kind"].to_list(),
-                           "message": messages})
+                           "message": messages, "cell": cell_labels(bad)})
     grouped = counts.groupby(["cls", "kind"]).agg(n=("message", "size"),
-                                                  messages=("message", list)).reset_index()
+                                                  messages=("message", list),
+                                                  cells=("cell", list)).reset_index()
     grouped = grouped.sort_values(["n", "cls"], ascending=[False, True])
     return [ErrorCount(str(r.cls), str(r.kind), int(r.n), error_cause(str(r.cls), r.messages),
-                       error_details(str(r.cls), r.messages))
+                       error_details(str(r.cls), r.messages, r.cells))
             for r in grouped.itertuples()]
 
 

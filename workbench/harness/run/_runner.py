@@ -360,8 +360,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
     if reason:
         message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "
                    + budget.spent_line())
-        log.warning(message)
-        print(message)
+        log.warning(message)  # once: the CLI exits 4 and does not repeat it
         return "budget_reached"
     return "finished"
 
