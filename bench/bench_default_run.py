@@ -1,6 +1,7 @@
 """Default-run benchmark: `workbench run` on the shipped default experiment, timed, offline.
 
-Run: ``python bench/bench_default_run.py``. Runs the default experiment (every shipped session
+Run: ``python bench/bench_default_run.py`` (``--json``: the default run alone, as one JSON line
+of wall time, CPU seconds and peak memory, for `bench/compare.py`). Runs the default experiment (every shipped session
 for the extractive baseline, the six recorded ones for the local models) in a fresh process
 where llama.cpp cannot be imported, as a new user's first command does, then, as the peer, the
 same experiment on the six version-2 sessions alone (the corpus before it grew). Prints for
@@ -10,14 +11,17 @@ per model x window. Asserts nothing.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(os.environ.get("WORKBENCH_TREE") or Path(__file__).resolve().parents[1]).resolve()
+"""The tree measured: this one, or another checkout (`bench/compare.py` sets WORKBENCH_TREE)."""
 sys.path.insert(0, str(ROOT))
 
 SIX = ["gen-005k-s1", "gen-012k-s2", "gen-025k-s3", "gen-050k-s4", "gen-090k-s5", "gen-150k-s6"]
@@ -31,13 +35,16 @@ WITHOUT_LLAMA_CPP = (
 MEASURE = (
     "import resource, subprocess, sys\n"
     "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-"""``python -c`` program: run the command given, print its peak resident memory (KB)."""
+    "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(use.ru_utime + use.ru_stime, use.ru_maxrss)\n")
+"""``python -c`` program: run the command given, print its CPU seconds (user + system, every
+thread) and its peak resident memory (KB)."""
 
 
-def _run(spec: Path | None, out: Path) -> tuple[float, float]:
+def _run(spec: Path | None, out: Path) -> tuple[float, float, float]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["WORKBENCH_USER_PATH"] = str(out.parent / "user")
+    env["PYTHONPATH"] = str(ROOT)
     args = [sys.executable, "-c", WITHOUT_LLAMA_CPP, "run"]
     args += [str(spec)] if spec is not None else []
     started = time.perf_counter()
@@ -45,7 +52,8 @@ def _run(spec: Path | None, out: Path) -> tuple[float, float]:
                            "--no-progress"], cwd=ROOT, env=env, check=True,
                           capture_output=True, text=True)
     wall = time.perf_counter() - started
-    return wall, int(done.stdout.split()[-1]) / 1024
+    cpu, peak = done.stdout.split()[-2:]
+    return wall, float(cpu), int(peak) / 1024
 
 
 def _describe(label: str, out: Path, wall: float, peak_mb: float) -> float:
@@ -64,7 +72,11 @@ def main() -> None:
     from workbench.harness import Experiment
 
     folder = Path(tempfile.mkdtemp(prefix="bench-default-"))
-    wall, peak = _run(None, folder / "default")
+    wall, cpu, peak = _run(None, folder / "default")
+    if "--json" in sys.argv[1:]:  # bench/compare.py: the default run alone
+        print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_mb": peak}))
+        shutil.rmtree(folder, ignore_errors=True)
+        return
     full = _describe("default run", folder / "default", wall, peak)
     base = Experiment.default()
     # the spec moves to a temp folder: its recording paths become absolute
@@ -76,7 +88,7 @@ def main() -> None:
         "models": models, "cache": cache})
     spec = folder / "six.toml"
     spec.write_text(six.to_toml(), encoding="utf-8")
-    wall, peak = _run(spec, folder / "six")
+    wall, _, peak = _run(spec, folder / "six")
     peer = _describe("peer: the same experiment on the six version-2 sessions", folder / "six",
                      wall, peak)
     print(f"ratio: the default run takes {full / peer:.2f}x the six-session run")

@@ -11,6 +11,9 @@ take 0.5-30 s), plus a zero-latency `ScriptedModel` for the wrapper overhead.
    Then the cost of redaction by position: the same cell with and without the values a gateway
    registers for three headers and two ``api_base`` query values (each with its base64 forms),
    measured in alternating rounds (median of each), so both sides share the machine's load.
+   Then the cost of the escaped forms: the same cell whose traceback holds a provider's JSON
+   body with the key JSON-escaped (``\\u002d``, ``\\/``) and URL-encoded (``%2F``), which
+   redaction searches in an unescaped view of the text.
 2. Locking per run: acquire + release of `RunLock` (one per run, so per cell it is this divided
    by the cell count), and marking interrupted runs.
 3. Budget reservation per call: `BudgetedModel` (prompt token estimate, price lookup, reserve,
@@ -33,8 +36,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench import _redact  # noqa: E402
-from workbench._redact import redact, redactor, register_secret, register_secrets_in  # noqa: E402
+from workbench._redact import (  # noqa: E402
+    _secrets,  # noqa: E402
+    redact,
+    redactor,
+    register_secret,
+    register_secrets_in,
+)
 from workbench.compaction import Usage  # noqa: E402
 from workbench.harness.results._store import ResultsStore  # noqa: E402
 from workbench.harness.run._budget import BudgetedModel, RunBudget  # noqa: E402
@@ -110,15 +118,15 @@ def bench_positional_redaction(rounds: int, repeats: int = 7) -> float:
     row, attempts, summary = cell_row()
     row = dict(row, traceback=row["traceback"] + "echo: X-Custom-Auth: custom-auth-0123456789abcdef")
     one_cell = _one_cell(row, attempts, summary)
-    without = set(_redact._registered)
+    without = set(_secrets._registered)
     register_secrets_in(POSITIONAL)
-    with_them = set(_redact._registered)
+    with_them = set(_secrets._registered)
 
     def use(values: set[str]) -> None:
-        with _redact._registered_lock:
-            _redact._registered.clear()
-            _redact._registered.update(values)
-            _redact._registry_version[0] += 1
+        with _secrets._registered_lock:
+            _secrets._registered.clear()
+            _secrets._registered.update(values)
+            _secrets._registry_version[0] += 1
 
     before, after = [], []
     for _ in range(repeats):
@@ -134,6 +142,27 @@ def bench_positional_redaction(rounds: int, repeats: int = 7) -> float:
           f"without; {added} exact values added for 3 headers and 2 query values, base64 "
           f"forms included; medians of {repeats} alternating rounds)")
     return a - b
+
+
+def bench_escaped_redaction(rounds: int, repeats: int = 7) -> tuple[float, float]:
+    """Median per-cell redaction time of a plain cell and of one whose traceback holds the key
+    JSON-escaped and URL-encoded, in alternating rounds."""
+    row, attempts, summary = cell_row()
+    escaped_key = KEY.replace("-", "\\u002d")
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {escaped_key}",
+                                 "url": "https:\\/\\/gw.example\\/v1?key=" + KEY.replace("-", "%2D")}})
+    escaped = dict(row, traceback=row["traceback"] + "Provider said: " + body)
+    plain, echoed = _one_cell(row, attempts, summary), _one_cell(escaped, attempts, summary)
+    before, after = [], []
+    for _ in range(repeats):
+        before.append(per_call_us(plain, rounds))
+        after.append(per_call_us(echoed, rounds))
+    assert "bench" not in redactor().text(escaped["traceback"]).split("Provider said:")[1]
+    b, a = sorted(before)[repeats // 2], sorted(after)[repeats // 2]
+    print(f"redaction, escaped echo   {a - b:+10.1f} us   per cell ({a:.1f} us with the key "
+          f"JSON-escaped and URL-encoded in the traceback, {b:.1f} us without; medians of "
+          f"{repeats} alternating rounds)")
+    return b, a
 
 
 def bench_lock(rounds: int) -> float:
@@ -229,6 +258,7 @@ def main() -> None:
           f"{len(os.environ)} environment variables")
     redaction = bench_redaction(args.rounds)
     positional = bench_positional_redaction(max(args.rounds // 4, 20))
+    bench_escaped_redaction(max(args.rounds // 4, 20))
     lock = bench_lock(max(args.rounds // 4, 10))
     _, _ = bench_budget(args.rounds)
     call = bench_model_call(max(args.rounds // 10, 10))

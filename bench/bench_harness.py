@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -48,7 +49,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(os.environ.get("WORKBENCH_TREE") or Path(__file__).resolve().parents[1]).resolve()
+"""The tree measured: this one, or another checkout (`bench/compare.py` sets WORKBENCH_TREE)."""
+sys.path.insert(0, str(ROOT))
 
 from workbench.compaction import Usage  # noqa: E402
 from workbench.harness import Cell, Experiment, run_experiment  # noqa: E402
@@ -155,7 +158,8 @@ def _span(values: list[float], scale: float = 1.0, fmt: str = ".1f") -> str:
     return f"{min(values) * scale:{fmt}}-{max(values) * scale:{fmt}}"
 
 
-def compare(session: Path, n: int, c: int, repeats: int, tmp: Path) -> None:
+def compare(session: Path, n: int, c: int, repeats: int, tmp: Path,
+            as_json: bool = False) -> None:
     try:
         import inspect_ai  # noqa: F401
     except ImportError as exc:
@@ -183,6 +187,17 @@ def compare(session: Path, n: int, c: int, repeats: int, tmp: Path) -> None:
                 rows["in1"].append(inspect_run(session, n, c, LATENCY, tmp / f"in1-{r}"))
     ideal = n * LATENCY / c
     wb_over = [w - b for w, b in zip(rows["wb0"], rows["bare"], strict=True)]
+    if as_json:
+        found = {"overhead_ms": _med(wb_over) * 1000, "wall_ms": _med(rows["wb0"]) * 1000,
+                 "cpu_ms": _med(rows["wb0cpu"]) * 1000, "bare_ms": _med(rows["bare"]) * 1000,
+                 "efficiency": _med([ideal / w for w in rows["wb1"]])}
+        if inspect_ok:
+            found["inspect_ms"] = _med(rows["in0"]) * 1000
+            found["overhead_ratio"] = _med([o / i for o, i in
+                                            zip(wb_over, rows["in0"], strict=True)])
+            found["inspect_efficiency"] = _med([ideal / w for w in rows["in1"]])
+        print(json.dumps(found))
+        return
     print(f"{n} cells of {session.name}, concurrency {c}, {repeats} interleaved repeats "
           f"(medians; ranges after them)")
     print(f"zero latency: workbench {_med(rows['wb0']) * 1000:.1f} ms/cell wall "
@@ -246,13 +261,16 @@ def main() -> None:
     parser.add_argument("--sweep-cells", type=int, default=10)
     parser.add_argument("--skip-sweep", action="store_true")
     parser.add_argument("--skip-compare", action="store_true")
+    parser.add_argument("--json", action="store_true",
+                        help="print the comparison's medians as one JSON line (no sweep)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         os.environ.setdefault("WORKBENCH_USER_PATH", str(tmp / "user"))
         if not args.skip_compare:
-            compare(session_file(tmp), args.cells, args.concurrency, args.repeats, tmp)
-        if not args.skip_sweep:
+            compare(session_file(tmp), args.cells, args.concurrency, args.repeats, tmp,
+                    as_json=args.json)
+        if not args.skip_sweep and not args.json:
             sweep(args.sweep_cells, max(args.repeats // 2, 1) + 1, tmp)
 
 

@@ -8,7 +8,7 @@ every cell twice through the real `run_cell`: without ``[qa]``, then with ``answ
 "lookup"`` and a fresh question bank (so the questions and the full-history answers are built
 as a run builds them: once per session, shared by its cells). The added time per cell is the
 difference of the two passes, divided by the cells; the best round of each is kept. Also
-printed: the share of the added time spent on the full history (``qa_loss``), as a second pass
+printed: the share of the added time spent on the full history (``qa_loss_exact``...), as a second pass
 with ``full_context = false``. Times are this process's CPU time (``time.process_time``), so
 other work on a shared machine does not inflate them; the cells call no remote model.
 """
@@ -32,7 +32,10 @@ from workbench.harness.experiment._variants import load_variant  # noqa: E402
 from workbench.harness.results._results import SUMMARIES_DIR  # noqa: E402
 from workbench.harness.run._cell_run import run_cell  # noqa: E402
 from workbench.harness.run._qa_bank import QuestionBank  # noqa: E402
-from workbench.models import load_model  # noqa: E402
+from workbench.models import (
+    compose,  # noqa: E402
+    load_model,  # noqa: E402
+)
 
 
 def _experiment(qa: QATable | None) -> Experiment:
@@ -44,18 +47,18 @@ async def _pass(experiment: Experiment, cells: list[Any], sessions: dict[str, An
                 variants: dict[str, Any], out: Path) -> float:
     models: dict[Any, Any] = {}
 
-    def model_for(cell: Any, role: str | None = None) -> Any:
+    def model_for(cell: Any, role: str | None = None, **steps: Any) -> Any:
         key = cell.window
         if key not in models:
             models[key] = load_model(cell.model_string, window=cell.window)
-        return models[key]
+        return compose(models[key], **steps)
 
     bank = QuestionBank() if experiment.qa is not None else None
     started = time.process_time()
     for cell in cells:
-        outcome = await run_cell(cell, sessions[cell.session_id], variants[cell.template],
-                                 model_for, experiment, out, "bench", bank)
-        assert outcome.row["status"] in ("ok", "error")
+        result = await run_cell(cell, sessions[cell.session_id], variants[cell.template],
+                                model_for, experiment, out, "bench", bank)
+        assert result.status in ("ok", "error")
     return time.process_time() - started
 
 

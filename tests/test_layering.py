@@ -19,7 +19,7 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "workbench"
 
 BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy", "_sqlite",
-        "_resources", "_suggest"}
+        "_resources", "_suggest", "_memo", "_memo_tables", "_storage"}
 """The foundation: no workbench imports beyond each other."""
 
 MAY_IMPORT: dict[str, set[str]] = {
@@ -32,7 +32,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_sync": set(),
     "_lazy": set(),
     "_sqlite": set(),
+    "_memo": {"_memo_tables"},
+    "_memo_tables": set(),
     "_redact": {"errors"},
+    "_storage": {"errors"},
     "messages": BASE,
     "tokens": BASE | {"messages"},
     "compaction": BASE | {"messages", "tokens"},

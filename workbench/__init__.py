@@ -97,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     "redact": "workbench._redact",
     "redact_obj": "workbench._redact",
     "RunFolderLocked": "workbench.errors",
+    "StorageError": "workbench.errors",
     "BudgetReached": "workbench.errors",
     # strategies and whole-session replay (issue 10)
     "Strategy": "workbench.strategies",
@@ -114,6 +115,8 @@ _EXPORTS: dict[str, str] = {
     # the agents' policies and the failures users report (issue 35)
     "POLICIES": "workbench.strategies",
     "survival_curve": "workbench.strategies",
+    "policy_verdict": "workbench.harness.results",
+    "PolicyVerdict": "workbench.harness.results",
     "StrategyUnavailable": "workbench.errors",
     # tuning (issue 11): shared calls, the search, export with evidence
     "SharedCalls": "workbench.models",
@@ -121,6 +124,9 @@ _EXPORTS: dict[str, str] = {
     "TuneResult": "workbench.tune",
     "tune_async": "workbench.tune",
     "write_winner": "workbench.tune",
+    "load_variant": "workbench.harness.experiment",
+    "point_label": "workbench.harness.experiment",
+    "template_variables": "workbench.harness.experiment",
     "export_from_run": "workbench.export",
     "restore_last_export": "workbench.export",
     # functional probes (issue 19): questions answered from the compacted context
@@ -182,6 +188,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ReplyFormatError,
         RunFolderLocked,
         SessionFormatError,
+        StorageError,
         StrategyUnavailable,
         TemplateError,
         WorkbenchError,
@@ -206,6 +213,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         verdict,
         write_report,
     )
+    from workbench.harness.experiment import (
+        load_variant,
+        point_label,
+        template_variables,
+    )
+    from workbench.harness.results import PolicyVerdict, policy_verdict
     from workbench.messages import (
         Message,
         MessageMetadata,

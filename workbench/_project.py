@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench._resources import shipped
+from workbench._storage import write_atomic
 from workbench.errors import ConfigError
 
 STARTER_DIR = "_starter"
@@ -115,6 +116,6 @@ def init_project(root: str | Path = ".", *, force: bool = False) -> InitResult:
             raise ConfigError(f"{target} is a folder where the project needs a file; move it "
                               "away first")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        write_atomic(target, data, keep_mode=True)
         result.written.append(target)
     return result

@@ -7,6 +7,7 @@ WorkbenchError
 │   └── StrategyUnavailable      a strategy cannot run with this model (reported n/a with the reason)
 ├── TemplateError                a template failed to load, compile or render (names the template)
 ├── SessionFormatError           a recording could not be read (names file, line or record, and what was expected)
+├── StorageError                 a file could not be written or read: disk full, read-only folder, damaged store (names the path and the fix)
 ├── CompactionError              summarize/compact gave up; carries the billed usage of every attempt
 ├── BudgetReached                the run's budget has no room for another model call
 └── ModelCallError               a model call failed (names the model)
@@ -38,6 +39,7 @@ __all__ = [
     "ReplyFormatError",
     "RunFolderLocked",
     "SessionFormatError",
+    "StorageError",
     "StrategyUnavailable",
     "TemplateError",
     "WorkbenchError",
@@ -102,6 +104,21 @@ class SessionFormatError(WorkbenchError):
         if expected:
             text += f" (expected {expected})"
         super().__init__(text)
+
+
+class StorageError(WorkbenchError):
+    """A file could not be written or read because of where it lives: the disk is full, the
+    folder may not be written, or a SQLite file (the results store, a recording) is damaged.
+
+    Attributes:
+        path: The file or folder.
+        kind: ``full``, ``denied`` or ``damaged``.
+    """
+
+    def __init__(self, path: str, message: str, kind: str) -> None:
+        self.path = str(path)
+        self.kind = kind
+        super().__init__(f"{self.path}: {message}")
 
 
 class CompactionError(WorkbenchError):

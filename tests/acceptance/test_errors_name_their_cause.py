@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 from workbench.cli import cli
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, paired_comparison, run_experiment
-from workbench.models import _local
+from workbench.models import _local, _local_load
 from workbench.strategies import strategy_class
 from workbench.tune import Objective
 
@@ -32,7 +32,8 @@ def no_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing() -> Any:
         raise ConfigError(_local.MISSING_EXTRA)
 
-    monkeypatch.setattr(_local, "_import_llama_cpp", missing)
+    for module in (_local, _local_load):  # the model and its loader both import llama.cpp
+        monkeypatch.setattr(module, "_import_llama_cpp", missing)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ COPY_IGNORE = shutil.ignore_patterns(".git", "runs", "build", "dist", "*.egg-inf
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("wheel") is None and importlib.util.find_spec("setuptools") is None:
+    if importlib.util.find_spec("wheel") is None or importlib.util.find_spec("setuptools") is None:
         pytest.skip("building a wheel needs setuptools and wheel (the dev extra)")
     base = tmp_path_factory.mktemp("wheel")
     source = base / "src"
@@ -119,14 +119,15 @@ def test_the_installed_wheel_runs_the_main_job_and_a_starter_project_offline(
     assert Path(where.stdout.strip()).is_relative_to(installed), where.stdout + where.stderr
     assert not Path(where.stdout.strip()).is_relative_to(ROOT)
 
-    clone = _workbench(["run", "--limit", "3", "--out", str(tmp_path / "clone-run")], ROOT,
-                       _env(None, tmp_path / "user-clone"))
+    # --verbose: the whole table (the default screen prints it only up to 12 rows)
+    clone = _workbench(["run", "--limit", "3", "--verbose", "--out", str(tmp_path / "clone-run")],
+                       ROOT, _env(None, tmp_path / "user-clone"))
     assert clone.returncode == 0, clone.stderr[-3000:]
 
     away = tmp_path / "empty"
     away.mkdir()
     env = _env(installed, tmp_path / "user-wheel")
-    main = _workbench(["run", "--limit", "3"], away, env)
+    main = _workbench(["run", "--limit", "3", "--verbose"], away, env)
     assert main.returncode == 0, main.stderr[-3000:]
     assert "overrides: --limit 3 (run folder runs/default-" in main.stdout
     assert _table(main.stdout) == _table(clone.stdout)
@@ -136,7 +137,7 @@ def test_the_installed_wheel_runs_the_main_job_and_a_starter_project_offline(
     assert init.returncode == 0, init.stderr[-3000:]
     assert "Next: cd proj && workbench run" in init.stdout
     project = away / "proj"
-    inside = _workbench(["run", "--limit", "3"], project, env)
+    inside = _workbench(["run", "--limit", "3", "--verbose"], project, env)
     assert inside.returncode == 0, inside.stderr[-3000:]
     assert _table(inside.stdout) == _table(clone.stdout)
     spec = (project / "runs").glob("default-*/spec.toml")

@@ -7,38 +7,46 @@ import asyncio
 
 import pytest
 
+from workbench._memo import run_memo
 from workbench.compaction import _reuse
-from workbench.compaction._reuse import parsed_reply, remembered_render, render_and_remember
+from workbench.compaction._format import transcript_lines
+from workbench.compaction._reuse import parsed_reply, remembered_prompt, render_prompt
 from workbench.compaction._summarize import (
     apply_structured_summary,
     remembered_structured_summary,
     summarize,
 )
-from workbench.compaction._templates import Templates, render
+from workbench.compaction._templates import Templates, render, render_async
 from workbench.errors import TemplateError
 from workbench.messages import Message
 from workbench.testing import ScriptedModel
+from workbench.tokens import PromptText
 
 REPLY = '```json\n{"user_intent": ["ship the parser"], "current_work": "tests"}\n```'
 SOURCE = "History ({{ tone }}):\n{{ messages }}"
 
 
 @pytest.fixture(autouse=True)
-def _fresh_memos() -> None:
-    _reuse.PROMPTS.clear()
-    _reuse.REPLIES.clear()
-    _reuse.SUMMARIES.clear()
+def _fresh_memos() -> object:
+    with run_memo() as fresh:  # each test is a run of its own: nothing remembered before
+        yield fresh
 
 
 def _counting_render(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
 
-    def counted(source: str, context: dict, name: str = "<template>", limits: object = None) -> str:
+    async def counted(source: str, context: dict, name: str = "<template>",
+                      limits: object = None) -> str:
         seen.append(name)
-        return render(source, context, name, limits)  # type: ignore[arg-type]
+        return await render_async(source, context, name, limits)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_reuse, "render", counted)
+    monkeypatch.setattr(_reuse, "render_async", counted)
     return seen
+
+
+def _prompt(source: str, context: dict, messages: list[Message], name: str = "t") -> str:
+    lines = transcript_lines(messages)
+    return asyncio.run(render_prompt(source, context, name, messages, lines, "goose"))
 
 
 def test_a_prompt_renders_once_for_variants_that_differ_only_in_what_it_does_not_read(
@@ -57,37 +65,56 @@ def test_a_prompt_renders_once_for_variants_that_differ_only_in_what_it_does_not
     # `limit` is read by the summary template only: one compaction render for both
     assert asyncio.run(run(variant(tone="terse", limit=3))) == "1 of 3"
     assert asyncio.run(run(variant(tone="terse", limit=7))) == "1 of 7"
-    assert renders == ["v/compaction.md"]
+    prompts = [n for n in renders if n.endswith("/compaction.md")]
+    assert prompts == ["v/compaction.md"]
     # `tone` is read by the compaction prompt: a new render
     asyncio.run(run(variant(tone="chatty", limit=3)))
-    assert renders == ["v/compaction.md", "v/compaction.md"]
+    prompts = [n for n in renders if n.endswith("/compaction.md")]
+    assert prompts == ["v/compaction.md", "v/compaction.md"]
 
 
-def test_a_remembered_render_is_the_text_render_gives() -> None:
-    context = {"messages": "user: hi", "tone": "terse", "unread": [1, 2]}
-    assert remembered_render(SOURCE, context) is None  # never rendered: the loop learns nothing
-    text = render_and_remember(SOURCE, context, "t")
-    assert text == render(SOURCE, context) == "History (terse):\nuser: hi"
-    assert remembered_render(SOURCE, {**context, "unread": "other"}) == text
-    assert remembered_render(SOURCE, {**context, "messages": "user: bye"}) is None
+def test_a_remembered_prompt_is_the_text_render_gives() -> None:
+    messages = [Message.user("hi")]
+    lines = transcript_lines(messages)
+    context = {"tone": "terse", "unread": [1, 2]}
+    assert remembered_prompt(SOURCE, context, lines) is None  # never rendered: nothing known
+    text = _prompt(SOURCE, context, messages)
+    assert text == render(SOURCE, {**context, "messages": "[user]: hi"}) == \
+        "History (terse):\n[user]: hi"
+    assert remembered_prompt(SOURCE, {**context, "unread": "other"}, lines) == text
+    assert remembered_prompt(SOURCE, context, transcript_lines([Message.user("bye")])) is None
+    assert remembered_prompt(SOURCE, context, list(lines)) == text  # the same line objects
+
+
+def test_a_prompt_knows_its_parts_when_its_transcript_is_whole_in_it() -> None:
+    messages = [Message.user("hi"), Message.assistant("there"), Message.user("bye")]
+    prompt = _prompt(SOURCE, {"tone": "t"}, messages)
+    assert isinstance(prompt, PromptText)
+    assert prompt.head == "History (t):\n" and prompt.tail == ""
+    assert prompt.lines == tuple(transcript_lines(messages))
+    assert prompt.head + "\n".join(prompt.lines) + prompt.tail == str(prompt)
+    # a template that changes the transcript gives a plain text (it is counted whole)
+    shouted = _prompt("{{ messages | upper }}", {}, messages)
+    assert type(shouted) is str and shouted == "[USER]: HI\n[ASSISTANT]: THERE\n[USER]: BYE"
 
 
 def test_a_failing_render_is_never_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     renders = _counting_render(monkeypatch)
     broken = "{{ messages }}{{ 1 // zero }}"
+    messages = [Message.user("m")]
     for _ in range(2):
         with pytest.raises(TemplateError):
-            render_and_remember(broken, {"messages": "m", "zero": 0}, "broken")
+            _prompt(broken, {"zero": 0}, messages, "broken")
     assert renders == ["broken", "broken"]
-    assert remembered_render(broken, {"messages": "m", "zero": 0}) is None
+    assert remembered_prompt(broken, {"zero": 0}, transcript_lines(messages)) is None
 
 
 def test_the_render_limits_are_part_of_what_a_render_depends_on(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    context = {"messages": "m", "tone": "t"}
-    render_and_remember(SOURCE, context)
+    messages = [Message.user("m")]
+    _prompt(SOURCE, {"tone": "t"}, messages)
     monkeypatch.setenv("WORKBENCH_RENDER_TIME_LIMIT", "7")
-    assert remembered_render(SOURCE, context) is None
+    assert remembered_prompt(SOURCE, {"tone": "t"}, transcript_lines(messages)) is None
 
 
 def test_a_reply_is_parsed_once_per_text() -> None:

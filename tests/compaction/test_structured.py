@@ -337,9 +337,9 @@ def test_windowed_decoding_agrees_with_parsing_each_candidate_whole(
 ) -> None:
     import json
 
-    from workbench.compaction import _candidates
+    from workbench.compaction import _candidates, _json_decode
 
-    monkeypatch.setattr(_candidates, "_FIRST_WINDOW", 4)
+    monkeypatch.setattr(_json_decode, "_FIRST_WINDOW", 4)
     rng = random.Random(11)
     values = [1, -0.5, 'a"b', "x\\y", "a long string value " * 3, None, True, [1, {"z": []}]]
     for _ in range(400):

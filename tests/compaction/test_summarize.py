@@ -325,7 +325,7 @@ async def test_scripted_replies_are_copied_so_reusing_one_is_safe() -> None:
 @pytest.mark.parametrize("order", ["goose", "centred"])
 def test_each_ladder_step_keeps_what_the_public_removal_functions_keep(removal: str,
                                                                        order: str) -> None:
-    from workbench.compaction._summarize import _apply_removal
+    from workbench.compaction._removal import apply_removal
 
     messages = [Message.user("start")]
     for i in range(7):
@@ -333,7 +333,7 @@ def test_each_ladder_step_keeps_what_the_public_removal_functions_keep(removal: 
         messages.append(Message.user().with_tool_response(f"t{i}", f"out {i}"))
     public = elide_tool_responses if removal == "elide" else filter_tool_responses
     for pct in REMOVAL_PERCENTAGES:
-        kept, dropped, responses = _apply_removal(messages, pct, order, removal)  # type: ignore[arg-type]
+        kept, dropped, responses = apply_removal(messages, pct, order, removal)  # type: ignore[arg-type]
         expected = public(messages, pct, order)  # type: ignore[arg-type]
         assert [m.to_goose() for m in kept] == [m.to_goose() for m in expected]
         removed = len(removal_positions(7, pct, order))  # type: ignore[arg-type]

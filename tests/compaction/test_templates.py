@@ -9,6 +9,7 @@ import pytest
 from workbench.compaction import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
+    RenderLimits,
     Templates,
     builtin_template,
     code_fence,
@@ -112,10 +113,11 @@ def test_sandbox_refuses_python_internals(payload: str) -> None:
 
 
 def test_compiled_templates_are_cached_by_source_and_nesting_limits() -> None:
-    from workbench.compaction._templates import _compile
+    from workbench.compaction._sandbox_env import compile_here
 
-    assert _compile("{{ a }}-cache", 32, 1024) is _compile("{{ a }}-cache", 32, 1024)
-    assert _compile("{{ a }}-cache", 32, 1024) is not _compile("{{ a }}-cache", 8, 1024)
+    wide, narrow = RenderLimits(), RenderLimits(max_depth=8)
+    assert compile_here("{{ a }}-cache", wide) is compile_here("{{ a }}-cache", wide)
+    assert compile_here("{{ a }}-cache", wide) is not compile_here("{{ a }}-cache", narrow)
 
 
 def test_from_dir_falls_back_to_builtins_for_missing_files(tmp_path: Path) -> None:

@@ -323,3 +323,21 @@ def test_summarizer_input_projects_for_the_agent_and_drops_what_ends_up_empty() 
                     .with_text("hidden", audience=["user"]),
                     turn_context("<turn-context>x</turn-context>")]
     assert [m.concat_text() for m in summarizer_input(conversation)] == ["keep", "agent"]
+
+
+def test_an_archived_copy_is_what_a_json_round_trip_with_the_flag_would_read() -> None:
+    from workbench.context_mgmt._compact_messages import archived_copy
+    from workbench.harness.experiment._cells import read_manifest
+    from workbench.sessions import load_session
+
+    checked = 0
+    for path, fmt in list(read_manifest().values())[::4]:
+        for message in load_session(path, fmt).messages:
+            data = message.to_goose()
+            data["metadata"] = {**message.metadata.to_goose(), "agentVisible": False}
+            trip = Message.from_goose(data)
+            copy = archived_copy(message)
+            assert copy == trip and copy.to_goose() == trip.to_goose(), message.id
+            assert not copy.is_agent_visible and copy.content == message.content
+            checked += 1
+    assert checked > 500

@@ -5,7 +5,10 @@
 body echoes every credential it was sent (the bearer token, ``x-api-key``, and the decoded
 user-info of a Basic header), as a careless proxy does. With ``echo_everything`` it echoes
 every header it was sent, the request path with its query string, and the base64 of each
-header value and of the query, the way a debugging proxy dumps a request. A model named in
+header value and of the query, the way a debugging proxy dumps a request. With ``echo_forms``
+it echoes every credential it was sent (the bearer token, ``x-*`` header values, the decoded
+``Proxy-Authorization`` user-info, query values, and the leaves of a ``credentials`` table in
+the request body) in every encoding of `tests.hardening._forms.encoded_forms`. A model named in
 ``status_for`` gets that status (a 503 tests retries). Every request is counted, with its body.
 A ``json_responder`` answers in another API's shape (Anthropic's ``/v1/messages``, OpenAI's
 ``/v1/responses/compact``).
@@ -20,6 +23,9 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from tests.hardening._forms import encoded_forms
 
 SUMMARY = ('<analysis>checked</analysis>\n```json\n{"user_intent": ["fix the bug in app.py"], '
            '"current_work": "editing app.py"}\n```')
@@ -44,6 +50,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         server = self.server
         credentials = self._credentials()
+        if server.echo_forms:
+            credentials = [form for value in self._secrets_seen(body)
+                           for form in encoded_forms(value)]
         with server.lock:
             server.requests.append({"model": body.get("model"), "credentials": credentials,
                                     "path": self.path, "body": body,
@@ -100,8 +109,31 @@ class _Handler(BaseHTTPRequestHandler):
                     found.append(base64.b64decode(value[6:]).decode("utf-8", "replace"))
         return found
 
+    def _secrets_seen(self, body: Any) -> list[str]:
+        seen = []
+        auth = self.headers.get("authorization") or ""
+        if auth.lower().startswith("bearer "):
+            seen.append(auth[7:])
+        seen += [v for k, v in self.headers.items()
+                 if k.lower().startswith("x-") and not k.lower().startswith("x-stainless")]
+        proxy = self.headers.get("proxy-authorization") or ""
+        if proxy.lower().startswith("basic "):
+            userinfo = base64.b64decode(proxy[6:]).decode("utf-8", "replace")
+            seen += [userinfo, *userinfo.split(":", 1)]
+        seen += [v for _, v in parse_qsl(urlsplit(self.path).query)]
+        seen += _leaves(body.get("credentials")) if isinstance(body, dict) else []
+        return [v for v in seen if v]
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [] if value is None else [str(value)]
 
 
 class ProviderServer(ThreadingHTTPServer):
@@ -112,6 +144,7 @@ class ProviderServer(ThreadingHTTPServer):
         unauthorized: Model names answered with the echoing 401.
         status_for: Model name -> the error status it is answered with (echoing too).
         echo_everything: Echo every header, the path and base64 forms (see the module docstring).
+        echo_forms: Echo every credential in every encoding (see the module docstring).
         held: Model names whose answers wait until `release` is set.
         delay: Seconds each answer waits (to keep calls in flight).
         gate: When set to an Event, answers wait until it is set.
@@ -136,6 +169,7 @@ class ProviderServer(ThreadingHTTPServer):
         self.json_responder: Callable[[dict[str, Any], str], dict[str, Any]] | None = None
         self.echo_in_reply = False
         self.echo_everything = False
+        self.echo_forms = False
         self.status_for: dict[str, int] = {}
         self.held: set[str] = set()
         self.release = threading.Event()

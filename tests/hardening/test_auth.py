@@ -51,7 +51,8 @@ async def test_a_rejected_key_is_tried_once_and_names_the_variable(
         await model.complete("s", [Message.user("u")])
     assert str(err.value).startswith(
         "openai/rejected: credentials were missing or rejected; set OPENAI_API_KEY to a valid "
-        "key (or pass api_key=...). Provider said: ")
+        "key (or pass api_key=...). Provider said (host "
+        f"127.0.0.1:{server.port}, HTTP 401): ")
     assert "sk-wrong-0000000000" not in str(err.value)
     assert len(server.requests) == 1 and sleeps.waits == []
 

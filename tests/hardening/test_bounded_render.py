@@ -54,6 +54,7 @@ def test_a_loop_over_a_long_variable_that_prints_nothing_still_hits_the_time_lim
 
 
 def test_a_huge_power_fails_at_once() -> None:
+    render("{{ 1 }}", {})  # the render process is started (once per process)
     started = time.monotonic()
     err = _render_error("{{ 7 ** 10000000000 }}")
     assert time.monotonic() - started < 1.0

@@ -38,8 +38,13 @@ def experiment(folder: Path, **over: Any) -> Experiment:
     return Experiment.from_dict(data)
 
 
+def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The warnings the runner logged (the budget stop is said once, as a warning)."""
+    return [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+
+
 def test_eight_cells_in_flight_stop_one_call_past_max_cost_and_state_the_real_spend(
-        tmp_path: Path, capsys: Any) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     write_sessions(tmp_path, 10)
     model = ScriptedModel([REPLY], usage=USAGE, latency=0.05)
 
@@ -58,7 +63,7 @@ def test_eight_cells_in_flight_stop_one_call_past_max_cost_and_state_the_real_sp
     assert round(float(results.cells["cost"].sum()), 6) == 0.04
     assert ("budget reached (cost $0.0400 >= max_cost $0.035); 6 cell(s) not run. Raise [budget] "
             "in the spec and run again to continue. Spent in this run folder: $0.0400 and 600 "
-            "billed tokens (400 input, 200 output).") in capsys.readouterr().out
+            "billed tokens (400 input, 200 output).") in warnings(caplog)
 
 
 def test_a_budget_stopped_folder_runs_the_rest_once_the_budget_is_raised(
@@ -82,7 +87,7 @@ def test_a_budget_stopped_folder_runs_the_rest_once_the_budget_is_raised(
 
 
 def test_the_stop_message_counts_the_spend_of_earlier_runs_of_the_folder(
-        tmp_path: Path, capsys: Any) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     write_sessions(tmp_path, 3)
     model = ScriptedModel([REPLY], usage=USAGE)
 
@@ -95,11 +100,11 @@ def test_the_stop_message_counts_the_spend_of_earlier_runs_of_the_folder(
     # concurrency change between the two runs).
     run_experiment(experiment(tmp_path, budget={"max_tokens": 150}, concurrency=1, **spec), out,
                    model_factory=factory, progress=False)
-    capsys.readouterr()
+    caplog.clear()
     run_experiment(experiment(tmp_path, budget={"max_tokens": 250}, **spec), out,
                    model_factory=factory, progress=False)
     assert model.call_count == 2
-    assert capsys.readouterr().out.strip().endswith(
+    assert warnings(caplog)[-1] == (
         "budget reached (300 billed tokens >= max_tokens 250); 1 cell(s) not run. Raise [budget] "
         "in the spec and run again to continue. Spent in this run folder: $0.0200 and 300 billed "
         "tokens (200 input, 100 output).")

@@ -1,10 +1,11 @@
 """The agents experiment: the memory set selected as ``dataset:memory`` and kept out of
 ``dataset:all``, a ``[replay]`` at each policy's own trigger with loops allowed, the provider-side
 policies stored ``n/a`` with their reason, and ``experiments/agents.toml`` run offline, printing
-every policy with its detectors, survival curve and cliff."""
+every policy with its detectors, survival curve and cliff, and ending with the policy verdict."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,11 @@ def test_policy_replays_store_no_threshold_and_provider_side_ones_store_na(
     stored = db.execute("SELECT status, threshold FROM replays ORDER BY strategy").fetchall()
     db.close()
     assert stored == [("ok", None), ("n/a", None)]
+    # Without `detectors = true` the run and its report stay as they were: no policy verdict.
+    from workbench.harness import write_report
+
+    page = write_report(results)["html"].read_text(encoding="utf-8")
+    assert '<section id="replay">' in page and 'id="policies"' not in page
 
 
 def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
@@ -90,7 +96,7 @@ def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
     from workbench.cli import cli
 
     result = CliRunner().invoke(cli, ["run", str(AGENTS), "--out", str(tmp_path / "agents"),
-                                       "--no-progress"])
+                                       "--no-progress", "--verbose"])  # the replay's detail
     assert result.exit_code == 0, result.output
     out = result.output
     detectors = out[out.index("failure detectors per strategy"):out.index("survival:")]
@@ -106,3 +112,49 @@ def test_agents_toml_runs_offline_and_prints_every_policy_with_its_detectors(
                for line in survival.splitlines()[2:] if line.strip())
     for name in ("anthropic-server-compaction", "openai-responses-compact"):
         assert f"  {name}: n/a (6 replays): " in na
+    # The run ends with the policy verdict: codex keeps the most facts; sliding-window is not
+    # significantly worse but bills more; the cheaper four lose too many facts; every
+    # infeasible policy is unranked with its reason.
+    policy = out[out.index("Policy verdict:"):out.index("run folder:")]
+    table = policy[policy.index("  policy recall"):policy.index("anthropic-clear-tool-uses:")]
+    rows = [line.split() for line in table.splitlines()[1:] if line.strip()]
+    assert [(r[0], r[1], " ".join(r[-2:])) for r in rows] == [
+        ("codex", "72.8%", "1. pick"), ("sliding-window", "50.1%", "2. eligible"),
+        ("aider", "20.1%", "on recall"), ("opencode", "25.1%", "on recall"),
+        ("goose", "25.5%", "on recall"), ("claude-code", "27.9%", "on recall")]
+    assert "    anthropic-clear-tool-uses: unranked, prompts over the window in 5 of 6 sessions " \
+           "(23.5 overflow turns per session)" in policy
+    assert "    gemini-cli: unranked, prompts over the window in 2 of 6 sessions" in policy
+    assert "    langchain: unranked, prompts over the window in 2 of 6 sessions" in policy
+    for name in ("anthropic-server-compaction", "openai-responses-compact"):
+        assert f"    {name}: unranked, n/a in 6 of 6 sessions: " in policy
+    assert "    Recommendation: codex — the best recall after the last compaction (72.8%), not " \
+           "significantly ahead of sliding-window;" in policy
+    assert policy.rstrip().endswith("cheaper but significantly worse on recall: aider, "
+                                    "opencode, goose, claude-code")
+    # docs/strategies.md shows the tables and the verdict exactly as the command prints them.
+    docs = (ROOT / "docs" / "strategies.md").read_text(encoding="utf-8")
+    shown = [line for block in re.findall(r"```text\n(.*?)```", docs, re.S)
+             for line in block.splitlines() if line.strip()]
+    assert "Policy verdict: which compaction policy to run, per window x threshold of the " \
+           "replays (every feasible policy against the" in shown
+    assert [line for line in shown if line not in out.splitlines()] == []
+    # The report shows the same: the detectors, the survival curve (table and plot) and the
+    # policy verdict, rendered from the same objects.
+    from workbench.harness import write_report
+
+    paths = write_report(tmp_path / "agents")
+    md = paths["markdown"].read_text(encoding="utf-8")
+    page = paths["html"].read_text(encoding="utf-8")
+    assert paths["plot_survival"].read_bytes().startswith(b"\x89PNG")
+    for heading in ("### Failure detectors", "### Survival"):
+        assert heading in md
+    assert "| codex | 8k | policy | 6 | 0% | 18% | 23% | 0.0 | 0.0 | 100% | 0.8 | 2.5 | none |" in md
+    # the policy verdict is the run's Verdict's: its Markdown block ends with it, as printed
+    block = md[md.index("## Verdict"):]
+    block = block[:block.index("```\n", block.index("```text") + 7)]
+    assert block.rstrip().endswith(policy.rstrip())
+    policies = page[page.index('<div id="policies">'):]
+    assert "<h3>Failure detectors</h3>" in policies and 'alt="survival"' in policies
+    assert "<h4>8k, each policy at its own trigger (6 sessions)</h4>" in policies
+    assert "<li>openai-responses-compact: unranked, n/a in 6 of 6 sessions: " in policies

@@ -1,21 +1,22 @@
-"""The run's concurrency bounds model calls in flight: a slot is held only while a call is out,
-so the next call goes out while the last cell parses its reply."""
+"""The run's concurrency bounds model calls in flight: a slot is held only while a call is out
+(the pipeline's slot step), so the next call goes out before the last cell parses its reply.
+Orders of events, never timings, say so."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from workbench.compaction import _reuse, _summarize
+from workbench.compaction import _summarize
 from workbench.harness import Experiment, run_experiment
+from workbench.harness.run.executors._call_slot import SlotStep
+from workbench.models import ModelPipeline
 from workbench.testing import ScriptedModel
 
 REPLY = '```json\n{"user_intent": ["finish the task"], "current_work": "benchmarking"}\n```'
-PARSE_SECONDS = 0.3
 
 
 def _spec(concurrency: int, repeats: int, model_limit: int | None = None) -> Experiment:
@@ -52,42 +53,40 @@ def test_calls_in_flight_never_exceed_the_limits(tmp_path: Path, concurrency: in
 
 def test_the_next_call_goes_out_while_the_last_reply_is_parsed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[float] = []
-    parsed: list[tuple[float, float]] = []
-    original = _summarize.apply_structured_summary
+    calls: list[int] = []
+    second_call = asyncio.Event()
+    original = _summarize.apply_structured_summary_async
 
-    def slow_parse(*args: Any) -> str:
-        started = time.perf_counter()
-        time.sleep(PARSE_SECONDS)
-        outcome = original(*args)
-        parsed.append((started, time.perf_counter()))
-        return outcome
+    async def parse(*args: Any) -> str:
+        # The first reply's parse waits for the second call: with the one slot held until
+        # the parse ended, that call could never go out and this would time out.
+        await asyncio.wait_for(second_call.wait(), 30)
+        return await original(*args)
 
     def respond(system: str, messages: list) -> str:  # type: ignore[type-arg]
-        calls.append(time.perf_counter())
+        calls.append(len(calls))
+        if len(calls) == 2:
+            second_call.set()
         return REPLY
 
-    monkeypatch.setattr(_summarize, "apply_structured_summary", slow_parse)
-    _reuse.REPLIES.clear()  # a reply parsed and rendered before is applied without a thread
-    _reuse.SUMMARIES.clear()
+    monkeypatch.setattr(_summarize, "apply_structured_summary_async", parse)
     results = run_experiment(_spec(1, 2), tmp_path / "run", progress=False,
                              model_factory=lambda cell: ScriptedModel(respond=respond))
-    assert list(results.cells["status"]) == ["ok", "ok"]
-    first_parse_end = min(end for _, end in parsed)
-    # one slot, yet the second call came before the first reply's parse was over
-    assert len(calls) == 2 and calls[1] < first_parse_end
+    assert list(results.cells["status"]) == ["ok", "ok"] and calls == [0, 1]
+
+
+def _slotted(inner: Any, slots: list[asyncio.Semaphore]) -> ModelPipeline:
+    return ModelPipeline(inner, [SlotStep(slots)])
 
 
 def test_a_slot_is_given_back_when_the_call_fails() -> None:
-    from workbench.harness.run.executors._call_slot import CallSlot
-
     class Failing:
         async def complete(self, system: str, messages: list) -> Any:  # type: ignore[type-arg]
             raise RuntimeError("provider down")
 
     async def main() -> int:
         slot = asyncio.Semaphore(1)
-        model = CallSlot(Failing(), [slot])
+        model = _slotted(Failing(), [slot])
         for _ in range(2):
             with pytest.raises(RuntimeError, match="provider down"):
                 await model.complete("system", [])
@@ -97,8 +96,6 @@ def test_a_slot_is_given_back_when_the_call_fails() -> None:
 
 
 def test_calls_woken_by_a_wave_of_replies_go_out_before_any_reply_is_processed() -> None:
-    from workbench.harness.run.executors._call_slot import CallSlot
-
     log: list[str] = []
 
     class Gated:
@@ -113,7 +110,7 @@ def test_calls_woken_by_a_wave_of_replies_go_out_before_any_reply_is_processed()
 
     async def main() -> None:
         inner = Gated()
-        model = CallSlot(inner, [asyncio.Semaphore(2)])
+        model = _slotted(inner, [asyncio.Semaphore(2)])
 
         async def cell(name: str) -> None:
             await model.complete(name, [])
@@ -130,3 +127,20 @@ def test_calls_woken_by_a_wave_of_replies_go_out_before_any_reply_is_processed()
     # both freed slots carry the next calls out before either reply is processed
     assert log[2:4] == ["c call", "d call"]
     assert sorted(log[4:]) == ["a post", "b post", "c post", "d post"]
+
+
+def test_a_shared_or_recorded_answer_never_waits_for_a_slot() -> None:
+    from workbench.models import SharedCalls
+
+    async def main() -> list[str]:
+        slot = asyncio.Semaphore(1)
+        table = SharedCalls()
+        answered: list[str] = []
+        model = ModelPipeline(ScriptedModel([REPLY] * 3), [table.step(), SlotStep([slot])])
+        await model.complete("same prompt", [])
+        await slot.acquire()  # every slot taken: only an answer that needs no call gets through
+        await asyncio.wait_for(model.complete("same prompt", []), 1)
+        answered.append("shared")
+        return answered
+
+    assert asyncio.run(main()) == ["shared"]

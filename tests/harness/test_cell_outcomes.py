@@ -27,8 +27,8 @@ from workbench.harness.results._outcomes import (
 )
 from workbench.messages import Message
 from workbench.models import WindowCap
-from workbench.models._cap import window_facts
 from workbench.models._errors_map import TransientModelError
+from workbench.models._window import window_facts
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel
 

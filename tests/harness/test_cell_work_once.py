@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.harness.run._cell_run import session_tokens, write_file
+from workbench.harness.results._writer import write_file
+from workbench.harness.run._cell_score import session_tokens
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.tokens import default_estimator

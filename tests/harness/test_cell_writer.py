@@ -1,20 +1,33 @@
-"""`CellWriter`: cells written off the event loop, in order, all of them by `close`; a write
-that fails reaches the runner."""
+"""`CellWriter`: cells (`CellResult`) written off the event loop, in order, all of them by
+`close`; a write that fails reaches the runner."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
+from workbench.harness.results._cell_result import AttemptResult, CellResult
 from workbench.harness.results._store import ResultsStore
-from workbench.harness.results._writer import CellWriter
+from workbench.harness.results._writer import HAND_OVER_SECONDS, CellWriter
+
+UNSTORABLE = object()
+"""A value SQLite cannot bind: the write of a cell holding it fails."""
 
 
 def _row(cell_id: str, **extra: object) -> dict[str, object]:
     return {"cell_id": cell_id, "run_id": "r", "session_id": "s", "status": "ok", **extra}
+
+
+def _result(cell_id: str, attempts: int = 0, **columns: object) -> CellResult:
+    result = CellResult(cell_id=cell_id, run_id="r", session_id="s", status="ok")
+    result.update(columns)
+    result.attempt_results = [AttemptResult(attempt_no=i + 1, outcome="ok")
+                              for i in range(attempts)]
+    return result
 
 
 def test_close_writes_every_queued_cell_in_order(tmp_path: Path) -> None:
@@ -22,7 +35,7 @@ def test_close_writes_every_queued_cell_in_order(tmp_path: Path) -> None:
     ResultsStore(path).close()
     with CellWriter(path) as writer:
         for i in range(50):
-            writer.put(_row(f"c{i:02d}"), [{"attempt_no": 1, "outcome": "ok"}])
+            writer.put(_result(f"c{i:02d}", attempts=1))
     assert writer.written == 50
     db = sqlite3.connect(path)
     cells = [r[0] for r in db.execute("SELECT cell_id FROM cells ORDER BY rowid")]
@@ -35,13 +48,13 @@ def test_a_failed_write_is_raised_on_the_next_put_and_at_close(tmp_path: Path) -
     path = tmp_path / "results.sqlite"
     ResultsStore(path).close()
     writer = CellWriter(path)
-    writer.put(_row("c1", no_such_column=1))
+    writer.put(_result("c1", repeat=UNSTORABLE))
     deadline = time.monotonic() + 10
     while writer._error is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    with pytest.raises(ValueError, match=r"unknown cell columns: \['no_such_column'\]"):
-        writer.put(_row("c2"))
-    with pytest.raises(ValueError, match="unknown cell columns"):
+    with pytest.raises(sqlite3.ProgrammingError):
+        writer.put(_result("c2"))
+    with pytest.raises(sqlite3.ProgrammingError):
         writer.close()
     db = sqlite3.connect(path)
     assert db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 0
@@ -59,7 +72,7 @@ def test_a_new_store_is_made_and_its_prelude_written_before_the_first_cell(
         store.start_run("t", "{}", "0", run_id="R1")
 
     with CellWriter(path, prelude) as writer:
-        writer.put(_row("c1"))
+        writer.put(_result("c1"))
     db = sqlite3.connect(path)
     assert seen == [[]]  # migrated and empty when the prelude ran
     assert db.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "running")]
@@ -78,7 +91,7 @@ def test_a_failing_prelude_is_raised_like_a_failed_write_and_no_cell_is_written(
     while writer._error is None and time.monotonic() < deadline:
         time.sleep(0.01)
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
-        writer.put(_row("c1"))
+        writer.put(_result("c1"))
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         writer.close()
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM cells").fetchone() == (0,)
@@ -98,23 +111,55 @@ def test_cells_queued_together_are_written_in_one_transaction(tmp_path: Path) ->
     batches: list[int] = []
     writer = CellWriter(path)
     writer.ready.wait(10)
-    original = ResultsStore.record_cells
+    original = ResultsStore.record_results
 
-    def spy(store: ResultsStore, cells: list) -> None:  # type: ignore[type-arg]
-        batches.append(len(cells))
-        original(store, cells)
+    def spy(store: ResultsStore, results: list) -> None:  # type: ignore[type-arg]
+        batches.append(len(results))
+        original(store, results)
 
-    ResultsStore.record_cells = spy  # type: ignore[method-assign]
+    ResultsStore.record_results = spy  # type: ignore[method-assign]
     try:
         # Queued while the thread waits for the first one to be handed over: one batch, or a
         # first cell alone and the rest together, never five commits.
         for i in range(5):
-            writer._queue.put((_row(f"c{i}"), [{"attempt_no": 1, "outcome": "ok"}]))
+            writer._queue.put(_result(f"c{i}", attempts=1))
         writer.close()
     finally:
-        ResultsStore.record_cells = original  # type: ignore[method-assign]
+        ResultsStore.record_results = original  # type: ignore[method-assign]
     assert sum(batches) == 5 and len(batches) <= 2 and writer.written == 5
     assert _cells_in(path) == ["c0", "c1", "c2", "c3", "c4"]
+
+
+def test_cells_finished_on_the_loop_go_over_together_and_close_hands_over_the_rest(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+    batches: list[list[str]] = []
+    original = ResultsStore.record_results
+
+    def spy(store: ResultsStore, results: list) -> None:  # type: ignore[type-arg]
+        batches.append([r.cell_id for r in results])
+        original(store, results)
+
+    async def cells(writer: CellWriter) -> None:
+        for i in range(4):  # finished within the hand-over time: one item for the writer
+            writer.put(_result(f"a{i}", attempts=1))
+        for _ in range(1000):  # until the writer has them (however loaded the machine)
+            await asyncio.sleep(HAND_OVER_SECONDS)
+            if writer.written:
+                break
+        writer.put(_result("b0", attempts=1))  # still waiting on the loop when it closes
+        writer.close()
+
+    ResultsStore.record_results = spy  # type: ignore[method-assign]
+    try:
+        writer = CellWriter(path)
+        writer.ready.wait(10)
+        asyncio.run(cells(writer))
+    finally:
+        ResultsStore.record_results = original  # type: ignore[method-assign]
+    assert batches == [["a0", "a1", "a2", "a3"], ["b0"]] and writer.written == 5
+    assert _cells_in(path) == ["a0", "a1", "a2", "a3", "b0"]
 
 
 def test_a_bad_cell_in_a_batch_keeps_the_cells_before_it_and_is_raised(tmp_path: Path) -> None:
@@ -122,9 +167,10 @@ def test_a_bad_cell_in_a_batch_keeps_the_cells_before_it_and_is_raised(tmp_path:
     ResultsStore(path).close()
     writer = CellWriter(path)
     writer.ready.wait(10)
-    for row in (_row("c1"), _row("c2"), _row("c3", no_such_column=1), _row("c4")):
-        writer._queue.put((row, []))
-    with pytest.raises(ValueError, match=r"unknown cell columns: \['no_such_column'\]"):
+    for result in (_result("c1"), _result("c2"), _result("c3", repeat=UNSTORABLE),
+                   _result("c4")):
+        writer._queue.put(result)
+    with pytest.raises(sqlite3.ProgrammingError):
         writer.close()
     assert _cells_in(path) == ["c1", "c2"] and writer.written == 2
 
@@ -139,4 +185,22 @@ def test_record_cells_writes_all_or_none(tmp_path: Path) -> None:
     assert [(c["cell_id"], c["status"]) for c in store.cells()] == [("c2", "ok"),
                                                                    ("c1", "error")]
     assert store.attempts() == []
+    store.close()
+
+
+def test_a_cells_texts_are_kept_with_its_row_and_replaced_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    first = _result("c1")
+    first.texts.raw, first.texts.forgotten = "the reply", '{"files": []}'
+    with CellWriter(path) as writer:
+        writer.put(first)
+    store = ResultsStore(path)
+    assert store.cell_text("c1", "raw.txt") == "the reply"
+    assert store.cell_text("c1", "forgotten.json") == '{"files": []}'
+    assert store.cell_text("c1", "qa.json") is None
+    again = _result("c1", status="error")
+    again.texts.raw = "another reply"
+    store.record_results([again])  # a re-run cell replaces its texts with its rows
+    assert store.cell_text("c1", "raw.txt") == "another reply"
+    assert store.cell_text("c1", "forgotten.json") is None
     store.close()

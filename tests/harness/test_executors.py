@@ -7,7 +7,6 @@ import asyncio
 import json
 import sqlite3
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -106,6 +105,12 @@ def test_the_local_executor_is_the_default_and_the_run_says_so(tmp_path: Path) -
 # -- the coordinator, driven as plain asyncio ------------------------------------------------
 
 
+async def _settle() -> None:
+    """Let every task that can go on do so (a waiter still waiting after this never will)."""
+    for _ in range(50):
+        await asyncio.sleep(0)
+
+
 async def test_a_retried_cell_inherits_its_slot_so_a_dead_worker_leaks_none() -> None:
     coord = Coordinator(global_limit=1, model_limits={})
     assert await coord.begin_cell("c1", 0) == 0
@@ -113,7 +118,7 @@ async def test_a_retried_cell_inherits_its_slot_so_a_dead_worker_leaks_none() ->
     assert await asyncio.wait_for(coord.begin_cell("c1", 0), 1) == 1
     # ...while another cell waits until the retry ends it.
     other = asyncio.ensure_future(coord.begin_cell("c2", 0))
-    await asyncio.sleep(0.05)
+    await _settle()
     assert not other.done()
     coord.end_cell("c1")
     assert await asyncio.wait_for(other, 1) == 0
@@ -127,7 +132,7 @@ async def test_per_model_limits_hold_beside_the_global_one() -> None:
     await coord.begin_cell("a", 0)
     second = asyncio.ensure_future(coord.begin_cell("b", 0))
     await coord.begin_cell("c", 1)  # another model still gets a slot
-    await asyncio.sleep(0.05)
+    await _settle()
     assert not second.done()
     coord.end_cell("a")
     assert await asyncio.wait_for(second, 1) == 0
@@ -139,7 +144,7 @@ async def test_identical_cached_prompts_in_flight_are_paid_once(tmp_path: Path) 
     first = await coord.call_begin("c1", 0, "k1", "rw", cache, "m", "p1")
     assert first[0] == "call"
     waiting = asyncio.ensure_future(coord.call_begin("c2", 0, "k1", "rw", cache, "m", "p1"))
-    await asyncio.sleep(0.05)
+    await _settle()
     assert not waiting.done()
     coord.call_end(first[1], "ok", (Message.assistant("the summary"), USAGE.copy(), 12.0),
                    "rw", cache)
@@ -156,7 +161,7 @@ async def test_a_failed_call_lets_the_waiter_call_itself(tmp_path: Path) -> None
     cache = str(tmp_path / "responses.db")
     first = await coord.call_begin("c1", 0, "k1", "rw", cache, "m", "p1")
     waiting = asyncio.ensure_future(coord.call_begin("c2", 0, "k1", "rw", cache, "m", "p1"))
-    await asyncio.sleep(0.05)
+    await _settle()
     coord.call_end(first[1], "error", None, "rw", cache)
     assert (await asyncio.wait_for(waiting, 1))[0] == "call"
 
@@ -189,7 +194,7 @@ async def test_a_shared_prompt_is_sent_once_cluster_wide_and_paid_by_its_first_c
     first = await coord.call_begin("c1", 0, None, "off", None, "m", "p1", "s1")
     assert first[0] == "call"
     waiting = asyncio.ensure_future(coord.call_begin("c2", 0, None, "off", None, "m", "p1", "s1"))
-    await asyncio.sleep(0.05)
+    await _settle()
     assert not waiting.done()
     call_id = coord.call_end(first[1], "ok", (Message.assistant("the summary"), USAGE.copy(), 5.0))
     assert isinstance(call_id, str) and len(call_id) == 26
@@ -223,14 +228,14 @@ async def test_a_cached_leader_keeps_its_usage_and_a_failed_or_dead_one_is_not_s
     # A failed leader: its waiter sends its own call.
     failing = await coord.call_begin("c3", 0, None, "off", None, "m", "p3", "s3")
     waiter = asyncio.ensure_future(coord.call_begin("c4", 0, None, "off", None, "m", "p3", "s3"))
-    await asyncio.sleep(0.05)
+    await _settle()
     assert coord.call_end(failing[1], "error") is None
     assert (await asyncio.wait_for(waiter, 1))[0] == "call"
     # A leader whose worker dies: its cell's retry frees the waiter, which becomes the leader.
     await coord.begin_cell("c5", 0)
     await coord.call_begin("c5", 0, None, "off", None, "m", "p5", "s5")
     waiter = asyncio.ensure_future(coord.call_begin("c6", 0, None, "off", None, "m", "p5", "s5"))
-    await asyncio.sleep(0.05)
+    await _settle()
     assert not waiter.done()
     assert await coord.begin_cell("c5", 0) == 1
     assert (await asyncio.wait_for(waiter, 1))[0] == "call"
@@ -238,7 +243,7 @@ async def test_a_cached_leader_keeps_its_usage_and_a_failed_or_dead_one_is_not_s
     leader = await coord.call_begin("c7", 0, None, "off", None, "m", "p7", "s7")
     await coord.begin_cell("c8", 0)
     zombie = asyncio.ensure_future(coord.call_begin("c8", 0, None, "off", None, "m", "p7", "s7"))
-    await asyncio.sleep(0.05)
+    await _settle()
     assert await coord.begin_cell("c8", 0) == 1
     coord.call_end(leader[1], "error")
     assert await asyncio.wait_for(zombie, 1) == ("gone",)
@@ -264,26 +269,28 @@ async def test_a_paid_call_of_a_killed_try_keeps_the_id_its_sharers_name() -> No
 
 
 def test_lost_calls_become_attempt_rows_and_known_costs_join_the_cell() -> None:
-    from workbench.harness.run._cell_run import CellOutcome
+    from workbench.harness.results._cell_result import AttemptResult, CellResult
 
-    outcome = CellOutcome({"model": "m", "billed_input_tokens": 100, "billed_output_tokens": 20,
-                           "cost": 0.01}, [{"attempt_no": 1, "outcome": "ok", "cost": 0.01}])
-    _apply_lost(outcome, [{"try_no": 0, "seq": 1, "model": "m", "prompt_hash": "p",
-                           "usage": USAGE.copy()},
-                          {"try_no": 0, "seq": 2, "model": None, "prompt_hash": "q",
-                           "usage": None}], 1)
-    assert [(a["outcome"], a["task_attempt"], a.get("cost"), a.get("error"))
-            for a in outcome.attempts] == [("ok", 1, 0.01, None), ("lost", 0, 0.01, LOST_PAID),
-                                           ("lost", 0, None, LOST_UNKNOWN)]
-    assert (outcome.row["billed_input_tokens"], outcome.row["billed_output_tokens"],
-            outcome.row["cost"]) == (200, 40, 0.02)
+    result = CellResult(cell_id="c1", run_id="r", model="m", billed_input_tokens=100,
+                        billed_output_tokens=20, cost=0.01,
+                        attempt_results=[AttemptResult(attempt_no=1, outcome="ok", cost=0.01)])
+    _apply_lost(result, [{"try_no": 0, "seq": 1, "model": "m", "prompt_hash": "p",
+                          "usage": USAGE.copy()},
+                         {"try_no": 0, "seq": 2, "model": None, "prompt_hash": "q",
+                          "usage": None}], 1)
+    assert [(a.outcome, a.task_attempt, a.cost, a.error)
+            for a in result.attempt_results] == [("ok", 1, 0.01, None),
+                                                 ("lost", 0, 0.01, LOST_PAID),
+                                                 ("lost", 0, None, LOST_UNKNOWN)]
+    assert (result.billed_input_tokens, result.billed_output_tokens, result.cost) == \
+        (200, 40, 0.02)
 
 
 async def test_after_a_stop_new_cells_are_refused_but_started_ones_may_retry() -> None:
     coord = Coordinator(global_limit=1, model_limits={})
     assert await coord.begin_cell("c1", 0) == 0
     waiting = asyncio.ensure_future(coord.begin_cell("c2", 0))
-    await asyncio.sleep(0.05)
+    await _settle()
     coord.stop("cost $0.0030 >= max_cost $0.0025")
     assert await asyncio.wait_for(coord.begin_cell("c1", 0), 1) == 1  # c1 had started
     coord.end_cell("c1")
@@ -304,11 +311,17 @@ def test_an_address_without_the_ray_executor_is_refused_by_the_command(tmp_path:
 
 async def test_a_rate_limited_call_pauses_that_model_for_every_worker(tmp_path: Path) -> None:
     coord = Coordinator(global_limit=4, model_limits={})
+    now, waited = [100.0], []
+
+    async def sleep(seconds: float) -> None:  # a clock that moves only when someone waits
+        waited.append(round(seconds, 6))
+        now[0] += seconds
+
+    coord.clock, coord.sleep = lambda: now[0], sleep
     first = await coord.call_begin("c1", 0, None, "off", None, "openai/gpt", "p1")
     coord.call_end(first[1], "rate_limited", 0.3)
-    started = time.monotonic()
     other_model = await coord.call_begin("c2", 0, None, "off", None, "anthropic/claude", "p2")
-    assert other_model[0] == "call" and time.monotonic() - started < 0.1
+    assert other_model[0] == "call" and waited == []  # another model is not held off
     again = await coord.call_begin("c3", 0, None, "off", None, "openai/gpt", "p3")
-    assert again[0] == "call" and time.monotonic() - started >= 0.25
+    assert again[0] == "call" and waited == [0.3]  # the provider's retry-after, then the call
     assert coord.stats()["failed"] == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -38,10 +39,10 @@ def run(tmp_path: Path, body: str) -> tuple[int, str]:
 def test_a_clean_run_exits_zero_with_table_verdict_and_error_summary(tmp_path: Path) -> None:
     code, out = run(tmp_path, 'models = ["extractive"]\n')
     assert code == 0, out
-    assert "over the n sessions every template completed" in out
-    assert "Verdict: which template wins, per model x window" in out
-    assert "  extractive @ none (2 templates, 2 sessions completed by all):" in out
-    assert "Errors and failures:\n  none: every cell produced a summary" in out
+    assert "over the n sessions every template completed" in out  # 2 rows: the table shows
+    assert "\nRecommendation: " in out and "Verdict: which template wins" not in out
+    assert "\n  extractive @ none: " in out  # one line per model x window
+    assert "Errors and failures: none (every cell produced a summary)" in out
     assert "(4 cells, 0 failed, 0 errors, status finished)" in out
 
 
@@ -51,6 +52,11 @@ def test_a_replay_cache_miss_is_an_infrastructure_error_and_exits_non_zero(
                               '[cache]\npath = "empty-recording.db"\n')
     assert code == EXIT_INFRASTRUCTURE == 3, out
     assert "4 x cache miss (error): replay-only cache has no recording" in out
+    # Each miss names its cell and the request the recording lacks (its prompt hash).
+    assert re.search(r"^    cell \(session s1, model extractive, template default, window "
+                     r"none\): no recording of request sha256:[0-9a-f]{12} to model "
+                     r"extractive$", out, re.M), out
+    assert out.count(": no recording of request sha256:") == 4
     assert "(4 cells, 0 failed, 4 errors, status finished)" in out
     assert "4 cell(s) hit infrastructure errors" in out
 
@@ -58,7 +64,6 @@ def test_a_replay_cache_miss_is_an_infrastructure_error_and_exits_non_zero(
 def test_a_run_whose_only_failures_are_context_exhaustion_exits_zero(tmp_path: Path) -> None:
     code, out = run(tmp_path, 'models = ["extractive"]\nwindows = [60]\n')
     assert code == 0, out
-    assert ("4 x context exhausted (failed): the session is larger than the window even with "
-            "every tool response removed") in out
+    assert "\n  4 x context exhausted (failed)\n" in out  # an outcome: counted, one line
     assert "(4 cells, 4 failed, 0 errors, status finished)" in out
-    assert "no template produced a summary here: nothing to compare" in out
+    assert "extractive @ 60: none (no template produced a summary in extractive @ 60)" in out

@@ -110,7 +110,7 @@ def test_to_toml_round_trips_and_drops_api_keys(tmp_path: Path) -> None:
 
 def test_model_labels_show_public_params_only() -> None:
     exp = Experiment.from_dict({"sessions": ["a"], "models": [
-        {"model": "openai/x", "params": {"temperature": 0.2, "api_key": "k"}}, "extractive"]})
+        {"model": "openai/x", "params": {"temperature": 0.2, "api_key": "sk-test-1"}}, "extractive"]})
     assert [m.label for m in exp.models] == ["openai/x[temperature=0.2]", "extractive"]
 
 

@@ -22,8 +22,9 @@ from workbench.harness.report._html_table import (
     short_label,
     short_window,
 )
-from workbench.harness.report._html_verdict import _verdict_section, render_verdict
+from workbench.harness.report._html_verdict import render_verdict, verdict_view
 from workbench.harness.results._store import ResultsStore
+from workbench.harness.results._verdict import verdict
 
 EVIL = "</script><!-- <script>alert(1)</script> & \u2028"
 
@@ -80,13 +81,6 @@ def _cells(rows):
     return pd.DataFrame([{**base, **r} for r in rows])
 
 
-class _Results:
-    def __init__(self, cells, run_dir="."):
-        self.cells, self.run_dir, self.spec = cells, Path(run_dir), None
-        self.attempts = pd.DataFrame()
-        self.runs = pd.DataFrame()
-
-
 def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past_zero():
     rows = []
     for s in range(8):
@@ -94,7 +88,7 @@ def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past
         rows.append({"session_id": f"s{s}", "template": "b", "probe_recall": 0.6 + s * 0.01})
         rows.append({"session_id": f"s{s}", "template": "c", "probe_recall": 0.58 + s * 0.02})
     # c leads b on the mean, but c - b runs from -2 to +5 points: the interval holds zero.
-    view = _verdict_section(_Results(_cells(rows)))
+    view = verdict_view(verdict(_cells(rows)))
     [finding] = view.findings
     assert (finding.model, finding.window, finding.winner) == ("m", "8k", None)
     assert finding.headline.startswith("ship ")
@@ -105,7 +99,7 @@ def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past
     assert finding.details[2].startswith("a: consistently worse than best, ") or \
         finding.details[2].startswith("a: worse than best, ")
     assert finding.recommendation.startswith("Recommendation: ")
-    two = _verdict_section(_Results(_cells([r for r in rows if r["template"] != "c"])))
+    two = verdict_view(verdict(_cells([r for r in rows if r["template"] != "c"])))
     assert two.findings[0].winner == "b"
     assert two.findings[0].headline.endswith("probe recall: b wins")
     assert two.findings[0].details[:2] == [
@@ -114,7 +108,7 @@ def test_the_verdict_section_draws_the_runs_verdict_and_names_a_winner_only_past
         "a: consistently worse than best: -40.0 pts in every one of 8 sessions, Holm p <0.001"]
     assert two.recommendation.startswith("Recommendation: ")
     assert two.to_text().splitlines()[1] == two.recommendation
-    three = _verdict_section(_Results(_cells([r for r in rows if r["template"] != "c"
+    three = verdict_view(verdict(_cells([r for r in rows if r["template"] != "c"
                                               and r["session_id"] in ("s0", "s1", "s2")])))
     assert three.findings[0].headline.endswith(
         "probe recall: b ahead in every session (too few to test)")
@@ -128,7 +122,7 @@ def test_the_verdict_counts_errors_by_class_with_their_cause_and_escapes_model_t
                     {"template": "b", "probe_recall": 0.4, "model": model},
                     {"session_id": "s2", "template": "b", "model": model, "status": "error",
                      "error_type": "CacheMiss", "error_message": "no recording"}])
-    view = _verdict_section(_Results(cells))
+    view = verdict_view(verdict(cells))
     [(label, count, cause)] = view.errors
     assert (label, count) == ("cache miss (error)", 1)
     assert cause.startswith("replay-only cache has no recording for the prompt")

@@ -3,11 +3,23 @@ intervals clipped to the metric's range, compared sessions named."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from workbench.harness.results._plots import PLOTS, plot_parse_success, plot_retries, plot_tradeoff
+from workbench.harness.results._plots import (
+    MIN_FONT_PT,
+    PLOTS,
+    PNG_DPI,
+    REPORT_PLOTS,
+    plot_metric,
+    plot_parse_success,
+    plot_retries,
+    plot_tradeoff,
+    smallest_text_pt,
+)
 
 
 def cells() -> pd.DataFrame:
@@ -89,3 +101,23 @@ def test_parse_success_bars_are_percentages_of_replies() -> None:
     fig = plot_parse_success(cells())
     ax = visible_axes(fig)[0]
     assert [round(p.get_height(), 6) for p in ax.patches] == [100.0, 100.0]
+
+
+@pytest.mark.parametrize("kind", REPORT_PLOTS)
+def test_a_report_plot_draws_one_metric_with_its_unit_and_no_text_under_9_points(kind) -> None:
+    fig = PLOTS[kind](cells())
+    labels = {ax.get_ylabel() for ax in visible_axes(fig)}
+    assert len(labels) == 1, labels  # one metric: every panel the same axis
+    (label,) = labels
+    assert re.search(r"\((%|tokens|per cell)[^)]*\)$", label), label  # its unit
+    assert smallest_text_pt(fig) >= MIN_FONT_PT == 9.0
+    assert fig.get_size_inches()[0] * PNG_DPI == 1350  # shown at its own size on 1,400 px
+
+
+def test_rates_are_drawn_in_percent_and_the_failure_rate_counts_every_outcome_cell() -> None:
+    recall = visible_axes(plot_metric(cells(), "probe_recall"))[0]  # m1 @ 8000
+    assert [round(p.get_height(), 4) for p in recall.patches] == [83.3333, 30.0]
+    failures = {ax.get_title().splitlines()[0]: [round(p.get_height(), 4) for p in ax.patches]
+                for ax in visible_axes(plot_metric(cells(), "failed"))}
+    assert failures["m2 @ 8000"] == [0.0, 33.3333]  # b failed once in 3 cells
+    assert failures["m1 @ 8000"] == [0.0, 0.0]

@@ -58,7 +58,7 @@ def test_a_provider_answerer_saves_its_questions_and_answers_under_qa(
     assert row["status"] == "ok", row["error_message"]
     assert row["qa_accuracy"] == 1.0 and row["judge_score"] == 4.0
     questions = json.loads((tmp_path / "run" / "qa" / "questions" / "shop-1.json").read_text())
-    saved = json.loads((tmp_path / "run" / "qa" / f"{row['cell_id']}.json").read_text())
+    saved = json.loads(results.cell_text(row["cell_id"], "qa.json") or "null")
     assert [q["id"] for q in saved["questions"]] == [q["id"] for q in questions["questions"]]
     first = saved["questions"][0]
     assert (first["kind"], first["expected"], first["answer"], first["grade"]) == (

@@ -52,14 +52,17 @@ def test_qa_on_ray_matches_the_local_executor(ray_instance: Any, tmp_path: Path)
     local = run_experiment(exp, tmp_path / "local", progress=False, qa_model_factory=qa_factory)
     on_ray = run_experiment(exp, tmp_path / "ray", progress=False, executor="ray",
                             qa_model_factory=qa_factory)
-    columns = ["cell_id", "qa_accuracy", "qa_loss", "qa_calls", "status"]
+    columns = ["cell_id", "qa_accuracy", "qa_loss_exact", "qa_calls", "status"]
     assert (on_ray.cells[columns].sort_values("cell_id").to_dict("records")
             == local.cells[columns].sort_values("cell_id").to_dict("records"))
     assert set(on_ray.cells["qa_accuracy"]) == {1.0}
     for name in ("qa_input_tokens", "calls_shared", "billed_input_tokens"):
         assert on_ray.cells[name].sum() == local.cells[name].sum(), name
-    for path in sorted((tmp_path / "local" / "qa").rglob("*.json")):
+    for path in sorted((tmp_path / "local" / "qa").rglob("*.json")):  # the question sets
         twin = tmp_path / "ray" / path.relative_to(tmp_path / "local")
         assert json.loads(twin.read_text()) == json.loads(path.read_text()), path.name
+    for cell_id in local.cells["cell_id"]:  # each cell's questions and answers
+        assert json.loads(on_ray.cell_text(cell_id, "qa.json") or "null") == \
+            json.loads(local.cell_text(cell_id, "qa.json") or "null"), cell_id
     purposes = on_ray.attempts["purpose"].dropna()
     assert set(purposes) == {"answer", "answer_full"} and len(purposes) == 4 * 20

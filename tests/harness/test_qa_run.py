@@ -13,6 +13,7 @@ import pytest
 from tests.probes._sessions import manifest_session
 from workbench.compaction import Usage
 from workbench.harness import Experiment, Results, run_experiment
+from workbench.harness.results._results import read_cell_text
 from workbench.messages import Message
 from workbench.probes import DIMENSIONS, build_questions
 from workbench.testing import ScriptedModel
@@ -76,7 +77,8 @@ def test_an_answerer_that_knows_nothing_scores_zero(tmp_path: Path) -> None:
     assert {k: m[k] for k in ("qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation",
                               "qa_decision")} == dict.fromkeys(
         ("qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation", "qa_decision"), 0.0)
-    assert m["qa_loss"] == 0.0  # unknown from the full history too: nothing lost to compaction
+    # unknown from the full history too: nothing it answers, so no loss to measure; no gain
+    assert "qa_loss_exact" not in m and "qa_loss_open" not in m and m["qa_gain"] == 0.0
 
 
 def test_an_answerer_that_echoes_the_expected_answers_scores_one(tmp_path: Path) -> None:
@@ -87,7 +89,7 @@ def test_an_answerer_that_echoes_the_expected_answers_scores_one(tmp_path: Path)
     assert {k: m[k] for k in ("qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation",
                               "qa_decision")} == dict.fromkeys(
         ("qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation", "qa_decision"), 1.0)
-    assert m["qa_questions"] == 10 and m["qa_loss"] == 0.0
+    assert m["qa_questions"] == 10 and m["qa_loss_exact"] == m["qa_loss_open"] == 0.0
     table = Results.load(tmp_path / "run").table()
     assert table["qa_accuracy"].tolist() == [1.0]
 
@@ -121,7 +123,8 @@ def test_the_loss_against_the_full_history_is_what_compaction_cost(tmp_path: Pat
     run_experiment(experiment(tmp_path), tmp_path / "run", progress=False,
                    qa_model_factory=factory({"answerer": ScriptedModel(respond=respond)}))
     m = metrics(tmp_path / "run")
-    assert m["qa_loss"] == 1.0 and m["qa_accuracy"] == 0.0
+    assert m["qa_loss_exact"] == m["qa_loss_open"] == 1.0 and m["qa_accuracy"] == 0.0
+    assert m["qa_gain"] == 0.0
 
 
 def test_the_judge_grades_open_questions_and_its_reasons_are_saved(tmp_path: Path) -> None:
@@ -135,11 +138,15 @@ def test_the_judge_grades_open_questions_and_its_reasons_are_saved(tmp_path: Pat
     assert m["judge_score"] == pytest.approx((3 + 5 * 5) / 6)
     assert m["judge_accuracy"] == 3.0
     (row,) = cells(tmp_path / "run")
-    saved = json.loads((tmp_path / "run" / "qa" / f"{row['cell_id']}.json").read_text())
+    saved = json.loads(read_cell_text(tmp_path / "run", row["cell_id"], "qa.json") or "null")
     judged = [q for q in saved["questions"] if "judge" in q]
     assert len(judged) == len(judge.calls) > 0
     assert judged[0]["judge"]["reasons"]["accuracy"] == "accuracy ok"
-    assert all(q["kind"] in ("artifact", "continuation", "decision") for q in judged)
+    open_ones = [q for q in judged if q["grader"] == "overlap"]
+    assert all(q["kind"] in ("artifact", "continuation", "decision") for q in open_ones)
+    # and a calibration sample of exact questions (judge_calibration, 4 by default)
+    assert len(judged) - len(open_ones) == 4
+    assert m["judge_exact_both"] == 4  # right answers, and an accuracy of 3 is a pass
     assert saved["judge"] == ANSWERER
 
 
@@ -265,12 +272,12 @@ def test_a_dry_run_estimates_the_qa_calls(tmp_path: Path) -> None:
                                          windows=["none", "32k"]),
                               tmp_path / "run", dry_run=True, progress=False)
     # 2 cells x 10 questions on the compacted context + 10 on the full history once (shared)
-    # + 2 cells x the 4 open questions among the 10 judged.
+    # + 2 cells x (the 4 open questions among the 10 judged + 4 exact ones as a calibration).
     judged = sum(q.judged for q in build_questions(manifest_session()).questions)
-    assert judged == 4 and estimate.qa_calls == 2 * 10 + 10 + 2 * judged
+    assert judged == 4 and estimate.qa_calls == 2 * 10 + 10 + 2 * (judged + 4)
     assert estimate.qa_tokens > 0 and estimate.qa_cost is not None and estimate.qa_cost > 0
     assert estimate.estimated_tokens >= estimate.qa_tokens
-    assert "of which QA: 38 calls" in str(estimate)
+    assert "of which QA: 46 calls" in str(estimate)
     assert not (tmp_path / "run").exists()
 
 
@@ -292,7 +299,7 @@ def test_lookup_answers_offline_with_no_call(tmp_path: Path) -> None:
     m = metrics(tmp_path / "run")
     (row,) = cells(tmp_path / "run")
     assert (row["qa_calls"], row["qa_input_tokens"], row["qa_cost"]) == (0, 0, 0.0)
-    assert m["qa_accuracy"] == 1.0 and m["qa_loss"] == pytest.approx(0.0)
+    assert m["qa_accuracy"] == 1.0 and m["qa_loss_exact"] == pytest.approx(0.0)
 
 
 CLAUDE = ("claude-code", "test", "fixtures", "transcripts",
@@ -320,7 +327,7 @@ def test_next_action_is_compared_with_the_recorded_one_at_a_real_boundary(
     (row,) = cells(tmp_path / "run")
     m = json.loads(row["metrics_json"])
     assert m["next_action_match"] == match and m["next_action_match_full"] == match
-    saved = json.loads((tmp_path / "run" / "qa" / f"{row['cell_id']}.json").read_text())
+    saved = json.loads(read_cell_text(tmp_path / "run", row["cell_id"], "qa.json") or "null")
     assert saved["next_action"]["recorded"] == {"tool": "Bash", "kind": "command",
                                                 "argument": "git status"}
     assert saved["next_action"]["full_match"] is True and saved["boundary"] == 288
@@ -363,5 +370,6 @@ def test_the_verdict_decides_qa_accuracy_when_it_is_present(tmp_path: Path) -> N
     assert line.startswith("questions answered (exact) (5 sessions): best ")
     table = results.table()
     assert {"qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation", "qa_decision",
-            "qa_loss", "qa_billed_tokens", "qa_cost"} <= set(table.columns)
+            "qa_loss_exact", "qa_loss_open", "qa_gain", "qa_billed_tokens",
+            "qa_cost"} <= set(table.columns)
     assert "judge_score" not in table.columns  # no judge: not a column of zeros

@@ -191,7 +191,7 @@ def test_recordings_open_for_the_strongest_mode_and_a_read_only_one_is_never_wri
 
 
 async def test_every_attempt_names_its_node_and_a_lost_call_the_node_of_its_try() -> None:
-    from workbench.harness.run._cell_run import CellOutcome
+    from workbench.harness.results._cell_result import AttemptResult, CellResult
 
     coord = Coordinator(global_limit=1, model_limits={})
     assert await coord.begin_cell("c1", 0, "node-a") == 0
@@ -199,7 +199,8 @@ async def test_every_attempt_names_its_node_and_a_lost_call_the_node_of_its_try(
     assert await coord.begin_cell("c1", 0, "node-b") == 1
     lost = coord.lost_calls("c1", 1)
     assert [(c["try_no"], c["node_id"]) for c in lost] == [(0, "node-a")]
-    outcome = CellOutcome({"model": "m", "cost": 0.01}, [{"attempt_no": 1, "outcome": "ok"}])
-    _apply_lost(outcome, lost, 1, "node-b")
-    assert [(a["outcome"], a["task_attempt"], a["node_id"]) for a in outcome.attempts] == [
+    result = CellResult(cell_id="c1", run_id="r", model="m", cost=0.01,
+                        attempt_results=[AttemptResult(attempt_no=1, outcome="ok")])
+    _apply_lost(result, lost, 1, "node-b")
+    assert [(a.outcome, a.task_attempt, a.node_id) for a in result.attempt_results] == [
         ("ok", 1, "node-b"), ("lost", 0, "node-a")]

@@ -72,18 +72,41 @@ class KillOnce(ScriptedModel):
 
 
 class Timed(ScriptedModel):
-    """Appends ``model pid start end`` for every call to a shared log."""
+    """Logs ``model pid start end`` for every call; a call of model ``b`` waits for a partner.
 
-    def __init__(self, log: str, model: str) -> None:
-        super().__init__([REPLY], usage=USAGE, latency=0.3)
-        self.log, self.model_name = log, model
+    The partner makes the test deterministic: a ``b`` call stays in flight until it has seen
+    another call in flight at the same time (or until every other call is done, for the last
+    one), so two calls overlap however slowly the workers start, and the limits are what keeps
+    a third one out. A call's interval is logged around its marker's lifetime, so a marker seen
+    is an overlap of the logged intervals.
+    """
+
+    CALLS = 8
+
+    def __init__(self, folder: str, model: str) -> None:
+        super().__init__([REPLY], usage=USAGE, latency=0.05)
+        self.folder, self.model_name = Path(folder), model
 
     async def complete(self, system: str, messages: list[Message]) -> Any:
+        me = f"{os.getpid()}-{time.monotonic_ns()}"
         start = time.time()
+        (self.folder / "in-flight" / me).touch()
+        if self.model_name == "b":
+            await self._partner(me)
         reply = await super().complete(system, messages)
-        with open(self.log, "a", encoding="utf-8") as log:
+        (self.folder / "in-flight" / me).unlink()
+        (self.folder / "done" / me).touch()
+        with open(self.folder / "calls.log", "a", encoding="utf-8") as log:
             log.write(f"{self.model_name} {os.getpid()} {start} {time.time()}\n")
         return reply
+
+    async def _partner(self, me: str) -> None:
+        deadline = time.monotonic() + 120  # a hang fails the test instead of stopping the suite
+        while time.monotonic() < deadline:
+            others = [p for p in (self.folder / "in-flight").iterdir() if p.name != me]
+            if others or len(list((self.folder / "done").iterdir())) == self.CALLS - 1:
+                return
+            await asyncio.sleep(0.01)
 
 
 def max_overlap(intervals: list[tuple[float, float]]) -> int:
@@ -163,7 +186,8 @@ def test_a_worker_killed_mid_cell_loses_only_that_try_and_nothing_is_billed_twic
 
 def test_the_concurrency_limits_hold_across_workers(ray_instance: Any, tmp_path: Path) -> None:
     write_sessions(tmp_path, 4)
-    log = str(tmp_path / "calls.log")
+    for folder in ("in-flight", "done"):
+        (tmp_path / folder).mkdir()
     exp = Experiment.from_dict({
         "name": "limits", "sessions": ["s*.json"], "base_dir": str(tmp_path), "concurrency": 2,
         "models": [{"model": "extractive", "name": "a", "concurrency": 1},
@@ -171,13 +195,14 @@ def test_the_concurrency_limits_hold_across_workers(ray_instance: Any, tmp_path:
         # Four cell tasks fit on the two CPUs at once; only the coordinator stops a third call.
         "executor": {"kind": "ray", "cpus_per_cell": 0.5}})
     results = run_experiment(exp, tmp_path / "run", progress=False,
-                             model_factory=lambda cell: Timed(log, cell.model))
-    calls = [line.split() for line in Path(log).read_text().splitlines()]
-    assert len(results.cells) == len(calls) == 8
+                             model_factory=lambda cell: Timed(str(tmp_path), cell.model))
+    calls = [line.split() for line in (tmp_path / "calls.log").read_text().splitlines()]
+    assert len(results.cells) == len(calls) == Timed.CALLS
+    assert set(results.cells["status"]) == {"ok"}
     intervals = [(float(c[2]), float(c[3])) for c in calls]
-    assert max_overlap(intervals) == 2
+    assert max_overlap(intervals) == 2  # two at once (every b call waited for a partner)...
     assert max_overlap([i for c, i in zip(calls, intervals, strict=True) if c[0] == "a"]) == 1
-    assert len({c[1] for c in calls}) >= 2  # more than one worker process took part
+    assert len({c[1] for c in calls}) >= 2  # ...so two worker processes took part
 
 
 def test_identical_cached_prompts_are_paid_once_and_recorded_by_the_driver_side(

@@ -99,8 +99,9 @@ def make_run(tmp_path: Path) -> Path:
 def test_write_report_writes_every_file_into_the_run_report_folder(report):
     paths = report
     run = paths["markdown"].parent.parent
-    assert sorted(paths) == ["cells_csv", "forgotten_csv", "html", "markdown",
-                             "plot_parse_success", "plot_retries", "plot_tradeoff", "table_csv"]
+    assert sorted(paths) == ["cells_csv", "forgotten_csv", "html", "markdown", "plot_failures",
+                             "plot_parse_success", "plot_recall", "plot_retained_tokens",
+                             "plot_retries", "table_csv"]
     assert all(p.parent == run / "report" and p.is_file() for p in paths.values())
 
 
@@ -135,8 +136,13 @@ def test_forgotten_items_come_from_the_stored_file_else_are_computed(report):
 
 def test_the_html_is_self_contained_with_the_table_and_embedded_pngs(report):
     text = report["html"].read_text()
-    assert text.count('src="data:image/png;base64,iVBORw0KGgo') == 3
-    assert '<table id="wb-table"' in text and '<td class="text wb-c-variant" data-v="terse">terse</td>' in text
+    # One plot per metric, each saying how small its text is at its own size.
+    assert text.count('src="data:image/png;base64,iVBORw0KGgo') == 5
+    assert text.count('data-text-px="12.5" src="data:image/png') == 5
+    assert ('<table id="wb-table"' in text
+            and '<td class="text wb-wrap wb-c-variant" data-v="terse">terse</td>' in text)
+    # a model label is shown whole, with places to wrap
+    assert '<td class="text wb-wrap wb-c-variant" data-v="m">m</td>' in text
     assert '<td class="num wb-c-recall" data-v="0.5">50.0</td>' in text  # probe recall; the % is in the header
     assert "ContextLengthExceeded" in text and "stored request" in text
 
@@ -144,7 +150,10 @@ def test_the_html_is_self_contained_with_the_table_and_embedded_pngs(report):
 def test_the_markdown_has_the_table_the_comparison_and_the_failures(report):
     text = report["markdown"].read_text()
     assert "| goose | m | 8000 | 8000 | — | 1 | 1 | 0 | 0 | 0 | 0.0% | 1 | common | 100.0% |" in text
-    assert "| goose | terse | probe_recall | 1 | 1 | -0.250 |" in text
+    # the verdict's comparisons, per model x window, labelled as the verdict labels them
+    assert ("| m | 8000 | probe_recall | terse | goose | 1 | -0.250 | -0.250 | -0.250 | 0.001 "
+            "| tie |") in text
+    assert "| a | b |" not in text  # nothing pooled over windows
     assert ("## Verdict\n\n```text\nVerdict: which template wins, per model x window" in text)
     # the recommendation is the first thing after the title
     title, rest = text.split("\n\n", 1)
@@ -153,7 +162,7 @@ def test_the_markdown_has_the_table_the_comparison_and_the_failures(report):
     assert rest.index("## Recommendation") < rest.index("Generated from") < rest.index("## Verdict")
     assert "  1 x context exhausted (failed): the session is larger than the window" in text
     assert "prompt too long \\| 9000 > 8000" in text
-    assert "![tradeoff](tradeoff.png)" in text
+    assert "![recall](recall.png)" in text and "![retries](retries.png)" in text
     assert "Run **demo** (1 invocation(s)), status finished" in text
 
 
@@ -241,5 +250,5 @@ def test_the_report_reads_the_same_whatever_order_the_cells_finished(tmp_path, j
     db.close()
     a = write_report(first)["markdown"].read_text(encoding="utf-8")
     b = write_report(second)["markdown"].read_text(encoding="utf-8")
-    assert "| goose | terse | probe_recall |" in a
+    assert "| m | 8000 | probe_recall | terse | goose |" in a
     assert a.replace(str(tmp_path / "a"), "") == b.replace(str(tmp_path / "b"), "")

@@ -21,6 +21,7 @@ from tests.chromium_cdp import Browser, find_chromium
 from tests.conftest import ROOT
 from workbench.harness import write_report
 from workbench.harness.report._drilldown import CHUNK_CELLS
+from workbench.harness.results._results import read_cell_text
 from workbench.harness.results._store import ResultsStore
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -194,8 +195,7 @@ def test_a_default_report_row_opens_its_cells_and_a_cell_shows_its_rendered_summ
     first_heading = summary_file.read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
     assert got["headings"][0] == first_heading == "Conversation Summary"
     assert "User Intent" in got["headings"] and got["summaryHeight"] > 100
-    assert got["raw"] == (summary_file.with_suffix("").with_suffix(".raw.txt")
-                          .read_text(encoding="utf-8"))
+    assert got["raw"] == read_cell_text(default_report.parent.parent, got["id"], "raw.txt")
     assert got["attempts"] >= 1 and "Removal ladder attempts" in got["panelText"]
     assert "What the summary forgot" in got["panelText"]
     assert browser.console_errors() == []
@@ -262,7 +262,9 @@ def test_a_2000_cell_report_opens_lazily_and_shows_session_script_as_text(
     assert got["attempts"] == 2
     options = browser.eval("Array.from(document.querySelectorAll('#wb-selects option'))"
                            ".map(o => [o.value, o.textContent])")
-    assert ["x<img src=x onerror=window.__wbPwned=3>", "x<img src=x onerror=w…"] in options
+    # labels are shown whole (they wrap in the table), as the characters they are
+    assert ["x<img src=x onerror=window.__wbPwned=3>",
+            "x<img src=x onerror=window.__wbPwned=3>"] in options
     assert ["16384", "16k"] in options
     shown = browser.eval("""(() => {
       const s = document.querySelector('#wb-selects select[data-col="template"]');
@@ -272,3 +274,85 @@ def test_a_2000_cell_report_opens_lazily_and_shows_session_script_as_text(
     assert shown == "5 of 20 rows"  # one template x five windows
     assert browser.eval("window.__wbPwned === undefined")
     assert browser.console_errors() == []
+
+
+READABLE = """(() => {
+  const clientWidth = document.documentElement.clientWidth;
+  const scroller = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll') return p;
+    }
+    return null;
+  };
+  const plots = [...document.querySelectorAll('figure img')].map(i => ({
+    alt: i.alt, px: parseFloat(i.dataset.textPx),
+    shown: i.getBoundingClientRect().width / i.naturalWidth}));
+  const tables = [...document.querySelectorAll('table')].filter(t => t.offsetParent !== null)
+    .map(t => {
+      const box = scroller(t);
+      return {cls: t.className, right: t.getBoundingClientRect().right,
+              boxRight: box ? box.getBoundingClientRect().right : null,
+              reachable: box ? box.scrollWidth >= t.getBoundingClientRect().width - 1 : false};
+    });
+  return {clientWidth, scrollWidth: document.documentElement.scrollWidth, plots, tables};
+})()"""
+
+
+def test_at_1400px_plot_text_is_11px_or_more_and_a_wide_table_scrolls_instead_of_cutting(
+        browser: Browser, default_report: Path, tmp_path: Path) -> None:
+    browser.open(default_report)
+    got = browser.eval(READABLE)
+    browser.screenshot(tmp_path / "default-whole.png", full_page=True)
+    width = got["clientWidth"]
+    assert got["scrollWidth"] <= width, got  # the page itself never scrolls sideways
+    # five metric plots, then one replay plot per replayed session
+    assert [p["alt"] for p in got["plots"]][:5] == ["recall", "retained_tokens", "failures",
+                                                    "parse_success", "retries"]
+    for plot in got["plots"]:
+        assert plot["px"] * plot["shown"] >= 11, plot
+    wide = [t for t in got["tables"] if t["right"] > width]
+    assert wide, "the replay table is wider than the page: it must scroll, not be cut"
+    for table in got["tables"]:
+        fits = table["right"] <= width + 1
+        scrolls = table["boxRight"] is not None and table["boxRight"] <= width + 1 \
+            and table["reachable"]
+        assert fits or scrolls, table
+
+
+LABEL = ("openai/gpt-4o-mini[api_base=https://ops:hunter2pass@llm-proxy.internal.example.com:"
+         "8443/v1/deployments/summarizer,temperature=0.2,api_key=sk-live-abcdefghijklmnopqrstuv]")
+
+
+def test_a_long_model_label_wraps_whole_with_secrets_masked_and_the_table_keeps_its_columns(
+        browser: Browser, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "summaries").mkdir(parents=True)
+    with ResultsStore(run / "results.sqlite") as store:
+        run_id = store.start_run("labels", "{}", "test")
+        for i, (model, template) in enumerate([(LABEL, "default"), (LABEL, "lean-facts"),
+                                               ("extractive", "default")]):
+            store.record_cell({"cell_id": f"c{i}", "run_id": run_id, "session_id": "s",
+                               "model": model, "template": template, "window": 8192,
+                               "repeat": 0, "status": "ok", "retained_tokens": 100 + i,
+                               "cost": 0.0012, "parse_outcome": "structured"})
+        store.finish_run(run_id, "finished")
+    browser.open(write_report(run)["html"])
+    got = browser.eval("""(() => {
+      const table = document.getElementById('wb-table');
+      const cell = table.querySelector('td[data-v^="openai/gpt-4o-mini"]');
+      const row = cell.parentElement;
+      const last = row.lastElementChild.getBoundingClientRect();
+      const line = parseFloat(getComputedStyle(cell).lineHeight) || 16;
+      return {text: cell.textContent, height: cell.getBoundingClientRect().height, line,
+              clipped: cell.scrollWidth > cell.clientWidth + 1,
+              lastRight: last.right, clientWidth: document.documentElement.clientWidth,
+              cost: [...table.querySelectorAll('th[data-col]')].some(
+                  th => th.dataset.col === 'cost' && th.offsetParent !== null),
+              page: document.body.innerText};
+    })()""")
+    assert got["text"] == ("openai/gpt-4o-mini[api_base=https://***@llm-proxy.internal.example"
+                           ".com:8443/v1/deployments/summarizer,temperature=0.2,api_key=***]")
+    assert "hunter2" not in got["page"] and "sk-live" not in got["page"]
+    assert got["height"] > 1.5 * got["line"] and not got["clipped"], got  # wrapped, not cut
+    assert got["cost"] and got["lastRight"] <= got["clientWidth"], got

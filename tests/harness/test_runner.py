@@ -144,7 +144,8 @@ def test_a_small_window_drives_the_removal_ladder_and_counts_retries(tmp_path: P
     assert row["billed_input_tokens"] == 100  # rejected calls billed nothing here
 
 
-def test_the_budget_stops_scheduling_and_is_recorded(tmp_path: Path, capsys: Any) -> None:
+def test_the_budget_stops_scheduling_and_is_recorded(tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
     for sid in ("s1", "s2", "s3"):
         write_session(tmp_path, sid)
     out = tmp_path / "run"
@@ -153,7 +154,7 @@ def test_the_budget_stops_scheduling_and_is_recorded(tmp_path: Path, capsys: Any
     assert len(results.cells) == 1
     assert results.status == "budget_reached"
     assert ("budget reached (150 billed tokens >= max_tokens 100); 2 cell(s) not run. Raise "
-            "[budget] in the spec and run again to continue.") in capsys.readouterr().out
+            "[budget] in the spec and run again to continue.") in caplog.text
 
 
 def test_dry_run_estimates_without_calling_or_writing(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import workbench.metrics as metrics
+from workbench._memo import SessionMemo
 from workbench.harness import Experiment, run_experiment
-from workbench.harness.run._score_memo import ScoreMemo
 from workbench.testing import ScriptedModel
 
 REPLY = ('```json\n{"user_intent": ["finish the task"], "current_work": "benchmarking"}\n```')
@@ -22,7 +22,7 @@ class _Session:
 
 
 def test_a_key_is_computed_once_per_session() -> None:
-    memo, calls = ScoreMemo(), []
+    memo, calls = SessionMemo("t"), []
     one, two = _Session(), _Session()
 
     def compute(tag: str) -> object:
@@ -36,7 +36,7 @@ def test_a_key_is_computed_once_per_session() -> None:
 
 
 def test_entries_go_with_their_session_and_the_oldest_go_first() -> None:
-    memo = ScoreMemo(per_session=2)
+    memo = SessionMemo("t", per_session=2)
     session = _Session()
     for key in ("a", "b", "c"):
         memo.get(session, key, lambda key=key: key)
@@ -59,8 +59,8 @@ def test_repeats_with_the_same_summary_are_scored_once_and_keep_their_own_files(
     monkeypatch.setattr(metrics, "compute_metrics", counted)
     spec = Experiment.from_dict({"name": "memo", "sessions": ["gen-005k-s1"],
                                  "models": ["extractive"], "repeats": 3, "concurrency": 2})
-    run_experiment(spec, tmp_path / "run", progress=False,
-                   model_factory=lambda cell: ScriptedModel([REPLY]))
+    results = run_experiment(spec, tmp_path / "run", progress=False,
+                             model_factory=lambda cell: ScriptedModel([REPLY]))
 
     db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
     rows = db.execute("SELECT cell_id, metrics_json FROM cells ORDER BY repeat").fetchall()
@@ -68,5 +68,5 @@ def test_repeats_with_the_same_summary_are_scored_once_and_keep_their_own_files(
     assert computed == ["gen-005k-s1"]
     assert len(rows) == 3 and len({m for _, m in rows}) == 1
     assert json.loads(rows[0][1])["files_recall"] is not None
-    for cell_id, _ in rows:
-        assert (tmp_path / "run" / "summaries" / f"{cell_id}.forgotten.json").is_file()
+    forgotten = {results.cell_text(cell_id, "forgotten.json") for cell_id, _ in rows}
+    assert len(forgotten) == 1 and json.loads(forgotten.pop()) is not None  # one each, alike

@@ -21,7 +21,8 @@ def test_a_blank_database_gets_every_migration_once(tmp_path: Path) -> None:
     assert migrate(db) == ["m001_runs", "m002_cells", "m003_attempts",
                            "m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
                            "m012_shared_calls", "m013_template_params", "m014_run_executor",
-                           "m015_qa_calls", "m016_spent_columns", "m017_attempt_node"]
+                           "m015_qa_calls", "m016_spent_columns", "m017_attempt_node",
+                           "m018_cell_texts"]
     assert migrate(db) == []
     names = [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
     assert names == [m.__name__ for m in MIGRATIONS]
@@ -60,7 +61,7 @@ def test_a_blank_file_gets_in_one_step_the_schema_the_migrations_build(tmp_path:
     statements = _migrations.new_store_schema(tuple(MIGRATIONS))
     assert statements is not None and not any("ALTER" in s for s in statements)
     tables = [s.split()[2] for s in statements if s.startswith("CREATE TABLE")]
-    assert tables == ["runs", "cells", "attempts", "replays"]
+    assert tables == ["runs", "cells", "attempts", "replays", "cell_texts"]
     store = ResultsStore(tmp_path / "r.sqlite")
     assert _schema(store.db) == _schema(stepwise)
     assert [c[0] for c in columns(store.db, "cells")] == list(CELL_COLUMNS)
@@ -166,7 +167,8 @@ def test_an_older_store_gains_the_prompt_hash_column_and_keeps_its_rows(tmp_path
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
     assert migrate(db) == ["m004_attempt_prompt_hash", "m005_cell_outcome_columns", "m010_replays",
                            "m012_shared_calls", "m013_template_params", "m014_run_executor",
-                           "m015_qa_calls", "m016_spent_columns", "m017_attempt_node"]
+                           "m015_qa_calls", "m016_spent_columns", "m017_attempt_node",
+                           "m018_cell_texts"]
     assert db.execute("SELECT attempt_id, prompt_hash FROM attempts").fetchall() == [("a1", None)]
 
 
@@ -195,7 +197,8 @@ def test_an_older_store_gains_the_outcome_columns_and_keeps_its_cells(tmp_path: 
                "VALUES ('c1', 'error', 'CompactionContextExceeded')")
     assert migrate(db) == ["m005_cell_outcome_columns", "m010_replays", "m012_shared_calls",
                            "m013_template_params", "m014_run_executor", "m015_qa_calls",
-                           "m016_spent_columns", "m017_attempt_node"]
+                           "m016_spent_columns", "m017_attempt_node",
+                           "m018_cell_texts"]
     assert db.execute("SELECT cell_id, status, outcome_kind, http_retries, window_tokenizer "
                       "FROM cells").fetchall() == [("c1", "error", None, None, None)]
 
@@ -211,7 +214,8 @@ def test_an_older_store_gains_the_qa_columns_and_keeps_its_cells_and_attempts(
         db.execute("INSERT INTO _workbench_migrations VALUES (?, 'then')", (m.__name__,))
     db.execute("INSERT INTO cells (cell_id, status, cost) VALUES ('c1', 'ok', 0.5)")
     db.execute("INSERT INTO attempts (attempt_id, cell_id, attempt_no) VALUES ('a1', 'c1', 1)")
-    assert migrate(db) == ["m015_qa_calls", "m016_spent_columns", "m017_attempt_node"]
+    assert migrate(db) == ["m015_qa_calls", "m016_spent_columns", "m017_attempt_node",
+                           "m018_cell_texts"]
     assert db.execute("SELECT cell_id, cost, qa_input_tokens, qa_output_tokens, qa_cost, qa_calls"
                       " FROM cells").fetchall() == [("c1", 0.5, None, None, None, None)]
     assert db.execute("SELECT attempt_id, purpose, question_id FROM attempts").fetchall() == [
@@ -240,7 +244,8 @@ def test_an_older_store_is_brought_to_honest_billing_sharers_at_their_calls_usag
                    [("A1", "payer", 100, 20, 0.5, None, 0, None),
                     ("A2", "sharer", 0, 0, 0.0, None, 1, "A1"),
                     ("A3", "replayed", 40, 10, 0.2, 1, 0, None)])
-    assert migrate(db) == ["m016_spent_columns", "m017_attempt_node"]
+    assert migrate(db) == ["m016_spent_columns", "m017_attempt_node",
+                           "m018_cell_texts"]
     got = db.execute("SELECT cell_id, billed_input_tokens, billed_output_tokens, cost,"
                      " reported_tokens, estimated_tokens, spent_input_tokens,"
                      " spent_output_tokens, spent_cost FROM cells ORDER BY rowid").fetchall()

@@ -6,13 +6,9 @@ import math
 
 import pandas as pd
 
-from workbench.harness.results._table import (
-    changed_cells,
-    comparison_table,
-    style_table,
-    table_delta,
-    window_label,
-)
+from workbench.harness.results._table import comparison_table, window_label
+from workbench.harness.results._table_delta import changed_cells, table_delta
+from workbench.harness.results._table_format import style_table
 
 
 def cell(template, window, status="ok", **kw):
@@ -247,3 +243,30 @@ def test_a_model_free_row_shows_n_a_where_no_reply_call_or_ladder_exists() -> No
     assert goose["parse_success_pct"] == 100.0
     html = style_table(comparison_table(cells)).to_html()
     assert "n/a" in html
+
+
+def test_a_plain_text_summary_shows_n_a_for_parsing_not_zero_percent() -> None:
+    """A policy's summary is plain text (parse outcome ``text``) or, when the policy needed no
+    call, absent: "parsed" cannot apply, so it reads n/a, never "0 %" (which would say every
+    reply failed to parse). The model columns that do apply (calls, ladder) stay numbers."""
+    from workbench.harness.report._text_table import text_table
+    from workbench.harness.results._table import PARSE_ONLY_COLUMNS, not_applicable
+
+    cells = run_cells([("s1", "a", 8000, "ok", 600, {"calls_made": 1, "calls_shared": 0})])
+    policy = run_cells([("s1", "a", 8000, "ok", 400, {"parse_outcome": "text", "calls_made": 1,
+                                                      "calls_shared": 0}),
+                        ("s2", "a", 8000, "ok", 300, {"parse_outcome": None, "calls_made": 0,
+                                                      "calls_shared": 0})])
+    cells = pd.concat([cells, policy.assign(strategy="codex")], ignore_index=True)
+    t = comparison_table(cells).set_index("strategy")
+    codex, goose = t.loc["codex"], t.loc["goose"]
+    assert codex["n"] == 2 and pd.isna(codex["parse_success_pct"])
+    assert pd.isna(codex["useful_structured_pct"]) and codex["calls"] == 0.5
+    assert not_applicable(codex) == frozenset(PARSE_ONLY_COLUMNS) and not not_applicable(goose)
+    assert goose["parse_success_pct"] == 100.0
+    # A goose reply that did not parse is still a 0 (parsing applied and failed).
+    failed = run_cells([("s1", "a", 8000, "ok", 600, {"parse_outcome": "invalid_json"})])
+    assert comparison_table(failed).loc[0, "parse_success_pct"] == 0.0
+    lines = text_table(comparison_table(cells).reset_index(drop=True)).splitlines()
+    row = next(line for line in lines if line.startswith("codex"))
+    assert "n/a" in row.split() and "0.0" not in row.split()

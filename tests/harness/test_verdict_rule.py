@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from types import SimpleNamespace
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from workbench.errors import ConfigError
-from workbench.harness import paired_comparison, verdict
+from workbench.harness import Results, paired_comparison, verdict
 from workbench.harness.experiment import Experiment
 from workbench.harness.results._holm import bootstrap_p_value, holm_adjust
 from workbench.harness.results._power import minimum_detectable_effect, sessions_needed
@@ -107,8 +107,11 @@ def test_identical_summaries_are_named_identical(tmp_path) -> None:
             (tmp_path / "summaries").mkdir(exist_ok=True)
             (tmp_path / path).write_text(text, encoding="utf-8")
             rows.append({**cell(f"s{i}", t, recall=0.6), "summary_path": path})
-    results = SimpleNamespace(cells=pd.DataFrame(rows), run_dir=tmp_path, spec=None)
-    v = verdict(results)
+    results = Results(tmp_path, None, pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame())
+    frame = results.verdict_frame()  # the summaries' texts, read from the run folder
+    assert list(frame["summary_key"][:3]) == ["summary 0", "summary 0", "other 0"]
+    v = verdict(frame)  # the verdict itself reads nothing but its frame
+    assert v.to_dict() == results.verdict().to_dict()
     recall = metric_of(v, "probe_recall")
     cmp = by_variant(recall)
     assert (cmp["b"].status, cmp["c"].status) == ("identical", "tie")  # c: same numbers only
@@ -230,8 +233,9 @@ def test_the_recommendation_names_a_metric_the_rule_does_not_weigh_where_the_pic
         rows += [a, b]
     rec = verdict(pd.DataFrame(rows)).strata[0].recommendation
     assert rec.template == "b"
-    assert rec.reasons[-1] == ("but significantly worse than the best, a, on questions "
-                               "answered (exact) (-5.9 pts [-6.4, -5.4], Holm p <0.001)")
+    assert rec.caveats == ["but significantly worse than the best, a, on questions answered "
+                           "(exact) (-5.9 pts [-6.4, -5.4], Holm p <0.001)"]
+    assert rec.to_text().endswith("; " + rec.caveats[0])  # the stratum's line states it
     assert [(i.metric, i.template, i.versus) for i in rec.intervals][-1] == (
         "qa_accuracy", "b", "a")
 
@@ -295,8 +299,8 @@ def test_the_spec_sets_the_rule_and_round_trips() -> None:
                                                      "recall_tolerance": 0.25}})
     assert spec.to_dict()["verdict"] == {"rule": "min-retained", "recall_tolerance": 0.25}
     assert "[verdict]" in spec.to_toml()
-    results = SimpleNamespace(cells=_rule_cells(), run_dir=None, spec=spec)
-    v = verdict(results)
+    results = Results(Path("."), spec, _rule_cells(), pd.DataFrame(), pd.DataFrame())
+    v = results.verdict()
     assert (v.rule, v.recall_tolerance, v.recommendation.template) == ("min-retained", 0.25, "d")
 
 
@@ -324,12 +328,12 @@ def test_few_sessions_and_zero_recall_make_the_recommendation_say_so() -> None:
     v = verdict(pd.DataFrame(rows))
     rec = v.strata[0].recommendation
     assert rec.template == "b"
-    assert rec.reasons[-2:] == [
+    assert rec.reasons[0] == "no evidence on recall: every template scored 0"
+    assert rec.caveats == [
         "no template recalled a single probe item here: the choice rests on tokens alone",
         "only 3 session(s) completed by every template, below the 5 a significance test "
         "needs: provisional"]
-    assert v.recommendation.reasons[1] == ("1 of these 1 rest on fewer than 5 sessions, too "
-                                           "few for a significance test: provisional")
+    assert v.recommendation.caveats == [f"m @ 8000: {c}" for c in rec.caveats]
 
 
 def test_sessions_needed_is_never_below_the_fewest_sessions_tested() -> None:

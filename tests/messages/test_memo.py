@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 
+from workbench._memo import ConversationValues
 from workbench.compaction._format import format_message_for_compacting, format_transcript
 from workbench.messages import Message, MessageMemo, TextContent
 from workbench.tokens import default_estimator
@@ -69,3 +70,23 @@ def test_the_memoised_transcript_and_counts_are_the_plain_ones() -> None:
     messages[2].content = [TextContent(text="changed")]
     assert format_transcript(messages, "goose").endswith("[user]: changed")
     assert estimator.content_tokens(messages[2]) == estimator.count_text_tokens("changed")
+
+
+def test_a_list_of_messages_is_looked_up_once_until_a_message_changes() -> None:
+    table = ConversationValues("lists", 2)
+    a, b = Message.user("one"), Message.user("two")
+    calls: list[int] = []
+
+    def joined(messages: list[Message]) -> str:
+        calls.append(1)
+        return "|".join(m.concat_text() for m in messages)
+
+    assert table.get([a, b], "joined", joined, [a, b]) == "one|two"
+    assert table.get([a, b], "joined", joined, [a, b]) == "one|two"  # a new list, same messages
+    assert calls == [1]
+    assert table.get([b, a], "joined", joined, [b, a]) == "two|one"  # another order, another list
+    a.content = [TextContent(text="changed")]
+    assert table.get([a, b], "joined", joined, [a, b]) == "changed|two"
+    assert calls == [1, 1, 1]
+    table.get([a], "joined", joined, [a])
+    assert len(table) == 2  # the least recently used list went

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -105,7 +106,9 @@ def test_the_key_excludes_api_key_timeout_and_retry_settings():
     cache_a = CachedModel(plain, cache=None, mode="off")  # type: ignore[arg-type]
     cache_b = CachedModel(noisy, cache=None, mode="off")  # type: ignore[arg-type]
     assert cache_b.cache_identity() == {"model": "m", "temperature": 0, "params": {}}
-    assert cache_key(cache_a.cache_identity(), "s", request()) != ""
+    key = cache_key(cache_a.cache_identity(), "s", request())
+    assert re.fullmatch(r"[0-9a-f]{64}", key)  # a sha256, whatever the identity holds
+    assert key != cache_key({"model": "m", "temperature": 0.5}, "s", request())
     assert cache_key({"model": "m", "temperature": 0, "params": {}}, "s", request()) == \
         cache_key(cache_b.cache_identity(), "s", request())
 
@@ -330,10 +333,10 @@ async def test_a_planted_api_key_passed_to_load_model_stays_out_of_the_recording
     async def offline_complete(system, messages):
         return Message.assistant("offline answer"), USAGE.copy(extra={})
 
-    monkeypatch.setattr(model.inner.inner, "complete", offline_complete)
+    monkeypatch.setattr(model.inner, "complete", offline_complete)
     msg, _ = await model.complete("sys", request())
     assert msg.concat_text() == "offline answer"
-    model.cache.vacuum()
+    model.step("cache").cache.vacuum()
     for p in (tmp_path / "rec").rglob("*"):
         assert PLANTED.encode() not in p.read_bytes(), p
 

@@ -192,8 +192,10 @@ async def test_repeated_500s_give_up_after_the_attempt_budget_naming_the_model(s
         await make_model(server, sleep).complete("s", [Message.user("u")])
     assert len(script.requests) == 3
     assert sleep.waits == [0.25, 0.5]
+    port = server.server_address[1]
     assert str(info.value).startswith(
-        "gave up after 3 attempts: openai/test-model: server or connection error: ")
+        "gave up after 3 attempts: openai/test-model: server or connection error (host "
+        f"127.0.0.1:{port}, HTTP 500): ")
     assert info.value.model == MODEL
     assert info.value.attempts == 3
 
@@ -209,7 +211,8 @@ async def test_a_slow_server_raises_model_timeout_after_retries(server, script):
     assert time.perf_counter() - started < 2.0
     assert len(script.requests) == 2
     assert sleep.waits == [0.1]
-    assert str(info.value).startswith("gave up after 2 attempts: openai/test-model: the request timed out")
+    assert str(info.value).startswith("gave up after 2 attempts: openai/test-model: the request "
+                                      f"to host 127.0.0.1:{server.server_address[1]} timed out")
 
 
 async def test_a_context_length_400_raises_context_length_exceeded_without_retrying(server, script):

@@ -106,7 +106,8 @@ def test_an_ordinary_400_maps_to_a_plain_model_call_error():
     exc = litellm.BadRequestError("temperature must be <= 2", model="x", llm_provider="openai")
     err = raise_mapped(exc)
     assert type(err) is ModelCallError
-    assert str(err).startswith("openai/test-model: the provider rejected the request: ")
+    assert str(err).startswith("openai/test-model: the provider rejected the request (the "
+                               "provider's default host, HTTP 400): ")
 
 
 def test_5xx_and_timeouts_map_to_retryable_classes():
@@ -137,6 +138,32 @@ def test_auth_errors_name_the_providers_key_variable_and_blank_the_key():
     assert "sk-abc" not in str(err)
     assert api_key_env_var("gpt-4o") == "OPENAI_API_KEY"
     assert api_key_env_var("nonsense-provider/x") is None
+
+
+def test_a_provider_error_names_the_host_of_api_base_and_the_status_never_its_secrets():
+    exc = litellm.ServiceUnavailableError("down", llm_provider="openai", model="x")
+    base = "https://user:hunter2-pass@proxy.example.com:8443/v1?key=sk-query-secret"
+    with pytest.raises(TransientModelError) as info, map_litellm_errors(MODEL, api_base=base):
+        raise exc
+    assert str(info.value).startswith("openai/test-model: server or connection error (host "
+                                      "proxy.example.com:8443, HTTP 503): ")
+    assert "hunter2" not in str(info.value) and "sk-query" not in str(info.value)
+
+
+def test_no_response_at_all_says_why_instead_of_litellms_made_up_500():
+    import socket
+
+    for cause, why in ((socket.gaierror(-2, "Name or service not known"),
+                        "the host name did not resolve"),
+                       (ConnectionRefusedError(111, "Connect call failed"), "connection refused")):
+        exc = litellm.InternalServerError("Connection error.", llm_provider="openai", model="x")
+        exc.__cause__ = cause
+        with pytest.raises(TransientModelError) as info, map_litellm_errors(
+                MODEL, api_base="http://gpu-box:8000/v1"):
+            raise exc
+        assert str(info.value).startswith(
+            f"openai/test-model: server or connection error (host gpu-box:8000, no response: "
+            f"{why}): "), why
 
 
 def test_unrelated_exceptions_pass_through_unmapped():

@@ -333,7 +333,7 @@ def test_smollm2_is_identified_by_its_package_and_refuses_a_context_beyond_8k():
 
 def test_a_window_in_front_of_smollm2_counts_its_tokens_and_shows_its_8k_context():
     from workbench.models import load_model
-    from workbench.models._cap import window_facts
+    from workbench.models._window import window_facts
 
     assert window_facts(load_model("local/smollm2-135m@32k")) == (8192, "smollm2-135m")
     assert window_facts(load_model("local/smollm2-135m@4k")) == (4096, "smollm2-135m")

@@ -10,6 +10,7 @@ from workbench.errors import ConfigError
 from workbench.models import (
     CachedModel,
     ExtractiveModel,
+    ModelPipeline,
     ModelSpec,
     WindowCap,
     load_model,
@@ -87,28 +88,32 @@ def test_load_model_builds_the_bare_model_without_window_or_cache():
     assert isinstance(load_model("extractive"), ExtractiveModel)
 
 
-def test_load_model_composes_cache_around_the_window_cap(tmp_path):
+def test_load_model_puts_the_model_behind_a_window_then_a_cache(tmp_path):
     model = load_model("cached:extractive@8k", cache_path=tmp_path / "c.db")
-    assert isinstance(model, CachedModel) and model.mode == "rw"
-    assert isinstance(model.inner, WindowCap) and model.inner.window == 8192
-    assert isinstance(model.inner.inner, ExtractiveModel)
+    assert isinstance(model, ModelPipeline) and isinstance(model.inner, ExtractiveModel)
+    assert [s.kind for s in model.steps] == ["window", "cache"]
+    assert model.step("window").window == 8192 and model.step("cache").mode == "rw"
     assert model.describe() == "cached:extractive@8k"
-    assert model.cache.path == tmp_path / "c.db"
+    assert model.step("cache").cache.path == tmp_path / "c.db"
+    # the same pipeline as the public one-step models composed by hand
+    by_hand = CachedModel(WindowCap(ExtractiveModel(), 8192), model.step("cache").cache)
+    assert [s.kind for s in by_hand.steps] == ["window", "cache"]
+    assert by_hand.describe() == model.describe()
 
 
 def test_arguments_override_the_string_window_and_cache_mode(tmp_path):
     model = load_model("cached:extractive@8k", window=4096, cache="replay",
                        cache_path=tmp_path / "c.db")
-    assert model.mode == "replay" and model.inner.window == 4096
+    assert model.step("cache").mode == "replay" and model.step("window").window == 4096
     assert isinstance(load_model("cached:extractive", cache="off"), ExtractiveModel)
-    assert isinstance(load_model("extractive", cache="rw", cache_path=tmp_path / "c.db"),
-                      CachedModel)
+    only_cache = load_model("extractive", cache="rw", cache_path=tmp_path / "c.db")
+    assert [s.kind for s in only_cache.steps] == ["cache"]
 
 
 def test_models_sharing_a_cache_file_share_one_store(tmp_path):
     a = load_model("cached:extractive", cache_path=tmp_path / "c.db")
     b = load_model("replay:extractive@8k", cache_path=tmp_path / "c.db")
-    assert a.cache is b.cache
+    assert a.step("cache").cache is b.step("cache").cache
 
 
 def test_bad_load_model_arguments_are_config_errors(tmp_path):
@@ -129,7 +134,7 @@ def test_provider_strings_build_a_litellm_model_with_the_params():
     from workbench.models import LiteLLMModel
 
     model = load_model("openai/gpt-4o-mini@8k", api_base="http://127.0.0.1:9", temperature=0)
-    assert isinstance(model, WindowCap)
+    assert [s.kind for s in model.steps] == ["window"]
     inner = model.inner
     assert isinstance(inner, LiteLLMModel) and inner.model == "openai/gpt-4o-mini"
     assert model.describe() == "openai/gpt-4o-mini@8k"
@@ -145,7 +150,7 @@ def test_local_strings_build_a_local_model_with_the_default_name():
 
 
 def test_a_closed_shared_cache_is_reopened_by_the_next_load(tmp_path):
-    first = load_model("cached:extractive", cache_path=tmp_path / "c.db")
-    first.cache.close()
-    second = load_model("cached:extractive", cache_path=tmp_path / "c.db")
-    assert second.cache is not first.cache and not second.cache.closed
+    first = load_model("cached:extractive", cache_path=tmp_path / "c.db").step("cache").cache
+    first.close()
+    second = load_model("cached:extractive", cache_path=tmp_path / "c.db").step("cache").cache
+    assert second is not first and not second.closed

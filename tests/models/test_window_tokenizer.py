@@ -18,6 +18,7 @@ from workbench.models import (
     parse_model_spec,
 )
 from workbench.models._identity import model_identity
+from workbench.models._window import check_window, window_facts
 from workbench.testing import ScriptedModel
 from workbench.tokens import estimator_for, tokenizer_for_model
 
@@ -49,7 +50,7 @@ TEXT = "नमस्ते दुनिया, यह एक परीक्ष�
 def test_each_provider_family_counts_its_window_in_its_own_tokenizer(model: str, label: str) -> None:
     assert tokenizer_for_model(model).label == label
     cap = load_model(f"{model}@8k")
-    assert cap.window_tokenizer() == label  # type: ignore[attr-defined]
+    assert window_facts(cap)[1] == label
     assert parse_model_spec(f"{model}@8k").window_tokenizer.label == label
 
 
@@ -64,13 +65,13 @@ def test_a_prompt_on_the_edge_is_judged_by_the_model_tokenizer_not_by_o200k(mode
     loose = load_model(model, window=max(own, o200k) - 1)
     # The model's own count decides: it fits exactly at its own size, and only there.
     if own < o200k:
-        tight.check_window("sys", messages)  # type: ignore[attr-defined]
-        loose.check_window("sys", messages)  # type: ignore[attr-defined]
+        check_window(tight, "sys", messages)
+        check_window(loose, "sys", messages)
     else:
         with pytest.raises(ContextLengthExceeded, match=f"prompt of {own} tokens"):
-            tight.check_window("sys", messages)  # type: ignore[attr-defined]
+            check_window(tight, "sys", messages)
         with pytest.raises(ContextLengthExceeded, match=f"prompt of {own} tokens"):
-            loose.check_window("sys", messages)  # type: ignore[attr-defined]
+            check_window(loose, "sys", messages)
 
 
 class OwnCounter(ScriptedModel):
@@ -131,12 +132,15 @@ def test_recording_stores_exact_counts_and_a_replay_writes_nothing(tmp_path: Pat
     assert cache.stats()["token_counts"] == 1
 
 
-def test_the_count_is_taken_once_for_the_wrappers_that_check_the_same_prompt() -> None:
+async def test_a_call_is_counted_once_on_its_way_through_the_pipeline(tmp_path: Path) -> None:
+    from workbench.models import CachedModel, SharedCalls
+
     model, messages = OwnCounter(), [Message.user("hello")]
-    cap = WindowCap(model, 100)
-    for _ in range(3):  # shared calls, the cache and the cap itself
-        cap.check_window("sys", messages)
-    assert model.counted == [100]
+    cache = ResponseCache(tmp_path / "r.db")
+    piped = SharedCalls().wrap(CachedModel(WindowCap(model, 100), cache))
+    assert [s.kind for s in piped.steps] == ["window", "share", "cache"]
+    await piped.complete("sys", messages)
+    assert model.counted == [100]  # one count, by the one window step
 
 
 def test_a_ray_snapshot_reads_recorded_counts_and_hands_new_ones_to_its_sink() -> None:
@@ -149,11 +153,11 @@ def test_a_ray_snapshot_reads_recorded_counts_and_hands_new_ones_to_its_sink() -
     assert WindowCap(OwnCounter(available=False), 100, counts=replay).count("sys", messages) == 99
 
 
-def test_load_model_gives_the_cap_the_recording_of_its_cache(tmp_path: Path) -> None:
+def test_load_model_gives_the_window_the_recording_of_its_cache(tmp_path: Path) -> None:
     path = tmp_path / "r.db"
     model = load_model("cached:local/gemma3-270m@8k", cache_path=path)
-    cap = model.inner  # type: ignore[attr-defined]
-    assert isinstance(cap, WindowCap) and isinstance(cap.counts, RecordedCounts)
-    assert cap.counts.writable and cap.window_tokenizer() == "gemma3-270m"
-    replay = load_model("replay:local/gemma3-270m@8k", cache_path=path).inner  # type: ignore[attr-defined]
-    assert not replay.counts.writable
+    counter = model.step("window").counter  # type: ignore[attr-defined]
+    assert isinstance(counter.counts, RecordedCounts) and counter.counts.writable
+    assert window_facts(model)[1] == "gemma3-270m"
+    replay = load_model("replay:local/gemma3-270m@8k", cache_path=path)
+    assert not replay.step("window").counter.counts.writable  # type: ignore[attr-defined]

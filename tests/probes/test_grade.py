@@ -6,6 +6,7 @@ import pytest
 
 from workbench.errors import ConfigError
 from workbench.probes import Question, grade_answer, is_unknown, stale_only
+from workbench.probes._grade import identifying_tokens
 
 
 def q(expected: object, **kw: object) -> Question:
@@ -68,3 +69,16 @@ def test_a_list_grader_needs_a_list_and_only_it_takes_one() -> None:
         q("x", grader="list")
     with pytest.raises(ConfigError, match="kind 'history' is not one of recall"):
         q("x", kind="history")
+
+
+def test_an_open_answer_must_name_what_the_expected_answer_names() -> None:
+    asked = Question(id="r", kind="continuation", text="What did the user ask most recently?",
+                     expected="Please review the branch `feature/replica-3a31` before I merge it.",
+                     grader="overlap", answer_type="text")
+    # the common words match, the branch does not: not the request that was made
+    assert grade_answer(asked, "Please review the branch `feature/session-958d` before I "
+                               "merge it.") == 0.0
+    assert grade_answer(asked, "They want feature/replica-3a31 reviewed before the merge.") == 1.0
+    assert identifying_tokens(asked.expected_text()) == ["feature/replica-3a31"]
+    assert identifying_tokens("a new module, see `dispatch_d48b` and port 50354") == [
+        "dispatch_d48b", "50354"]

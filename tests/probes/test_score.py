@@ -1,10 +1,12 @@
-"""A cell's QA metrics from its answered questions, qa_loss included."""
+"""A cell's QA metrics from its answered questions: the losses, the gain and the judge's
+agreement counts included."""
 
 from __future__ import annotations
 
 import pytest
 
 from workbench.probes import (
+    CALIBRATION_COUNTS,
     DIMENSIONS,
     AnsweredQuestion,
     Evidence,
@@ -21,22 +23,58 @@ def q(qid: str, kind: str, expected: object, grader: str = "exact", **kw: object
                     **kw)  # type: ignore[arg-type]
 
 
-def test_qa_loss_is_the_mean_of_full_minus_compacted_on_questions_answered_both_ways() -> None:
+def test_the_loss_is_what_the_full_history_answers_and_the_compacted_context_misses() -> None:
     answered = [
         AnsweredQuestion(q("a", "recall", "50354", answer_type="number"), "port 50354",
-                         full_answer="50354"),                     # 1 - 1 = 0
-        AnsweredQuestion(q("b", "recall", "seen_x_1"), "unknown", full_answer="seen_x_1"),  # 1
+                         full_answer="50354"),                     # kept
+        AnsweredQuestion(q("b", "recall", "seen_x_1"), "unknown", full_answer="seen_x_1"),  # lost
         AnsweredQuestion(q("c", "artifact", ["a.py", "b.py"], "list", answer_type="paths"),
-                         "a.py", full_answer="a.py b.py"),         # 1 - 0.5 = 0.5
+                         "a.py", full_answer="a.py b.py"),         # half its items lost
+        AnsweredQuestion(q("e", "recall", "x_2"), "x_2", full_answer="unknown"),  # a gain
+        AnsweredQuestion(q("f", "recall", "x_3"), "unknown", full_answer="no"),  # neither
         AnsweredQuestion(q("d", "recall", "v"), "v", full_answer=None),  # did not fit: left out
+        AnsweredQuestion(q("o", "decision", "seen keys set", "overlap", answer_type="text"),
+                         "a set of seen keys", full_answer="the seen keys set"),
     ]
     metrics = qa_metrics(answered)
-    assert metrics["qa_loss"] == pytest.approx((0 + 1 + 0.5) / 3)
-    assert metrics["qa_accuracy"] == pytest.approx((1 + 0 + 0.5 + 1) / 4)
-    assert metrics["qa_recall"] == pytest.approx(2 / 3)
+    # over the 3 exact questions the full history gets right: 0 + 1 + 0.5 missed
+    assert metrics["qa_loss_exact"] == pytest.approx(1.5 / 3)
+    assert metrics["qa_loss_open"] == 0.0
+    # of the 6 questions answered both ways, one is right only from the compacted context
+    assert metrics["qa_gain"] == pytest.approx(1 / 6)
+    assert metrics["qa_accuracy"] == pytest.approx((1 + 0 + 0.5 + 1 + 0 + 1) / 6)
+    assert metrics["qa_recall"] == pytest.approx(3 / 5)
     assert metrics["qa_artifact"] == 0.5
-    assert metrics["qa_questions"] == 4
-    assert "qa_decision" not in metrics and "judge_score" not in metrics
+    assert metrics["qa_questions"] == 7
+    assert "judge_score" not in metrics
+    lost = {a.question.id: (a.to_dict()["lost"], a.to_dict()["gained"]) for a in answered}
+    assert lost == {"a": (False, False), "b": (True, False), "c": (True, False),
+                    "e": (None, True), "f": (None, False), "d": (None, None),
+                    "o": (False, False)}
+
+
+def test_without_a_full_history_reference_the_loss_is_left_out() -> None:
+    metrics = qa_metrics([AnsweredQuestion(q("a", "recall", "v"), "v")])
+    assert metrics["qa_accuracy"] == 1.0
+    assert not {"qa_loss_exact", "qa_loss_open", "qa_gain"} & set(metrics)
+
+
+def test_exact_questions_a_judge_graded_are_counted_by_agreement() -> None:
+    def grade(accuracy: int) -> JudgeGrade:
+        return JudgeGrade({**dict.fromkeys(DIMENSIONS, 5), "accuracy": accuracy},
+                          dict.fromkeys(DIMENSIONS, ""))
+    answered = [AnsweredQuestion(q("a", "recall", "v"), "v", judge=grade(5)),
+                AnsweredQuestion(q("b", "recall", "v"), "w", judge=grade(4)),
+                AnsweredQuestion(q("c", "recall", "v"), "w", judge=grade(2)),
+                AnsweredQuestion(q("d", "recall", "v"), "v", judge=grade(0)),
+                AnsweredQuestion(q("o", "decision", "v", "overlap", answer_type="text",
+                                   judged=True), "v", judge=grade(1))]
+    metrics = qa_metrics(answered)
+    assert {k: metrics[k] for k in CALIBRATION_COUNTS} == {
+        "judge_exact_both": 1, "judge_exact_judge_only": 1, "judge_exact_grader_only": 1,
+        "judge_exact_neither": 1}
+    assert metrics["judge_accuracy"] == 1.0  # the judge's score covers the open questions only
+    assert "judge_exact_both" not in qa_metrics([AnsweredQuestion(q("a", "recall", "v"), "v")])
 
 
 def test_open_questions_count_in_their_kind_but_not_in_qa_accuracy() -> None:

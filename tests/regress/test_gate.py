@@ -168,13 +168,14 @@ def test_a_missing_recording_fails_with_exit_2_naming_each_cell(baseline: Path,
 def test_a_recording_without_prompt_sizes_on_a_machine_without_llama_cpp_names_the_extra(
         baseline: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.errors import ConfigError
-    from workbench.models import _local
+    from workbench.models import _local, _local_load
 
     def missing() -> object:
         raise ConfigError(_local.MISSING_EXTRA)
 
-    monkeypatch.setattr(_local, "_import_llama_cpp", missing)
-    monkeypatch.setattr(_local, "_VOCABS", {})
+    for module in (_local, _local_load):  # the model and its loader both import llama.cpp
+        monkeypatch.setattr(module, "_import_llama_cpp", missing)
+    monkeypatch.setattr(_local_load, "_VOCABS", {})
     empty = tmp_path / "empty.db"
     ResponseCache(empty).close()
     spec = _spec_copy(tmp_path, cache=Experiment.from_toml(SPEC).cache.model_copy(

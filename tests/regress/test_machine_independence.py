@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import ROOT
 from workbench.errors import ConfigError
 from workbench.harness import run_experiment
-from workbench.models import _local
+from workbench.models import _local, _local_load
 
 SPEC = ROOT / "experiments" / "regress.toml"
 CELL_KEYS = ["template", "model", "window", "session_id"]
@@ -37,8 +37,9 @@ def _without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing() -> Any:
         raise ConfigError(_local.MISSING_EXTRA)
 
-    monkeypatch.setattr(_local, "_import_llama_cpp", missing)
-    monkeypatch.setattr(_local, "_VOCABS", {})
+    for module in (_local, _local_load):  # the model and its loader both import llama.cpp
+        monkeypatch.setattr(module, "_import_llama_cpp", missing)
+    monkeypatch.setattr(_local_load, "_VOCABS", {})
 
 
 def test_the_gate_replays_the_same_cells_steps_and_summaries_with_and_without_the_tokenizer(

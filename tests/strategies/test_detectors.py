@@ -137,6 +137,30 @@ def test_the_survival_curve_averages_each_round_over_the_sessions_that_reached_i
         {"round": 3, "recall": pytest.approx(0.2), "sessions": 1, "cliff": 2}]
 
 
+def test_the_survival_plot_draws_each_curve_while_half_its_sessions_reached_it() -> None:
+    from workbench.strategies import plot_survival
+
+    a = _result([1, 3, 5], [(90, 40)] * 3)
+    b = _result([1, 3], [(90, 40)] * 2)
+    c = _result([1, 3], [(90, 40)] * 2)
+    for r, values in ((a, [0.9, 0.6, 0.2]), (b, [0.7, 0.2]), (c, [0.8, 0.7])):
+        for rnd, v in zip(r.rounds, values, strict=True):
+            rnd.facts_recall = v
+    b.session_id, c.strategy = "t", "y"
+    fig = plot_survival(survival_curve([a, b, c]))
+    [ax] = fig.axes
+    lines = {line.get_label(): list(zip(*line.get_data(), strict=True))
+             for line in ax.get_lines() if not line.get_label().startswith("_")}
+    # x: round 3 reached by 1 of 2 sessions is drawn (half), the cliff (round 2) is marked
+    assert lines == {"x": [(1, pytest.approx(80.0)), (2, pytest.approx(40.0)),
+                           (3, pytest.approx(20.0))],
+                     "y": [(1, pytest.approx(80.0)), (2, pytest.approx(70.0))]}
+    [cliff] = ax.collections
+    assert cliff.get_offsets().tolist() == [[2.0, pytest.approx(40.0)]]
+    assert [line.get_ydata()[0] for line in ax.get_lines()
+            if line.get_label().startswith("_")] == [50.0]  # the cliff's level
+
+
 def test_a_compaction_over_the_window_has_no_survival_value() -> None:
     r = _result([1, 2], [(90, 40), (150, 120)])
     r.rounds[0].facts_recall, r.rounds[1].facts_recall = 0.8, 0.9

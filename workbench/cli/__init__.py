@@ -13,6 +13,8 @@ import importlib
 
 import click
 
+from workbench.cli._exit_codes import EXIT_INTERRUPTED, exit_codes_help
+from workbench.cli._stops import ARGV_KEY, ON_INTERRUPT_KEY
 from workbench.errors import WorkbenchError
 
 # module name -> shown in this order in --help
@@ -24,6 +26,7 @@ class _Group(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[no-untyped-def]
         # A misspelt command names the closest one (click itself only does so for options).
         name = args[0] if args else ""
+        ctx.meta[ARGV_KEY] = list(args)  # as typed: what a stopped command says to run again
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             from workbench._suggest import did_you_mean
 
@@ -37,9 +40,14 @@ class _Group(click.Group):
             from workbench._redact import redact
 
             raise click.ClickException(redact(str(exc))) from exc
+        except KeyboardInterrupt:
+            # Instead of click's bare "Aborted!": what the command saved and how to go on.
+            line = ctx.meta.get(ON_INTERRUPT_KEY)
+            click.echo(line() if line is not None else "interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, epilog=exit_codes_help())
 @click.version_option(package_name="compaction-workbench")
 def cli() -> None:
     """Evaluate and tune LLM conversation compaction over recorded sessions."""

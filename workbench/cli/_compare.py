@@ -1,4 +1,4 @@
-"""``workbench compare RUN_A RUN_B``: what changed between two runs.
+"""``workbench compare RUN_A RUN_B``: what changed between two runs (`compare_runs`).
 
 Prints, per (template, model, window), B - A of the comparison-table columns; the cells (joined
 on the cell key: session, strategy, model, template, window, repeat) whose status or parse outcome
@@ -16,19 +16,9 @@ from typing import Any
 
 import click
 
+from workbench.cli._options import json_option, write_json_file
 from workbench.errors import ConfigError
 
-_BY = ("template", "model", "window")
-DELTA_FORMATS = {
-    "cells": "{:+,.0f}", "failures": "{:+,.0f}", "retries_max": "{:+,.0f}",
-    "retained_tokens": "{:+,.0f}", "summary_tokens": "{:+,.0f}", "billed_tokens": "{:+,.0f}",
-    "cost": "{:+.4f}", "parse_success_pct": "{:+.1f}", "retries_mean": "{:+.3f}",
-    "compression_ratio": "{:+.3f}", "replies": "{:+,.0f}", "failed": "{:+,.0f}",
-    "errors": "{:+,.0f}", "n": "{:+,.0f}", "useful_structured_pct": "{:+.1f}",
-    "billed_reported": "{:+,.0f}", "billed_estimated": "{:+,.0f}", "cost_total": "{:+.4f}",
-    "http_retries_total": "{:+,.0f}", "effective_window": "{:+,.0f}", "calls": "{:+.2f}",
-    "spent_tokens": "{:+,.0f}", "calls_made_total": "{:+,.0f}", "calls_shared_total": "{:+,.0f}",
-}
 EXIT_REGRESSED = 1
 """Exit code when a ``--fail-on`` check fails."""
 
@@ -107,48 +97,33 @@ class FailOn:
               help="Exit 1 when B is worse than A on METRIC by more than TOLERANCE (absolute, "
                    "or N% of A's mean); repeatable. E.g. probe_recall:0.02, "
                    "retained_tokens:5%, failure_rate:0.")
-def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str, ...]) -> None:
+@json_option
+def command(run_a: Path, run_b: Path, metric: str, seed: int, fail_on: tuple[str, ...],
+            json_path: Path | None) -> None:
     """Show what changed from RUN_A to RUN_B (deltas are B - A)."""
-    import pandas as pd
-
-    from workbench.harness.report._report import markdown_table
-    from workbench.harness.results._paired import paired_comparison
-    from workbench.harness.results._results import Results
-    from workbench.harness.results._table import (
-        PERCENT_COLUMNS,
-        changed_cells,
-        comparison_table,
-        table_delta,
-    )
-    from workbench.harness.results._verdict import verdict
+    # the light start: the harness loads when the command runs
+    from workbench.harness.report._compare_runs import compare_runs
 
     try:
         checks = [FailOn.parse(text) for text in fail_on]
     except ConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--fail-on") from exc
-    a, b = Results.load(run_a), Results.load(run_b)
-    delta = table_delta(comparison_table(a.cells, _BY), comparison_table(b.cells, _BY), _BY)
-    formats = {**DELTA_FORMATS, **{c: "{:+.1%}" for c in PERCENT_COLUMNS}}
-    click.echo(f"A: {run_a}\nB: {run_b}\n")
-    click.echo("Per (template, model, window), B - A (means over each run's common "
-               "sessions):\n")
-    click.echo(markdown_table(delta, formats))
-    changed = changed_cells(a.cells, b.cells)
-    click.echo(f"Cells whose status or parse outcome changed: {len(changed)}\n")
-    if not changed.empty:
-        click.echo(markdown_table(changed))
-    if a.cells.empty or b.cells.empty:
+    found = compare_runs(run_a, run_b, metric, seed)
+    for block in found.lines:
+        click.echo(block)
+    if json_path is not None:  # run B's document, with what changed from A
+        from workbench.harness.results._results import Results  # (as above)
+
+        write_json_file(json_path, Results.load(run_b), "compare",
+                        {"run_a": str(run_a), "comparison": found.to_text()})
+    if found.both is None:
         if checks:
             click.echo("fail-on: a run has no cells, cannot check (FAIL)")
             raise SystemExit(EXIT_REGRESSED)
         return
-    both = pd.concat([a.cells.assign(run="A"), b.cells.assign(run="B")], ignore_index=True)
-    result = paired_comparison(both, "A", "B", on="run", metric=metric, seed=seed)
-    click.echo(f"Paired comparison, B - A: {result}\n")
-    click.echo(verdict(both, on="run", seed=seed).to_text())
     failed = 0
     for check in checks:
-        passed, line = check.check(both, seed)
+        passed, line = check.check(found.both, seed)
         failed += not passed
         click.echo(f"fail-on {line}")
     if failed:

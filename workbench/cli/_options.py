@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+Command = TypeVar("Command", bound=Callable[..., object])
+
 if TYPE_CHECKING:
+    from workbench.harness import Results
     from workbench.harness.experiment import Experiment
     from workbench.harness.experiment._overrides import Overrides
 
@@ -46,6 +49,26 @@ def override_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def json_option(command: Command) -> Command:
+    """Add ``--json PATH`` (the run's answer as data: `workbench.harness.report._json`)."""
+    return click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+                        default=None, metavar="PATH",
+                        help="Also write the answer as JSON here: the table, the verdict "
+                             "(every comparison), the recommendation, the errors and the "
+                             "run's provenance (schema: RunDocument).")(command)
+
+
+def write_json_file(path: Path | None, results: Results, command: str,
+                    extra: dict[str, object] | None = None) -> None:
+    """Write ``--json PATH`` when it was given, and say where."""
+    if path is None:
+        return
+    # the light start: pydantic's schema loads only when JSON is asked for
+    from workbench.harness.report._json import write_json
+
+    click.echo(f"json: {write_json(path, results, command, extra)}")
 
 
 def pop_overrides(kwargs: dict[str, Any]) -> Overrides:

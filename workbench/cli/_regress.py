@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.cli._options import override_options, pop_overrides
+from workbench.cli._options import json_option, override_options, pop_overrides, write_json_file
 
 if TYPE_CHECKING:
     from workbench.harness.experiment import Experiment
@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the replayed run in this folder (default: a temporary one).")
 @click.option("--progress", is_flag=True, help="Show the progress bar.")
+@json_option
 @override_options
 @click.pass_context
 def command(ctx: click.Context, spec: Path | None, baseline: Path | None, update: bool,
-            out: Path | None, progress: bool, **overridden: object) -> None:
+            out: Path | None, progress: bool, json_path: Path | None,
+            **overridden: object) -> None:
     """Replay the experiment SPEC (default experiments/regress.toml here, else the shipped one)
     from its recordings and compare it with the committed baseline.
 
@@ -41,6 +43,9 @@ def command(ctx: click.Context, spec: Path | None, baseline: Path | None, update
     """
     from workbench.regress import COULD_NOT_RUN, run_regress
 
+    if json_path is not None and out is None:
+        raise click.UsageError("--json needs --out: the replayed run is otherwise a temporary "
+                               "folder, gone when the gate ends")
     overrides = pop_overrides(overridden)
     try:
         experiment, baseline = _spec(spec, baseline, overrides)
@@ -57,6 +62,11 @@ def command(ctx: click.Context, spec: Path | None, baseline: Path | None, update
                    "result: COULD NOT RUN (exit 2): the gate crashed, see the traceback above")
         ctx.exit(COULD_NOT_RUN)
     click.echo(report.render())
+    if json_path is not None and report.run_dir is not None:
+        from workbench.harness.results._results import Results  # (as above)
+
+        write_json_file(json_path, Results.load(report.run_dir), "regress",
+                        {"exit_code": report.exit_code})
     ctx.exit(report.exit_code)
 
 

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import click
 
+from workbench.cli._options import json_option, write_json_file
+
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write here instead of RUN_DIR/report/.")
-def command(run_dir: Path, out_dir: Path | None) -> None:
+@json_option
+def command(run_dir: Path, out_dir: Path | None, json_path: Path | None) -> None:
     """Write report.md, report.html, CSVs and plots for RUN_DIR; print their paths and the verdict."""
     from workbench.harness.report._report import write_report
     from workbench.harness.results._results import Results
@@ -19,3 +22,4 @@ def command(run_dir: Path, out_dir: Path | None) -> None:
     for name, path in write_report(results, out_dir).items():
         click.echo(f"{name}: {path}")
     click.echo("\n" + results.verdict().to_text())
+    write_json_file(json_path, results, "report")

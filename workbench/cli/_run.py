@@ -1,9 +1,12 @@
 """``workbench run``: run (or resume) an experiment into a run folder.
 
-Prints the comparison table, the verdict and the error summary. Exit codes: 0 when every cell
-produced an outcome (a summary, or a compaction failure such as context exhausted),
-`EXIT_INFRASTRUCTURE` when any cell hit an infrastructure error (replay cache miss, auth,
-network, retries exhausted); click's 1 and 2 stay for bad input and usage errors.
+Prints the comparison table, the verdict and the error summary; resuming a run that has
+nothing left to run says so and prints the summary once. Exit codes (`workbench.cli._exit_codes`):
+0 when every cell produced an outcome (a summary, or a compaction failure such as context
+exhausted), `EXIT_INFRASTRUCTURE` when any cell hit an infrastructure error (replay cache miss,
+auth, network, retries exhausted), `EXIT_BUDGET` when the budget stopped the run (the runner
+says why, once), `EXIT_INTERRUPTED` on Ctrl-C (`_stops`); click's 1 and 2 stay for bad input
+and usage errors.
 """
 
 from __future__ import annotations
@@ -15,15 +18,28 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.cli._options import load_spec, not_run_line, override_options, pop_overrides
+from workbench.cli._exit_codes import EXIT_BUDGET, EXIT_INFRASTRUCTURE
+from workbench.cli._options import (
+    json_option,
+    load_spec,
+    not_run_line,
+    override_options,
+    pop_overrides,
+    write_json_file,
+)
+from workbench.cli._stops import (
+    interrupted_line,
+    nothing_ran,
+    nothing_to_run_line,
+    on_interrupt,
+    resume_command,
+    typed_arguments,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.harness import Results
-
-EXIT_INFRASTRUCTURE = 3
-"""Exit code of `workbench run` when any cell hit an infrastructure error."""
 
 TABLE_HEADER = (
     "Per template x model x window. cells, failed (compaction outcome: context exhausted) and "
@@ -38,6 +54,8 @@ REFERENCE_NOTE = ("reference: the recorded agent's own summary at its recorded b
                   "and probed as goose@recorded is;\ncompare it with the @recorded rows, not "
                   "with rows compacted at the end of the session.")
 EFFECTIVE_NOTE = "ran at a smaller window than the cap (the model's own context): {rows}"
+MAX_TABLE_ROWS = 12
+"""A table of at most this many rows is printed by default; a longer one with --verbose."""
 
 
 def _effective_note(table: pd.DataFrame) -> str | None:
@@ -70,16 +88,18 @@ def spent_line(table: pd.DataFrame) -> str:
                              shared=int(total("calls_shared_total")))
 
 
-def print_table(results: Results, *, wide: bool = False) -> None:
+def print_table(results: Results, *, wide: bool = False,
+                table: pd.DataFrame | None = None) -> None:
     """Print the comparison table of `results` as `workbench run` shows it.
 
     Args:
         results: The run.
         wide: Every column; by default the table fits 120 columns.
+        table: `results.table()` when the caller has it already.
     """
-    from workbench.harness.report._text_table import text_table
+    from workbench.harness.report._text_table import text_table  # the light start
 
-    table = results.table()
+    table = results.table() if table is None else table
     if table.empty:
         click.echo("no cells finished")
         return
@@ -113,10 +133,16 @@ def print_table(results: Results, *, wide: bool = False) -> None:
                    "remote one; omitted starts a private local Ray instance.")
 @click.option("--wide", is_flag=True,
               help="Print every column of the table (by default it fits 120 columns).")
+@click.option("--verbose", is_flag=True,
+              help="Print everything: the whole table, the replay, every comparison of the "
+                   "verdict (by default: one screen, the table only when it has at most "
+                   f"{MAX_TABLE_ROWS} rows).")
+@json_option
 @override_options
 def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bool,
             concurrency: int | None, no_progress: bool, new: bool, executor: str | None,
-            address: str | None, wide: bool, **overridden: object) -> None:
+            address: str | None, wide: bool, verbose: bool, json_path: Path | None,
+            **overridden: object) -> None:
     """Run the experiment SPEC (TOML, or a shipped experiment's name); without SPEC,
     experiments/default.toml here (a clone or a `workbench init` project), else the shipped
     default experiment.
@@ -125,46 +151,70 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     different experiment's cells is refused; pass --new or another --out. An overridden run
     (--model, --template, --window, --sessions, --limit, --set) gets its own folder,
     runs/<name>-<hash of the overrides>. Exits 3 when any cell hit an infrastructure error
-    (cache miss, auth, network, retries exhausted), 0 when every cell produced an outcome
-    (compaction failures such as context exhausted are outcomes).
+    (cache miss, auth, network, retries exhausted), 4 when the budget stopped the run, 130 on
+    Ctrl-C (after a line saying what was saved and the command that resumes), 0 when every
+    cell produced an outcome (compaction failures such as context exhausted are outcomes).
     """
     from workbench.harness import DryRunEstimate, run_experiment
     from workbench.harness.run import default_out
+    from workbench.harness.run._run_folder import fresh_folder  # the light start, as above
 
     overrides = pop_overrides(overridden)
     experiment, run_name = load_spec(spec, "default", overrides)
-    folder = out or default_out(experiment).parent / run_name
+    default_folder = default_out(experiment).parent / run_name
+    folder = out or default_folder
+    if new and not dry_run:  # chosen here, so an interrupted run can name its folder
+        folder, new = fresh_folder(folder), False
     if overrides:
         click.echo(f"overrides: {overrides.describe()} (run folder {folder})")
     line = not_run_line(experiment)
     if line:
         click.echo(textwrap.fill(line, width=120, break_on_hyphens=False))
+    resume = resume_command(typed_arguments(), folder, default_folder)
+    on_interrupt(lambda: interrupted_line(experiment, folder, resume))
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
                             progress=not no_progress, concurrency=concurrency, new=new,
                             executor=executor, address=address)
     if isinstance(result, DryRunEstimate):
         return  # the runner printed the estimate
-    infrastructure = _print_results(result, wide=wide)
+    if nothing_ran(result):
+        click.echo(nothing_to_run_line(result))
+    infrastructure = _print_results(result, wide=wide, verbose=verbose)
+    write_json_file(json_path, result, "run")
+    if result.status == "budget_reached":
+        sys.exit(EXIT_BUDGET)  # the runner said why, once
     if infrastructure:
         click.echo(f"exit {EXIT_INFRASTRUCTURE}: {infrastructure} cell(s) hit infrastructure "
                    "errors; fix the cause and rerun with --retry-errors", err=True)
         sys.exit(EXIT_INFRASTRUCTURE)
 
 
-def _print_results(results: Results, wide: bool = False) -> int:
-    """Print table, verdict, error summary and folder; return the infrastructure error count."""
+def _print_results(results: Results, wide: bool = False, verbose: bool = False) -> int:
+    """Print the answer (one screen; everything with `verbose`), the error summary and the
+    folder; return the infrastructure error count."""
+    # the light start: pandas and the verdict load once a run has something to print
+    from workbench.harness.report._screen import screen_lines
     from workbench.harness.results._outcomes import FAILED
 
-    print_table(results, wide=wide)
-    _print_replays(results)
     found = results.verdict()
-    click.echo("\n" + found.to_text())
+    if verbose:
+        print_table(results, wide=wide)
+        _print_replays(results)
+        click.echo("\n" + found.to_text())
+    else:
+        table = results.table()
+        if len(table) <= MAX_TABLE_ROWS:
+            print_table(results, wide=wide, table=table)
+        elif not table.empty:
+            click.echo(spent_line(table))
+        click.echo("\n" + "\n".join(screen_lines(found)))
     cells = results.cells
     errors = found.infrastructure_errors
     failed = sum(e.count for e in found.errors if e.kind == FAILED)
     click.echo(f"\nrun folder: {results.run_dir} ({len(cells)} cells, {failed} failed, "
                f"{errors} errors, status {results.status})")
-    click.echo(f"report: workbench report {results.run_dir}")
+    click.echo(f"report: workbench report {results.run_dir}"
+               + ("" if verbose else "   (every comparison: --verbose)"))
     return errors
 
 

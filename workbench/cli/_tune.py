@@ -12,7 +12,13 @@ from pathlib import Path
 
 import click
 
-from workbench.cli._options import load_spec, override_options, pop_overrides
+from workbench.cli._options import (
+    json_option,
+    load_spec,
+    override_options,
+    pop_overrides,
+    write_json_file,
+)
 
 FRONT_COLUMNS = ("template", "cells", "retained_tokens", "recall", "parse_success_pct",
                  "calls_made", "calls_shared", "front")
@@ -29,9 +35,10 @@ EXPORT_HINT = ("install it with: workbench export --from-run {run}   (Goose's pr
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Cells in flight at once (overrides the spec).")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@json_option
 @override_options
 def command(spec: Path | None, out: Path | None, no_share: bool, concurrency: int | None,
-            no_progress: bool, **overridden: object) -> None:
+            no_progress: bool, json_path: Path | None, **overridden: object) -> None:
     """Tune the variant named in SPEC's [tune] table and report the winner.
 
     SPEC defaults to experiments/tune.toml here, else the shipped tune spec. Nothing is
@@ -63,3 +70,7 @@ def command(spec: Path | None, out: Path | None, no_share: bool, concurrency: in
     if result.winner_folder is not None:
         click.echo(f"winner folder (in the run folder only): {result.winner_folder}")
         click.echo(EXPORT_HINT.format(run=result.run_dir, name=result.winner_folder.name))
+    if json_path is not None:
+        from workbench.harness.results._results import Results  # (as above)
+
+        write_json_file(json_path, Results.load(result.run_dir), "tune")

@@ -8,9 +8,10 @@ JSON object per message, ``{"role": ..., "content": [parts]}``, which cannot for
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from workbench._memo import memo
 from workbench.messages import (
     ActionRequired,
     Content,
@@ -19,7 +20,6 @@ from workbench.messages import (
     FrontendToolRequest,
     ImageContent,
     Message,
-    MessageMemo,
     SystemNotification,
     TextContent,
     ToolConfirmationRequest,
@@ -28,8 +28,6 @@ from workbench.messages import (
 )
 
 TranscriptStyle = Literal["goose", "jsonl"]
-_FORMATTED = MessageMemo("formatted transcript line")
-"""Each message's line per style: formatted once, whatever the cell, template or attempt."""
 EMPTY_MESSAGE = "<empty message>"
 
 _ACTION_LABELS = {
@@ -111,8 +109,21 @@ def format_message_for_compacting(msg: Message, style: TranscriptStyle = "goose"
     return f"[{msg.role}]: " + "\n".join(parts)
 
 
+def transcript_lines(messages: Iterable[Message],
+                     style: TranscriptStyle = "goose") -> list[str]:
+    """Each message's transcript line, formatted once per message and style while it lives
+    (the run memo's ``formatted``, `workbench._memo`); a list of messages asked for again
+    (every cell of a session) is looked up once (``conversations``)."""
+    listed = messages if isinstance(messages, (list, tuple)) else list(messages)
+    return list(memo().conversations.get(listed, ("transcript lines", style), _lines, listed,
+                                         style))
+
+
+def _lines(messages: Sequence[Message], style: TranscriptStyle) -> tuple[str, ...]:
+    get = memo().formatted.get
+    return tuple(get(m, style, format_message_for_compacting, m, style) for m in messages)
+
+
 def format_transcript(messages: Iterable[Message], style: TranscriptStyle = "goose") -> str:
-    """The whole transcript: each message formatted (once per message and style, see
-    `MessageMemo`), joined with newlines."""
-    return "\n".join(_FORMATTED.get(m, style, format_message_for_compacting, m, style)
-                     for m in messages)
+    """The whole transcript: each message's line (`transcript_lines`), joined with newlines."""
+    return "\n".join(transcript_lines(messages, style))

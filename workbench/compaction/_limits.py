@@ -1,61 +1,95 @@
-"""Limits on one template render: time, output size, ``range`` length, number sizes.
+"""Limits on one template render: time, memory, output size, ``range`` length, number sizes.
 
 Templates are user files, and the sandbox alone only keeps them away from Python internals: a
 template can still loop for hours (``{% for a in range(99999) %}{% for b in range(99999) %}``)
 or grow a string until the machine swaps (``{{ 'x' * 10 ** 10 }}``). `RenderLimits` bounds
-both. The renderer (`workbench.compaction.render`) enforces them in four places:
+both, in two layers:
 
-- between output chunks: elapsed time and the characters produced so far;
-- on every line the compiled template executes (a trace hook scoped to template frames), so a
-  loop that produces nothing still hits the time limit;
-- in the sandbox's operator intercepts (``*``, ``**``, ``+``, ``%``) and in ``~`` joins, which
-  refuse a result larger than the limits *before* computing it;
-- in ``range`` and in every filter and method call, which refuse a length or width beyond the
-  limits, predict the result's size where it can be many times the input (``replace``,
-  ``join``, ``indent``, ``center``, ``str.format``...: `_growth`) and check every result after
-  the call, so no chain of calls grows a value far past the limit.
+- **time and memory**: every compile and render runs in the render process (`_sandbox`), which
+  the workbench stops the moment the time limit passes, whatever the template is doing (a
+  Python loop, or a C call that never returns), and whose memory is capped
+  (`RENDER_MEMORY_LIMIT`). Nothing inside the render watches the clock.
+- **sizes**, checked in the render process before a value is built, so a template that asks
+  for a gigabyte gets a message saying which operation and which limit: the characters
+  produced so far (between output chunks); the sandbox's operator intercepts (``*``, ``**``,
+  ``+``, ``%``) and ``~`` joins, which refuse a result larger than the limits *before*
+  computing it; ``range`` and every filter and method call, which refuse a length or width
+  beyond the limits, predict the result's size where it can be many times the input
+  (``replace``, ``join``, ``indent``, ``center``, ``str.format``...: `_growth`) and check
+  every result after the call.
 
-Compiling is bounded too: the template is compiled inside the render's limits, with the clock
-read on Python calls of the compiler (`bounded.compiling`), and every filter is marked as
-needing the render context, which keeps Jinja's constant folding from calling it at compile
-time with no limits in force (``{{ 'x'|center(10**9) }}`` would otherwise be built while the
-template compiles).
+Every filter is marked as needing the render context, which keeps Jinja's constant folding
+from calling it at compile time with no limits in force (``{{ 'x'|center(10**9) }}`` would
+otherwise be built while the template compiles).
 
-Crossing a limit raises `RenderLimitExceeded`, which the renderer turns into a
+Crossing a size limit raises `RenderLimitExceeded`, which the renderer turns into a
 `workbench.errors.TemplateError` naming the template and the limit.
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-import inspect
 import math
 import os
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 import jinja2
 
 from workbench.compaction._growth import COUNT_ARGUMENTS, format_size, predicted_size
+from workbench.compaction._walk import MAX_WALK, walk_exceeds
 from workbench.errors import ConfigError
 
-__all__ = ["RenderLimitExceeded", "RenderLimits"]
+__all__ = ["MEMORY_LIMIT_ENV", "RENDER_MEMORY_LIMIT", "RenderLimitExceeded", "RenderLimits",
+           "memory_limit_message", "render_memory_limit", "time_limit_message"]
 
 TIME_LIMIT_ENV = "WORKBENCH_RENDER_TIME_LIMIT"
 """Environment variable overriding `RenderLimits.time_limit` (seconds)."""
 MAX_OUTPUT_ENV = "WORKBENCH_RENDER_MAX_CHARS"
 """Environment variable overriding `RenderLimits.max_output_chars`."""
 
-TEMPLATE_FILENAME = "<template>"
-"""The file name Jinja gives code compiled from a string: the trace hook watches only these."""
+MEMORY_LIMIT_ENV = "WORKBENCH_RENDER_MEMORY_LIMIT"
+"""Environment variable overriding `RENDER_MEMORY_LIMIT` (bytes, or with a k, m or g suffix)."""
+RENDER_MEMORY_LIMIT = 1024 ** 3
+"""Bytes of address space the render process may use (its interpreter and Jinja included): with
+the workbench's own process beside it, a run stays under 1.5 GB resident whatever a template
+does."""
+_MIN_MEMORY = 256 * 1024 ** 2
+_UNITS = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 
-_TRACE_CHECK_EVERY = 64  # trace events between clock reads (a loop step is a few events)
-_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+def render_memory_limit() -> int:
+    """`RENDER_MEMORY_LIMIT`, or `MEMORY_LIMIT_ENV` when set.
+
+    Raises:
+        ConfigError: the variable is not a size of at least 256m.
+    """
+    raw = os.environ.get(MEMORY_LIMIT_ENV, "").strip().lower()
+    if not raw:
+        return RENDER_MEMORY_LIMIT
+    scale = _UNITS.get(raw[-1], 1)
+    try:
+        value = int(float(raw[:-1] if scale != 1 else raw) * scale)
+    except ValueError:
+        value = 0
+    if value < _MIN_MEMORY:
+        raise ConfigError(f"{MEMORY_LIMIT_ENV}={raw!r}: expected a size of at least 256m "
+                          "(bytes, or a number with a k, m or g suffix)")
+    return value
+
+
+def memory_limit_message(memory: int) -> str:
+    """The words for a render stopped at the render process's memory limit."""
+    return (f"ran out of memory: the render process may use {memory / 1024 ** 2:,.0f} MiB (set "
+            f"{MEMORY_LIMIT_ENV} to change it); simplify the template")
+
+
+def time_limit_message(seconds: float, compiling: bool = False) -> str:
+    """The words for a render (or compile) stopped at its time limit."""
+    during = " while compiling" if compiling else ""
+    return (f"render time limit of {seconds:g} s exceeded{during} "
+            f"(set {TIME_LIMIT_ENV} to change it)")
 
 
 class RenderLimitExceeded(Exception):
@@ -134,20 +168,11 @@ def _chars(value: Any, depth: int = 0) -> int:
 
 
 class _Budget:
-    """The limits of the render in progress and its deadline."""
+    """The size limits of the render in progress."""
 
     def __init__(self, limits: RenderLimits, allowance: int) -> None:
         self.limits = limits
         self.allowance = allowance
-        self.deadline = time.monotonic() + limits.time_limit
-        self.compiling = False
-
-    def check_time(self) -> None:
-        if time.monotonic() > self.deadline:
-            during = " while compiling" if self.compiling else ""
-            raise RenderLimitExceeded(
-                f"render time limit of {self.limits.time_limit:g} s exceeded{during} "
-                f"(set {TIME_LIMIT_ENV} to change it)")
 
     def check_size(self, chars: int, what: str = "output") -> None:
         if chars > self.allowance:
@@ -171,76 +196,28 @@ def _active() -> _Budget | None:
 
 
 class bounded:  # noqa: N801  (used as a context manager, like contextlib helpers)
-    """Context manager: enforce `limits` on the render run inside it (this thread only)."""
+    """Context manager: enforce `limits`' sizes on the render run inside it (this thread)."""
 
     def __init__(self, limits: RenderLimits, context: Any) -> None:
         self.budget = _Budget(limits, limits.output_allowance(context))
         self._token: contextvars.Token[_Budget | None] | None = None
-        self._previous_trace: Any = None
-        self._events = 0
-        self._next_check = _TRACE_CHECK_EVERY
 
     def __enter__(self) -> bounded:
         self._token = _ACTIVE.set(self.budget)
-        self._previous_trace = sys.gettrace()
-        sys.settrace(self._global_trace)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        sys.settrace(self._previous_trace)
         if self._token is not None:
             _ACTIVE.reset(self._token)
 
-    def _global_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
-        # Line events only inside compiled template code: everything else runs untraced.
-        if frame.f_code.co_filename == TEMPLATE_FILENAME:
-            return self._line_trace
-        return None
-
-    def _line_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
-        self._events += 1
-        if event == "line" and not self._events % _TRACE_CHECK_EVERY:
-            self.budget.check_time()
-        return self._line_trace
-
-    @contextlib.contextmanager
-    def compiling(self) -> Iterator[None]:
-        """Inside the block (a template being lexed, parsed and compiled), read the clock on
-        Python calls of any code: the compiler is not template code, so line tracing of
-        template frames alone would never see it."""
-        sys.settrace(self._compile_trace)
-        self.budget.compiling = True
-        try:
-            yield
-        finally:
-            self.budget.compiling = False
-            sys.settrace(self._global_trace)
-
-    def _compile_trace(self, frame: FrameType, event: str, arg: Any) -> Any:
-        self._events += 1
-        # Never raise in a generator: one being finalized would swallow the error, and Python
-        # unsets a trace function that raised, so the compile would run on unwatched.
-        if self._events >= self._next_check and not frame.f_code.co_flags & _GENERATOR_FLAGS:
-            self._next_check = self._events + _TRACE_CHECK_EVERY
-            self.budget.check_time()
-        return None
-
-
-def check_time() -> None:
-    """Raise `RenderLimitExceeded` when the active render is past its deadline."""
-    budget = _active()
-    if budget is not None:
-        budget.check_time()
-
 
 def stream(chunks: Iterator[str], budget: _Budget) -> str:
-    """Join a render's output chunks, checking time and size between chunks."""
+    """Join a render's output chunks, checking the size between chunks."""
     out: list[str] = []
     size = 0
     for chunk in chunks:
         size += len(chunk)
         budget.check_size(size)
-        budget.check_time()
         out.append(chunk)
     return "".join(out)
 
@@ -254,7 +231,6 @@ def check_binop(operator: str, left: Any, right: Any) -> None:
     budget = _active()
     if budget is None:
         return
-    budget.check_time()
     ints = (isinstance(left, int) and not isinstance(left, bool)
             and isinstance(right, int) and not isinstance(right, bool))
     if operator == "**" and ints:
@@ -282,7 +258,6 @@ def bounded_join(join: Callable[[Any], str]) -> Callable[[Any], str]:
         parts = list(seq)
         budget = _active()
         if budget is not None:
-            budget.check_time()
             budget.check_size(sum(len(p) if isinstance(p, str) else len(str(p)) for p in parts),
                               "a '~' concatenation")
         return join(parts)
@@ -308,6 +283,15 @@ def _check_ints(budget: _Budget, values: Any, what: str, *, counts: bool = False
             budget.check_size(value, what)
 
 
+def check_walk(value: object, what: str) -> None:
+    """Refuse a value that printing, joining, serialising or hashing would walk past
+    `MAX_WALK` items (`workbench.compaction._walk`), before anything walks it."""
+    if walk_exceeds(value, MAX_WALK):
+        raise RenderLimitExceeded(
+            f"{what} holds more than {MAX_WALK:,} items when walked (a list that holds its "
+            f"own parts many times over); the limit is {MAX_WALK:,} items")
+
+
 def check_result(value: Any, what: str) -> Any:
     """`value` when its length is within the active render's output allowance."""
     budget = _active()
@@ -324,7 +308,6 @@ def check_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     budget = _active()
     if budget is None:
         return
-    budget.check_time()
     name = getattr(obj, "__name__", None)
     _check_ints(budget, (*args, *kwargs.values()), f"a width or count passed to {name or 'a call'}")
     owner = getattr(getattr(obj, "__wrapped__", obj), "__self__", None)
@@ -348,7 +331,8 @@ def bounded_filter(fn: Callable[..., Any], name: str = "") -> Callable[..., Any]
     def guarded(context: Any, *args: Any, **kwargs: Any) -> Any:
         budget = _active()
         if budget is not None:
-            budget.check_time()
+            if args:
+                check_walk(args[0], f"the input of the {name or 'a'} filter")
             _check_ints(budget, (*args[1:], *kwargs.values()), "a filter width or count",
                         counts=name in COUNT_ARGUMENTS)
             if args:

@@ -9,99 +9,126 @@ template only) and share one reply, and repeats answered alike parse the same te
 rendered or parsed once, the rest are handed the result. Errors are never remembered (a
 failing render is retried, and raises, every time).
 
-The memos are small, least-recently-used and thread-safe. A remembered parse is shared, so
-only callers that never modify it use `parsed_reply` (the summarizer and the harness's
-scoring, which read it).
+What is remembered lives in the run memo (`workbench._memo`: ``renders``, ``variables``,
+``replies``, ``summaries``). A prompt's transcript is named by its lines (each message's line
+is one object while the message lives), so a ladder step that sends what an earlier cell sent
+finds its prompt without joining or hashing the transcript again. A remembered parse is
+shared, so only callers that never modify it use `parsed_reply` (the summarizer and the
+harness's scoring, which read it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
-from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from workbench._memo import memo
+from workbench.compaction import _sandbox
 from workbench.compaction._limits import RenderLimits
-from workbench.compaction._templates import render, template_variables
+from workbench.compaction._structured import StructuredSummary
+from workbench.compaction._templates import (
+    COMPACTION_SUMMARY_TEMPLATE,
+    builtin_template,
+    render,
+    render_async,
+)
+from workbench.tokens import PromptText
 
-PROMPTS_KEPT = 64
-REPLIES_KEPT = 64
+__all__ = ["parsed_reply", "remembered_prompt", "remembered_reply", "remembered_summary",
+           "render_prompt", "render_summary", "render_summary_async"]
 
-
-class _Lru:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.hits = 0
-        self._lock = threading.Lock()
-        self._items: OrderedDict[Any, Any] = OrderedDict()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            if key not in self._items:
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
-            return self._items[key]
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+TRANSCRIPT = "messages"
+"""The variable the compaction template reads the transcript from."""
 
 
-PROMPTS = _Lru(PROMPTS_KEPT)
-REPLIES = _Lru(REPLIES_KEPT)
-SUMMARIES = _Lru(PROMPTS_KEPT)
-"""(reply text, parser, summary template, parameters, limits) -> the rendered summary."""
-_VARIABLES = _Lru(PROMPTS_KEPT)
-"""(source, limits) -> the variables the source reads, known once it has rendered (off the
-event loop: a hostile source is only ever parsed there)."""
-
-
-def _render_key(source: str, names: frozenset[str], context: dict[str, Any],
-                limits: RenderLimits) -> Any:
-    read = []
-    for name in sorted(names & context.keys()):
-        value = context[name]
+def _prompt_key(source: str, names: frozenset[str], context: dict[str, Any],
+                lines: Sequence[str], limits: RenderLimits) -> Any:
+    read: list[tuple[str, Any]] = []
+    for name in sorted(names & (context.keys() | {TRANSCRIPT})):
+        if name == TRANSCRIPT and TRANSCRIPT not in context:
+            read.append((name, tuple(map(id, lines))))  # the lines' identities name them
+            continue
+        value = context.get(name)
         read.append((name, value if isinstance(value, str) else
                      json.dumps(value, sort_keys=True, default=repr)))
     return source, tuple(read), limits
 
 
-def remembered_render(source: str, context: dict[str, Any]) -> str | None:
-    """The text `render(source, context)` gave before, or None (cheap: for the event loop)."""
+async def _once(key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
+    """``await make()``, or, while an equal render is being made, its result: renders asked
+    for at once (the cells of a wave, before any has finished) are made once."""
+    flights = memo().in_flight
+    found = flights.get(key)
+    if found is not None and found.get_loop() is asyncio.get_running_loop():
+        return await asyncio.shield(found)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    flights[key] = future
+    try:
+        value = await make()
+    except BaseException as exc:
+        future.set_exception(exc)
+        future.exception()  # retrieved: no warning when nobody waited
+        raise
+    finally:
+        if flights.get(key) is future:
+            del flights[key]
+    future.set_result(value)
+    return value
+
+
+def remembered_prompt(source: str, context: dict[str, Any], lines: Sequence[str]) -> str | None:
+    """The prompt `render_prompt` gave before for this source, variables and transcript lines,
+    or None (cheap: for the event loop).
+
+    Args:
+        source: The compaction template.
+        context: Its variables other than the transcript.
+        lines: The transcript's lines (`workbench.compaction.transcript_lines`).
+    """
     limits = RenderLimits.from_env()
-    names = _VARIABLES.get((source, limits))
+    names = memo().variables.get((source, limits))
     if names is None:
         return None
-    found: str | None = PROMPTS.get(_render_key(source, names, context, limits))
-    return found
+    found = memo().renders.get(_prompt_key(source, names, context, lines, limits))
+    return None if found is None else found[1]
 
 
-def render_and_remember(source: str, context: dict[str, Any], name: str = "<template>") -> str:
-    """`render(source, context, name)`, remembered for `remembered_render` (synchronous and
-    CPU-bound: run it on a worker thread).
+async def render_prompt(source: str, context: dict[str, Any], name: str,
+                        messages: Sequence[Any], lines: Sequence[str], style: str) -> str:
+    """The compaction prompt: `source` rendered with `context` and the transcript of `lines`
+    (the transcript lines of `messages` in `style`), remembered for `remembered_prompt`. A
+    `PromptText` when the transcript appears whole in it, so it is counted from its parts.
 
     Raises:
         TemplateError: as `render` (nothing is remembered).
     """
     limits = RenderLimits.from_env()
-    text = render(source, context, name, limits)
-    names = frozenset(template_variables(source, name, limits))  # cached: it just compiled
-    _VARIABLES.put((source, limits), names)
-    PROMPTS.put(_render_key(source, names, context, limits), text)
-    return text
+    key = ("prompt", source, limits, tuple(map(id, lines)),
+           json.dumps(context, sort_keys=True, default=repr))
+    kept = tuple(lines)  # held by the entry, so the identities in its key stay theirs
+    return await _once(key, lambda: _render_prompt(source, context, name, messages, kept,
+                                                   style, limits))  # type: ignore[no-any-return]
+
+
+async def _render_prompt(source: str, context: dict[str, Any], name: str,
+                         messages: Sequence[Any], lines: tuple[str, ...], style: str,
+                         limits: RenderLimits) -> str:
+    transcript = "\n".join(lines)
+    full = context if TRANSCRIPT in context else {**context, TRANSCRIPT: transcript}
+    text = await render_async(source, full, name, limits)
+    names = memo().variables.get((source, limits))
+    if names is None:
+        found = await _sandbox.call_async("variables", source, None, name, limits)
+        names = memo().variables.put((source, limits), frozenset(found))
+    prompt = PromptText.around(text, transcript, messages, lines, style) \
+        if TRANSCRIPT not in context else text
+    memo().renders.put(_prompt_key(source, names, context, lines, limits), (lines, prompt))
+    return prompt
 
 
 def _parser() -> Any:
-    from workbench.compaction._structured import StructuredSummary
-
     parse = StructuredSummary.parse_detailed
     return parse, getattr(parse, "__func__", parse)  # a different parser: parsed anew
 
@@ -110,17 +137,12 @@ def parsed_reply(text: str) -> Any:
     """`StructuredSummary.parse_detailed(text)`, parsed once per distinct text (shared: read
     it, never modify it)."""
     parse, func = _parser()
-    key = (text, func)
-    found = REPLIES.get(key)
-    if found is None:
-        found = parse(text)
-        REPLIES.put(key, found)
-    return found
+    return memo().replies.get_or((text, func), lambda: parse(text))
 
 
 def remembered_reply(text: str) -> Any:
     """The `parsed_reply` of `text` when it is remembered, else None (cheap: for the loop)."""
-    return REPLIES.get((text, _parser()[1]))
+    return memo().replies.get((text, _parser()[1]))
 
 
 def _summary_key(text: str, template: str | None, params: dict[str, Any] | None) -> Any:
@@ -133,18 +155,42 @@ def remembered_summary(text: str, template: str | None,
                        params: dict[str, Any] | None) -> str | None:
     """The rendered summary `render_summary` gave for this reply text, template and
     parameters, or None (cheap: for the event loop)."""
-    found: str | None = SUMMARIES.get(_summary_key(text, template, params))
+    found: str | None = memo().summaries.get(_summary_key(text, template, params))
     return found
+
+
+def _summary_source(template: str | None) -> tuple[str, str]:
+    if template is None:
+        return builtin_template(COMPACTION_SUMMARY_TEMPLATE) or "", COMPACTION_SUMMARY_TEMPLATE
+    return template, COMPACTION_SUMMARY_TEMPLATE
 
 
 def render_summary(text: str, summary: Any, template: str | None,
                    params: dict[str, Any] | None) -> str:
     """``summary.render(template, params=params)`` for the summary parsed from `text`,
-    remembered for `remembered_summary` (synchronous and CPU-bound: a worker thread's job).
+    remembered for `remembered_summary`.
 
     Raises:
         TemplateError: as `StructuredSummary.render` (nothing is remembered).
     """
-    rendered: str = summary.render(template, params=params)
-    SUMMARIES.put(_summary_key(text, template, params), rendered)
-    return rendered
+    source, name = _summary_source(template)
+    context = {**summary.to_context(), **params} if params else summary.to_context()
+    return memo().summaries.put(_summary_key(text, template, params),
+                                render(source, context, name))
+
+
+async def render_summary_async(text: str, summary: Any, template: str | None,
+                               params: dict[str, Any] | None) -> str:
+    """`render_summary`, awaited (the event loop stays free while the render process works).
+
+    Raises:
+        TemplateError: as `render_summary`.
+    """
+    key = _summary_key(text, template, params)
+
+    async def make() -> str:
+        source, name = _summary_source(template)
+        context = {**summary.to_context(), **params} if params else summary.to_context()
+        return memo().summaries.put(key, await render_async(source, context, name))
+
+    return await _once(("summary", key), make)  # type: ignore[no-any-return]

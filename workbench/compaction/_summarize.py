@@ -13,56 +13,49 @@ Faithful by default; ``order="centred"`` (V-prefix selection order) and ``remova
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.compaction._format import TranscriptStyle, format_transcript
+from workbench.compaction._format import TranscriptStyle, transcript_lines
 from workbench.compaction._model import CompactionModel, Usage
+from workbench.compaction._removal import (
+    ELIDED_TOOL_RESPONSE_TEXT,
+    REMOVAL_PERCENTAGES,
+    Removal,
+    RemovalOrder,
+    apply_removal,
+    elide_tool_responses,
+    filter_tool_responses,
+    removal_positions,
+)
 from workbench.compaction._reuse import (
     parsed_reply,
-    remembered_render,
+    remembered_prompt,
     remembered_reply,
     remembered_summary,
-    render_and_remember,
+    render_prompt,
     render_summary,
+    render_summary_async,
 )
 from workbench.compaction._templates import COMPACTION_TEMPLATE, Templates
 from workbench.compaction._usage_estimate import ensure_usage_tokens
 from workbench.errors import CompactionError, ContextLengthExceeded, TemplateError
 from workbench.messages import (
-    CallToolResult,
-    McpBlock,
     Message,
     TextContent,
-    ToolResponse,
-    ToolResponseResult,
 )
 
-__all__ = [
-    "ELIDED_TOOL_RESPONSE_TEXT",
-    "EXHAUSTED_REMOVAL_ERROR",
-    "NO_TOOL_RESPONSES_ERROR",
-    "REMOVAL_PERCENTAGES",
-    "SUMMARY_REQUEST",
-    "Attempt",
-    "CompactionCallFailed",
-    "CompactionContextExceeded",
-    "Summary",
-    "apply_structured_summary",
-    "elide_tool_responses",
-    "filter_tool_responses",
-    "removal_positions",
-    "summarize",
-]
+__all__ = ["Attempt", "CompactionCallFailed", "CompactionContextExceeded",
+           "ELIDED_TOOL_RESPONSE_TEXT", "EXHAUSTED_REMOVAL_ERROR", "NO_TOOL_RESPONSES_ERROR",
+           "REMOVAL_PERCENTAGES", "Removal", "RemovalOrder", "SUMMARY_REQUEST", "Summary",
+           "apply_structured_summary", "elide_tool_responses", "filter_tool_responses",
+           "removal_positions", "summarize"]
 
 log = logging.getLogger(__name__)
 
-REMOVAL_PERCENTAGES = (0, 10, 20, 50, 100)
-"""Share of tool-response messages removed on each attempt, always counted from the original list."""
 
 SUMMARY_REQUEST = "Please write a summary of the conversation history given in the system prompt."
 """The only message sent to the summarizer; the conversation itself is in the system prompt."""
@@ -81,15 +74,6 @@ EXHAUSTED_REMOVAL_ERROR = (
 """Goose's exact text when every step of the removal ladder overflowed."""
 
 UNEXPECTED_EXHAUSTION_ERROR = "Unexpected: exhausted all attempts without returning"
-
-ELIDED_TOOL_RESPONSE_TEXT = (
-    "[tool response elided: the conversation exceeded the summarizer's context window]"
-)
-"""What an elided tool response says instead of its output (``removal="elide"``)."""
-
-
-RemovalOrder = Literal["goose", "centred"]
-Removal = Literal["drop", "elide"]
 
 
 class CompactionContextExceeded(CompactionError, ContextLengthExceeded):
@@ -165,114 +149,6 @@ class Summary:
 # ---- tool-response removal --------------------------------------------------------------------
 
 
-def removal_positions(n: int, pct: int, order: RemovalOrder = "goose") -> list[int]:
-    """Positions (indexes into the tool-response messages) removed at `pct`, in removal order.
-
-    ``"goose"`` reproduces the baseline "middle outwards" walk with its quirks: it starts at
-    ``n // 2 - 1`` (left bias), never reaches the last position when `n` is odd, and removes
-    nothing at all when ``n == 1``. ``"centred"`` (V-prefix) sorts positions by their distance to
-    ``(n - 1) / 2``, lower position first on ties, and reaches every position.
-
-    Args:
-        n: Number of messages holding tool responses.
-        pct: Percentage to remove; 0 removes nothing, otherwise at least one is attempted.
-        order: ``"goose"`` or ``"centred"``.
-
-    Returns:
-        Distinct positions in the order they are chosen.
-    """
-    if pct == 0 or n == 0:
-        return []
-    count = max(1, n * pct // 100)
-    if order == "centred":
-        # Twice the distance keeps the arithmetic exact for half-integer centres.
-        ranked = sorted(range(n), key=lambda p: (abs(2 * p - (n - 1)), p))
-        return ranked[:count]
-    middle = n // 2
-    chosen: list[int] = []
-    for i in range(count):
-        offset = i // 2
-        if i % 2 == 0:
-            if middle > offset:
-                chosen.append(middle - offset - 1)
-        elif middle + offset < n:
-            chosen.append(middle + offset)
-    return chosen
-
-
-def _removed_indices(messages: Sequence[Message], pct: int, order: RemovalOrder) -> list[int]:
-    tool_indices = [i for i, m in enumerate(messages) if m.has_tool_response()]
-    return [tool_indices[p] for p in removal_positions(len(tool_indices), pct, order)]
-
-
-def filter_tool_responses(messages: Sequence[Message], pct: int,
-                          order: RemovalOrder = "goose") -> list[Message]:
-    """Drop whole messages that hold tool responses, middle outwards (Goose's removal step).
-
-    A dropped message loses everything, including text beside the response; the assistant's
-    tool request stays, so the transcript keeps a ``tool_request(...)`` line with no response.
-
-    Args:
-        messages: The original conversation (never the output of an earlier step).
-        pct: Percentage of tool-response messages to drop (see `removal_positions`).
-        order: ``"goose"`` (baseline) or ``"centred"``.
-
-    Returns:
-        The kept messages in their original order.
-    """
-    return _dropped(messages, set(_removed_indices(messages, pct, order)))
-
-
-def _dropped(messages: Sequence[Message], removed: set[int]) -> list[Message]:
-    return [m for i, m in enumerate(messages) if i not in removed]
-
-
-def _elided(response: ToolResponse) -> ToolResponse:
-    block = McpBlock(type="text", text=ELIDED_TOOL_RESPONSE_TEXT)
-    result = ToolResponseResult(status="success", value=CallToolResult(content=[block]))
-    return response.model_copy(update={"tool_result": result})
-
-
-def elide_tool_responses(messages: Sequence[Message], pct: int,
-                         order: RemovalOrder = "goose") -> list[Message]:
-    """Like `filter_tool_responses`, but keep the messages and replace each response's output.
-
-    Request/response pairs stay valid and any text beside the response is kept.
-
-    Args:
-        messages: The original conversation.
-        pct: Percentage of tool-response messages to elide.
-        order: ``"goose"`` or ``"centred"``.
-
-    Returns:
-        A new list; chosen messages are copies whose tool responses read
-        `ELIDED_TOOL_RESPONSE_TEXT`.
-    """
-    return _elided_at(messages, set(_removed_indices(messages, pct, order)))
-
-
-def _elided_at(messages: Sequence[Message], removed: set[int]) -> list[Message]:
-    out: list[Message] = []
-    for i, m in enumerate(messages):
-        if i in removed:
-            content = [_elided(c) if isinstance(c, ToolResponse) else c for c in m.content]
-            m = m.copy_with(content=content)
-        out.append(m)
-    return out
-
-
-def _apply_removal(messages: Sequence[Message], pct: int, order: RemovalOrder,
-                   removal: Removal) -> tuple[list[Message], int, int]:
-    """The attempt's messages, how many messages were dropped and how many responses removed."""
-    if pct == 0:  # the first attempt sends everything (no scan for tool responses)
-        return list(messages), 0, 0
-    removed = _removed_indices(messages, pct, order)
-    responses = sum(len(messages[i].tool_responses()) for i in removed)
-    if removal == "elide":
-        return _elided_at(messages, set(removed)), 0, responses
-    return _dropped(messages, set(removed)), len(removed), responses
-
-
 # ---- structured rewrite -----------------------------------------------------------------------
 
 
@@ -298,6 +174,25 @@ def apply_structured_summary(response: Message, summary_template: str | None,
         return outcome.reason
     try:
         rendered = render_summary(text, outcome.summary, summary_template, params)
+    except TemplateError as err:
+        log.warning("Failed to render structured compaction summary, keeping raw output: %s", err)
+        return "render_error"
+    return _rewrite(response, rendered)
+
+
+async def apply_structured_summary_async(response: Message, summary_template: str | None,
+                                        params: dict[str, Any] | None = None) -> str:
+    """`apply_structured_summary`, awaited: from what is remembered when it can be, else with
+    the summary rendered in the render process while the event loop goes on."""
+    known = remembered_structured_summary(response, summary_template, params)
+    if known is not None:
+        return known
+    text = response.concat_text()
+    outcome = parsed_reply(text)
+    if outcome.summary is None:
+        return outcome.reason
+    try:
+        rendered = await render_summary_async(text, outcome.summary, summary_template, params)
     except TemplateError as err:
         log.warning("Failed to render structured compaction summary, keeping raw output: %s", err)
         return "render_error"
@@ -373,17 +268,14 @@ async def summarize(
     template_name = f"{variant}/{COMPACTION_TEMPLATE}" if variant else COMPACTION_TEMPLATE
     records: list[Attempt] = []
     last = len(REMOVAL_PERCENTAGES) - 1
+    context = _context(templates, {})
     for index, pct in enumerate(REMOVAL_PERCENTAGES):
-        kept, dropped, responses_removed = _apply_removal(messages, pct, order, removal)
-        transcript = format_transcript(kept, transcript_style)
-        context = _context(templates, {"messages": transcript})
-        remembered = remembered_render(templates.compaction, context)
-        if remembered is not None:  # the same prompt rendered before (a tune's variants)
-            system_prompt = remembered
-        else:
-            # Off the event loop: a slow template then stalls only this call, never the others.
-            system_prompt = await asyncio.to_thread(render_and_remember, templates.compaction,
-                                                    context, template_name)
+        kept, dropped, responses_removed = apply_removal(messages, pct, order, removal)
+        lines = transcript_lines(kept, transcript_style)
+        system_prompt = remembered_prompt(templates.compaction, context, lines)
+        if system_prompt is None:  # rendered in the render process; the loop goes on meanwhile
+            system_prompt = await render_prompt(templates.compaction, context, template_name,
+                                                kept, lines, transcript_style)
         record = Attempt(number=index + 1, removal_percent=pct, messages_removed=dropped,
                          tool_responses_removed=responses_removed, outcome="ok")
         records.append(record)
@@ -411,11 +303,9 @@ async def summarize(
             usage = ensure_usage_tokens(usage, estimator, system_prompt, request, response)
         record.usage = usage
         params = getattr(templates, "params", None)
-        outcome = remembered_structured_summary(response, templates.summary, params)
-        if outcome is None:  # off the event loop: parsing and rendering are CPU work
-            outcome = await asyncio.to_thread(apply_structured_summary, response,
-                                              templates.summary, params)
+        outcome = await apply_structured_summary_async(response, templates.summary, params)
         return Summary(message=response, usage=usage, attempts=len(records),
                        structured=outcome == "structured", attempt_records=records,
-                       parse_outcome=outcome, transcript_chars=len(transcript))
+                       parse_outcome=outcome,
+                       transcript_chars=sum(map(len, lines)) + max(len(lines) - 1, 0))
     raise CompactionError(UNEXPECTED_EXHAUSTION_ERROR, [], records)  # pragma: no cover

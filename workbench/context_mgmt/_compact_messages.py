@@ -11,16 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench._memo import memo
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._summarize import Summary, summarize
 from workbench.compaction._templates import Templates
 from workbench.messages import (
     Message,
-    MessageMemo,
     MessageMetadata,
     TextContent,
     ToolRequest,
     ToolResponse,
+    recorded_fields,
 )
 from workbench.tokens import context_tokens
 
@@ -75,30 +76,32 @@ class CompactionResult:
 
 def _replayable_text(message: Message) -> list[TextContent] | None:
     """The agent-visible text items of a text-only user prompt, else None."""
-    projected = _PROJECTED.get(message, None, message.agent_projection)
+    projected = memo().projected.get(message, None, message.agent_projection)
     if any(isinstance(c, (ToolRequest, ToolResponse)) for c in projected.content):
         return None
     texts = [c for c in projected.content if isinstance(c, TextContent)]
     return texts or None
 
 
-def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | None:
+def _preserved_at(conversation: Sequence[Message]) -> tuple[int, list[TextContent]] | None:
+    """Where the prompt a compaction preserves is, and its text items."""
     for index in range(len(conversation) - 1, -1, -1):
         m = conversation[index]
         if not m.is_agent_visible or m.is_turn_context or m.role != "user":
             continue
         texts = _replayable_text(m)
         if texts is not None:
-            copy = Message(role="user", content=[t.model_copy() for t in texts],
-                           metadata=MessageMetadata.agent_only())
-            return index, copy
+            return index, texts
     return None
 
 
-_PROJECTED = MessageMemo("agent projection")
-"""Each recorded message's agent projection, built once (the same object in every cell)."""
-_ARCHIVED = MessageMemo("archived copy")
-"""Each recorded message's archived round trip, built once (copied for each compaction)."""
+def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | None:
+    found = memo().conversations.get(conversation, "preserved", _preserved_at, conversation)
+    if found is None:
+        return None
+    index, texts = found
+    return index, Message(role="user", content=[t.model_copy() for t in texts],
+                          metadata=MessageMetadata.agent_only())
 
 
 def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
@@ -113,26 +116,39 @@ def summarizer_input(conversation: Sequence[Message]) -> list[Message]:
     Returns:
         The projected messages, in order.
     """
+    # worked out once per list of recorded messages (the run memo's ``conversations``), from
+    # each message's projection (``projected``): every cell of a session asks the same
+    return list(memo().conversations.get(conversation, "summarizer input", _projected,
+                                         conversation))
+
+
+def _projected(conversation: Sequence[Message]) -> tuple[Message, ...]:
     out = []
+    projected_memo = memo().projected
     for m in conversation:
         if m.is_turn_context or not m.is_agent_visible:
             continue
-        projected = _PROJECTED.get(m, None, m.agent_projection)
+        projected = projected_memo.get(m, None, m.agent_projection)
         if projected.content:
             out.append(projected)
-    return out
+    return tuple(out)
 
 
-def _archived(message: Message) -> Message:
-    # One round trip per recorded message; each compaction gets its own (shallow) copy.
-    return _ARCHIVED.get(message, None, _archived_round_trip, message).copy_with()
+def _archived_all(conversation: Sequence[Message]) -> tuple[Message, ...]:
+    archived = memo().archived
+    return tuple(archived.get(m, None, archived_copy, m) for m in conversation)
 
 
-def _archived_round_trip(message: Message) -> Message:
-    # A JSON round trip keeps unknown keys and makes sure the new flag is written on export.
-    data = message.to_goose()
-    data["metadata"] = {**message.metadata.to_goose(), "agentVisible": False}
-    return Message.from_goose(data)
+def archived_copy(message: Message) -> Message:
+    """`message` hidden from the agent (``agentVisible: false``), as a Goose JSON round trip
+    with that flag set would read it: unknown keys kept, the flag written on export. The
+    content items are shared, not copied (nothing edits a recorded message's items)."""
+    written = {**message.metadata.to_goose(), "agentVisible": False}
+    metadata = MessageMetadata.model_validate(written)
+    metadata.__pydantic_fields_set__ = recorded_fields(written)
+    copy = message.copy_with(metadata=metadata)
+    copy._shape = {**(message._shape or {"id": True, "created": True}), "metadata": True}
+    return copy
 
 
 def _with_metadata(message: Message, metadata: MessageMetadata) -> Message:
@@ -204,7 +220,11 @@ def compacted_conversation(conversation: Sequence[Message], summary: Message, *,
     found = None if manual_compact else _find_preserved(conversation)
     is_most_recent = found is not None and all(
         m.is_turn_context for m in conversation[found[0] + 1:])
-    new: list[Message] = [_archived(m) for m in conversation]
+    # The archived copies are made once per list of recorded messages and shared by every
+    # compaction of it in the run (the run memo's ``conversations``): read-only, like the
+    # recorded messages they copy.
+    new: list[Message] = list(memo().conversations.get(conversation, "archived",
+                                                        _archived_all, conversation))
     new.append(_with_metadata(summary, MessageMetadata.agent_only()))
     if manual_compact:
         text = MANUAL_COMPACT_CONTINUATION_TEXT

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
 from workbench.export._export import template_hash
@@ -194,12 +195,10 @@ def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     baked = variant.templates.baked()  # the parameter values written in, for Goose
     evidence.template_hash = template_hash(baked.compaction, baked.summary)
     comment = evidence_comment(evidence)
-    (folder / COMPACTION_TEMPLATE).write_text(comment + baked.compaction,
-                                              encoding="utf-8")
-    (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(comment + baked.summary,
-                                                      encoding="utf-8")
+    write_atomic(folder / COMPACTION_TEMPLATE, comment + baked.compaction)
+    write_atomic(folder / COMPACTION_SUMMARY_TEMPLATE, comment + baked.summary)
     options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in variant.options.items())
-    (folder / VARIANT_FILE).write_text(options, encoding="utf-8")
+    write_atomic(folder / VARIANT_FILE, options)
     return folder
 
 
@@ -218,9 +217,9 @@ def write_variant(evidence: Evidence, staged: Path, prompts_dir: str | Path, nam
                                   another="another --as-variant NAME")
     shutil.copytree(staged, target)
     body = "\n".join(f"- {line}" for line in evidence.lines())
-    (target / "README.md").write_text(
-        f"# {name}\n\nExported by `workbench export --from-run` from {evidence.run}.\n\n"
-        f"{body}\n", encoding="utf-8")
+    write_atomic(target / "README.md",
+                 f"# {name}\n\nExported by `workbench export --from-run` from {evidence.run}.\n\n"
+                 f"{body}\n")
     return target
 
 

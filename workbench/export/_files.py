@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from workbench._storage import write_atomic
+
 __all__ = ["atomic_write", "write_pair"]
 
 
@@ -66,17 +68,8 @@ def write_pair(plan: list[tuple[Path, bytes, Path | None]]) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` through a sibling temp file and ``os.replace``."""
-    # Plain open() (not mkstemp) so the new file gets the usual umask permissions, not 0600.
-    tmp = _tmp_path(path)
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        if path.exists():
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Replace `path` with `data` through a sibling temp file and ``os.replace``, keeping the
+    old file's permission bits (`workbench._storage.write_atomic`)."""
+    write_atomic(path, data, keep_mode=True)
 
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.compaction._templates import goose_config_dir
 from workbench.errors import ConfigError
 
@@ -71,9 +71,7 @@ def _save(folder: Path, exports: list[dict[str, Any]]) -> None:
     if not exports:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"exports": exports}, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({"exports": exports}, indent=2))
 
 
 def record_export(result: Any, template_hash: str | None = None) -> Path | None:

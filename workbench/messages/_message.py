@@ -61,6 +61,14 @@ class MessageMetadata(BaseModel):
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
+def recorded_fields(meta: dict[str, Any]) -> set[str]:
+    """The metadata fields a recorded ``metadata`` dict set (which of the visibility flags it
+    wrote, and its other keys), so they are written back exactly."""
+    return set(f for f, info in MessageMetadata.model_fields.items()
+               if (info.alias or f) in meta) | {
+        k for k in meta if k not in {"userVisible", "agentVisible", "turnContext"}}
+
+
 class Message(BaseModel):
     """One conversation message in Goose's message model.
 
@@ -158,10 +166,7 @@ class Message(BaseModel):
         if isinstance(meta, dict):
             msg.metadata = MessageMetadata.model_validate(meta)
             # Remember which visibility flags were recorded so they round-trip exactly.
-            msg.metadata.__pydantic_fields_set__ = set(
-                f for f, info in MessageMetadata.model_fields.items()
-                if (info.alias or f) in meta
-            ) | {k for k in meta if k not in {"userVisible", "agentVisible", "turnContext"}}
+            msg.metadata.__pydantic_fields_set__ = recorded_fields(meta)
         msg._shape = {k: (k in d) for k in ("id", "created", "metadata")}
         return msg
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
+
+from workbench._memo import memo
 
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"[a-z0-9_]+(?:[.'-][a-z0-9_]+)*")
@@ -45,16 +46,17 @@ def content_words(text: str, min_len: int = 4) -> list[str]:
 
 def word_set(text: str) -> set[str]:
     """The set of `words` of `text`, plus the parts of dotted or dashed words (a new set; the
-    last few texts' sets are remembered, since every probe of a cell asks for its summary's)."""
-    return set(_word_set(text))
+    last few texts' sets are remembered, since every probe of a cell asks for its summary's:
+    the run memo's ``word_sets``)."""
+    return set(memo().word_sets.get_or(text, lambda: _word_set(text)))
 
 
-@functools.lru_cache(maxsize=16)
 def _word_set(text: str) -> frozenset[str]:
-    out: set[str] = set()
-    for w in words(text):
-        out.add(w)
-        out.update(p for p in _WORD_PARTS.split(w) if p)
+    out = set(words(text))
+    # each distinct joined word once; its parts are never empty (`_WORD` puts a separator
+    # only between two runs of word characters)
+    for w in [w for w in out if "." in w or "-" in w or "'" in w]:
+        out.update(_WORD_PARTS.split(w))
     return frozenset(out)
 
 

@@ -29,10 +29,10 @@ appear anywhere in the summary.
 
 from __future__ import annotations
 
-import functools
 import re
 
-from workbench.messages import Message, MessageMemo, ToolResponse
+from workbench._memo import memo
+from workbench.messages import Message, ToolResponse
 from workbench.metrics._common import ProbeResult, normalize_ws, word_set, words
 from workbench.metrics._registry import MetricInput, metric
 from workbench.metrics._shared import probe_once
@@ -94,11 +94,12 @@ def _pytest_line(lines: list[str]) -> str | None:
     return e_lines[0] if e_lines else None
 
 
-# Every cell of a session scans the same tool outputs (metrics and forgotten items both):
-# the answer depends on the text alone, so it is computed once per distinct output.
-@functools.lru_cache(maxsize=8192)
 def error_line(text: str, flagged: bool = False) -> str | None:
     """The most specific error line of a tool output, or None when it holds no error.
+
+    Every cell of a session scans the same tool outputs (metrics and forgotten items both):
+    the answer depends on the text alone, so it is found once per distinct output (the run
+    memo's ``error_lines_of``).
 
     Args:
         text: The tool output.
@@ -108,6 +109,10 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         The chosen line (see the module docstring for the order), whitespace-normalised and cut
         to `MAX_ERROR_CHARS`, or None.
     """
+    return memo().error_lines_of.get_or((text, flagged), lambda: (_error_line(text, flagged),))[0]
+
+
+def _error_line(text: str, flagged: bool) -> str | None:
     lines = [ln for ln in text.splitlines() if ln.strip() and not _ignorable(ln)]
     chosen: str | None = None
     if _TRACEBACK in text:
@@ -133,13 +138,9 @@ def session_errors(messages: list[Message]) -> list[str]:
     """Distinct error lines of the session's failing tool responses, in order."""
     seen: dict[str, None] = {}
     for msg in messages:
-        for line in _ERROR_LINES.get(msg, None, _message_errors, msg):
+        for line in memo().error_lines.get(msg, None, _message_errors, msg):
             seen.setdefault(line, None)
     return list(seen)
-
-
-_ERROR_LINES = MessageMemo("error lines")
-"""Each message's error lines, found once (every cell scores the same recorded messages)."""
 
 
 def _message_errors(msg: Message) -> tuple[str, ...]:

@@ -17,12 +17,12 @@ separately as ``files_basename_recalled`` (those files are still listed as missi
 
 from __future__ import annotations
 
-import functools
 import re
 import shlex
 from typing import Any
 
-from workbench.messages import Message, MessageMemo
+from workbench._memo import memo
+from workbench.messages import Message
 from workbench.metrics._common import ProbeResult
 from workbench.metrics._registry import MetricInput, metric
 from workbench.metrics._shared import probe_once
@@ -69,13 +69,14 @@ def _looks_like_path(token: str) -> bool:
 
 
 def command_paths(command: str) -> list[str]:
-    """Path-like tokens of a shell command, normalised, in order of appearance."""
-    return list(_command_paths(command))
+    """Path-like tokens of a shell command, normalised, in order of appearance.
+
+    Every cell of a session (and every round of a replay) reads the same commands: the answer
+    depends on the text alone, so each distinct command is split once (the run memo's
+    ``command_paths``)."""
+    return list(memo().command_paths.get_or(command, lambda: _command_paths(command)))
 
 
-# Every cell of a session (and every round of a replay) reads the same commands: the answer
-# depends on the text alone, so each distinct command is split once.
-@functools.lru_cache(maxsize=8192)
 def _command_paths(command: str) -> tuple[str, ...]:
     try:
         tokens = shlex.split(command, comments=False, posix=True)
@@ -122,13 +123,9 @@ def touched_files(messages: list[Message]) -> list[str]:
     """
     seen: dict[str, None] = {}
     for msg in messages:
-        for p in _MESSAGE_PATHS.get(msg, None, _message_paths, msg):
+        for p in memo().touched_paths.get(msg, None, _message_paths, msg):
             seen.setdefault(p, None)
     return list(seen)
-
-
-_MESSAGE_PATHS = MessageMemo("touched paths")
-"""Each message's touched paths, found once (every cell scores the same recorded messages)."""
 
 
 def _message_paths(msg: Message) -> tuple[str, ...]:
@@ -149,10 +146,10 @@ def path_suffixes(path: str) -> list[str]:
 
 
 def _mentions(summary: str, needle: str) -> bool:
-    return _mention_pattern(needle).search(summary) is not None
+    found: re.Pattern[str] = memo().needles.get_or(needle, lambda: _mention_pattern(needle))
+    return found.search(summary) is not None
 
 
-@functools.lru_cache(maxsize=4096)
 def _mention_pattern(needle: str) -> re.Pattern[str]:
     # A match must not be the middle of a longer name: `app.py` inside `myapp.py` does not count.
     return re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])")

@@ -13,7 +13,8 @@ its parts, so ``config.yaml`` in the summary covers ``config``).
 
 from __future__ import annotations
 
-from workbench.messages import Message, MessageMemo
+from workbench._memo import memo
+from workbench.messages import Message
 from workbench.metrics._common import ProbeResult, content_words, normalize_ws, word_set
 from workbench.metrics._registry import MetricInput, metric
 from workbench.metrics._shared import probe_once
@@ -34,14 +35,10 @@ def user_requests(messages: list[Message]) -> list[str]:
     """The human requests of a session (whitespace-normalised, deduplicated, in order)."""
     seen: dict[str, None] = {}
     for msg in messages:
-        text = _REQUEST.get(msg, None, _request_text, msg)
+        text = memo().human_request.get(msg, None, _request_text, msg)
         if text is not None:
             seen.setdefault(text, None)
     return list(seen)
-
-
-_REQUEST = MessageMemo("human request")
-"""Each message's request text (None: not a human request), found once."""
 
 
 def _request_text(msg: Message) -> str | None:

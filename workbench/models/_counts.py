@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from workbench.messages import Message
+from workbench.models._cache_keys import canonical_json, prompt_hash
 
 __all__ = ["PromptCounts", "RecordedCounts", "SnapshotCounts", "count_key"]
 
@@ -43,8 +44,6 @@ class PromptCounts(Protocol):
 def count_key(identity: Any, tokenizer: str, system: str, messages: Sequence[Message]) -> str:
     """sha256 hex naming one prompt's size: the tokenizer, the model identity (which settles
     anything the model adds to the prompt, such as a cue) and the prompt's own hash."""
-    from workbench.models._cache import canonical_json, prompt_hash
-
     body = canonical_json({"v": COUNT_KEY_VERSION, "tokenizer": tokenizer, "model": identity,
                            "prompt": prompt_hash(system, messages)})
     return hashlib.sha256(body.encode()).hexdigest()

@@ -15,6 +15,10 @@ user:password@ in api_base clashing with the key header    -> ModelCallError    
      BadGatewayError, APIConnectionError, APIError >= 500  -> TransientModelError     (retried)
 BadRequestError, NotFoundError and other API errors        -> ModelCallError          (not retried)
 ```
+
+Every provider error's message names where it came from: the host (of ``api_base``, else of
+the request litellm sent; never its user-info or query) and the HTTP status, or, when no
+response came at all, why (connection refused, host name not resolved).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from workbench._redact import redact
 from workbench.errors import (
     AuthenticationError,
     ContextLengthExceeded,
@@ -36,6 +41,8 @@ from workbench.errors import (
     RateLimited,
     WorkbenchError,
 )
+from workbench.models._error_source import UNKNOWN_HOST, host_of, where
+from workbench.models._error_source import status_of as _status
 
 __all__ = [
     "TransientModelError",
@@ -108,12 +115,12 @@ KEY_ONLY_PROVIDERS = frozenset({
 
 def load_litellm() -> Any:
     """Import litellm the offline way (no price-map download, no provider-list banners)."""
-    from workbench._offline import ensure_offline
+    from workbench._offline import ensure_offline  # beside the litellm import it guards
 
     ensure_offline()
     # litellm's types trip a pydantic warning on first use that users can do nothing about.
     warnings.filterwarnings("ignore", message=r"Items? .*`ReadOnly` qualifier", category=UserWarning)
-    import litellm
+    import litellm  # seconds to import: only where a provider is called, never on `--help`
 
     litellm.suppress_debug_info = True
     return litellm
@@ -233,19 +240,17 @@ def _redact(text: str, secrets: Iterable[str]) -> str:
 
 
 def _detail(exc: BaseException, secrets: Iterable[str]) -> str:
+    secrets = list(secrets)
     text = " ".join(str(exc).split()) or type(exc).__name__
+    # Masked whole before it is cut: a secret cut in two would leave its first part unmasked.
+    text = _redact(redact(text, secrets=secrets), secrets)
     if len(text) > _DETAIL_LIMIT:
         text = text[:_DETAIL_LIMIT] + "..."
-    return _redact(text, secrets)
-
-
-def _status(exc: BaseException) -> int | None:
-    code = getattr(exc, "status_code", None)
-    return code if isinstance(code, int) else None
+    return text
 
 
 def to_workbench_error(
-    exc: BaseException, model: str, secrets: Iterable[str] = ()
+    exc: BaseException, model: str, secrets: Iterable[str] = (), api_base: str | None = None
 ) -> ModelCallError | None:
     """The workbench error for a litellm exception, or None when `exc` is not a provider error.
 
@@ -253,10 +258,12 @@ def to_workbench_error(
         exc: The exception litellm raised.
         model: The model id to name in the message.
         secrets: Exact strings (API keys) to blank out of the message.
+        api_base: The call's ``api_base``: its host is named in the message (`where`).
     """
     litellm = load_litellm()
     secrets = tuple(secrets)
     detail = _detail(exc, secrets)
+    at = _redact(where(exc, api_base), secrets)
     err: ModelCallError
     if isinstance(exc, litellm.ContextWindowExceededError) or (
         isinstance(exc, litellm.BadRequestError) and says_context_too_long(str(exc))
@@ -265,9 +272,11 @@ def to_workbench_error(
             f"{model}: the prompt does not fit the model's context window: {detail}", model
         )
     elif isinstance(exc, litellm.RateLimitError):
-        err = RateLimited(f"{model}: rate limited (HTTP 429): {detail}", model)
+        err = RateLimited(f"{model}: rate limited ({at}): {detail}", model)
     elif isinstance(exc, litellm.Timeout | TimeoutError):
-        err = ModelTimeout(f"{model}: the request timed out: {detail}", model)
+        host = host_of(exc, api_base)
+        err = ModelTimeout(f"{model}: the request to {'host ' + host if host else UNKNOWN_HOST} "
+                           f"timed out: {detail}", model)
     elif _URL_CREDENTIALS_CLASH.search(str(exc)):
         err = ModelCallError(URL_CREDENTIALS_MESSAGE.format(model=model), model)
     elif isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError) or (
@@ -276,7 +285,7 @@ def to_workbench_error(
         err = AuthenticationError(
             _auth_message(model, api_key_env_var(model), "credentials were missing or rejected",
                           isinstance(exc, litellm.PermissionDeniedError))
-            + f". Provider said: {detail}",
+            + f". Provider said ({at}): {detail}",
             model,
         )
     elif isinstance(
@@ -286,14 +295,14 @@ def to_workbench_error(
         | litellm.BadGatewayError
         | litellm.APIConnectionError,
     ) or (isinstance(exc, litellm.APIError) and (_status(exc) or 0) >= 500):
-        err = TransientModelError(f"{model}: server or connection error: {detail}", model)
+        err = TransientModelError(f"{model}: server or connection error ({at}): {detail}", model)
     elif isinstance(exc, litellm.NotFoundError):
-        err = ModelCallError(f"{model}: not found; check the model name and api_base: {detail}",
+        err = ModelCallError(f"{model}: not found ({at}); check the model name and api_base: "
+                             f"{detail}", model)
+    elif isinstance(exc, litellm.BadRequestError | litellm.APIError | litellm.OpenAIError
+                    | litellm.UnprocessableEntityError | litellm.APIResponseValidationError):
+        err = ModelCallError(f"{model}: the provider rejected the request ({at}): {detail}",
                              model)
-    elif isinstance(exc, litellm.BadRequestError | litellm.APIError | litellm.OpenAIError):
-        err = ModelCallError(f"{model}: the provider rejected the request: {detail}", model)
-    elif isinstance(exc, litellm.UnprocessableEntityError | litellm.APIResponseValidationError):
-        err = ModelCallError(f"{model}: the provider rejected the request: {detail}", model)
     else:
         return None
     err.retry_after = _retry_after_of(exc)  # type: ignore[attr-defined]
@@ -302,7 +311,8 @@ def to_workbench_error(
 
 
 @contextmanager
-def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[None]:
+def map_litellm_errors(model: str, *, secrets: Iterable[str] = (),
+                       api_base: str | None = None) -> Iterator[None]:
     """Run a litellm call and re-raise its failure as a workbench error ``from`` the original.
 
     The mapped error carries ``retry_after`` (seconds from a ``Retry-After`` header, or None)
@@ -311,6 +321,7 @@ def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[N
     Args:
         model: The model id to name in messages.
         secrets: Exact strings (API keys) that must never appear in a message.
+        api_base: The call's ``api_base``, whose host a message names.
 
     Example:
         ```python
@@ -323,7 +334,7 @@ def map_litellm_errors(model: str, *, secrets: Iterable[str] = ()) -> Iterator[N
     except WorkbenchError:
         raise
     except Exception as exc:
-        mapped = to_workbench_error(exc, model, secrets)
+        mapped = to_workbench_error(exc, model, secrets, api_base)
         if mapped is None:
             raise
         raise mapped from exc

@@ -11,7 +11,7 @@ request messages themselves are read, minus the trailing instruction.
 
 The answer is ``<analysis>extractive</analysis>`` then one ```json block in the structured
 summary schema, filled by rules (see `ExtractiveModel`). Window limits are not its business:
-wrap it in `WindowCap` for that.
+put it behind a window (`WindowCap`) for that.
 
 It is a *simulated summarizer*, not a model: it follows the schema the compaction prompt asks
 for (`requested_schema`): only the fields present in the prompt's last ```json example are
@@ -32,7 +32,23 @@ from typing import Any
 from workbench.compaction._format import format_content_item
 from workbench.compaction._model import Usage
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
+from workbench.models._requested_schema import (
+    _JSON_BLOCK,
+    SCHEMA_FIELDS,
+    STRING_FIELDS,
+    RequestedSchema,
+    apply_schema,
+    clip_text,
+    requested_schema,
+)
 from workbench.tokens import TokenEstimator, default_estimator
+
+__all__ = ["ANSWER_HINTS", "ANSWER_HINT_LINES", "CURRENT_WORK_CHARS", "EDIT_WORDS",
+           "EMPTY_MESSAGE", "ERROR_CHARS", "ESTIMATED_KEY", "ExtractiveModel", "MAX_ERRORS",
+           "MAX_INTENTS", "MODEL_ID", "PATH_KEYS", "RequestedSchema", "SCHEMA_FIELDS",
+           "SECTION_ANSWERERS", "STRING_FIELDS", "SectionAnswerer", "USER_TEXT_CHARS", "VERSION",
+           "apply_schema", "extract_summary", "parse_transcript", "render_answer",
+           "requested_schema"]
 
 MODEL_ID = "extractive"
 VERSION = 1
@@ -54,15 +70,6 @@ _TEMPLATE_RESUMES = re.compile(r"^(#{1,6}\s|</?[A-Za-z][\w-]*>\s*$)")
 _ERROR_LINE = re.compile(r"Error:|error:|FAILED")
 _FILE_EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 _SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=]+")
-_JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)\n```", re.DOTALL)
-_CAP = re.compile(r"at most (\d+) (?:entries|entry|items|item)\b", re.IGNORECASE)
-_CHAR_CAP = re.compile(r"at most (\d+) (?:characters|character|chars)\b", re.IGNORECASE)
-_FIELD_MENTION = re.compile(r"`([a-z_]+)`")
-SCHEMA_FIELDS = ("user_intent", "technical_concepts", "files", "errors_and_fixes",
-                 "problem_solving", "user_messages", "pending_tasks", "current_work", "next_step")
-"""The structured-summary fields, in the order the answer lists them."""
-STRING_FIELDS = ("current_work", "next_step")
-"""The fields whose value is one string (the others are lists)."""
 
 
 @dataclass
@@ -187,9 +194,6 @@ def _turns_from_messages(messages: Sequence[Message]) -> list[_Turn]:
 
 # ---- rules -------------------------------------------------------------------------------------
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
 
 def _dedup(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
@@ -244,7 +248,7 @@ def _error_lines(response: str) -> list[str]:
 def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
     """The structured-summary fields for a parsed conversation (rules in `ExtractiveModel`)."""
     requests = [t.text for t in turns if t.role == "user" and t.text]
-    intents = _dedup([_clip(r, USER_TEXT_CHARS) for r in requests])
+    intents = _dedup([clip_text(r, USER_TEXT_CHARS) for r in requests])
     if len(intents) > MAX_INTENTS:
         intents = intents[:1] + intents[-(MAX_INTENTS - 1):]
     tools: list[str] = []
@@ -259,7 +263,7 @@ def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
                 else:
                     files.setdefault(path, "read")
         for response in turn.responses:
-            errors.extend(_clip(e, ERROR_CHARS) for e in _error_lines(response))
+            errors.extend(clip_text(e, ERROR_CHARS) for e in _error_lines(response))
     assistant_texts = [t.text for t in turns if t.role == "assistant" and t.text]
     return {
         "user_intent": intents,
@@ -267,105 +271,11 @@ def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
         "files": [{"path": p, "summary": s, "key_code": None} for p, s in files.items()],
         "errors_and_fixes": _dedup(errors)[:MAX_ERRORS],
         "problem_solving": [],
-        "user_messages": [_clip(r, USER_TEXT_CHARS) for r in requests],
-        "pending_tasks": [_clip(requests[-1], USER_TEXT_CHARS)] if requests else [],
-        "current_work": _clip(assistant_texts[-1], CURRENT_WORK_CHARS) if assistant_texts else None,
+        "user_messages": [clip_text(r, USER_TEXT_CHARS) for r in requests],
+        "pending_tasks": [clip_text(requests[-1], USER_TEXT_CHARS)] if requests else [],
+        "current_work": clip_text(assistant_texts[-1], CURRENT_WORK_CHARS) if assistant_texts else None,
         "next_step": None,
     }
-
-
-@dataclass(frozen=True)
-class RequestedSchema:
-    """What a compaction prompt asks for: which fields, and list caps it states.
-
-    Attributes:
-        fields: Requested fields in `SCHEMA_FIELDS` order (all of them when the prompt shows
-            no readable schema).
-        list_cap: A cap stated for every list, or None.
-        field_caps: Caps stated for single fields (win over `list_cap`).
-        char_cap: A length in characters stated for every string, or None.
-        field_char_caps: Lengths stated for single fields (win over `char_cap`).
-    """
-
-    fields: tuple[str, ...] = SCHEMA_FIELDS
-    list_cap: int | None = None
-    field_caps: dict[str, int] = field(default_factory=dict)
-    char_cap: int | None = None
-    field_char_caps: dict[str, int] = field(default_factory=dict)
-
-    def cap(self, name: str) -> int | None:
-        """The cap for list field `name`, or None."""
-        return self.field_caps.get(name, self.list_cap)
-
-    def char_cap_for(self, name: str) -> int | None:
-        """The length cap in characters for the strings of field `name`, or None."""
-        return self.field_char_caps.get(name, self.char_cap)
-
-
-def _stated_caps(lines: list[str], pattern: re.Pattern[str]) -> tuple[int | None, dict[str, int]]:
-    """The cap `pattern` finds for every field and the caps for single fields."""
-    every: int | None = None
-    single: dict[str, int] = {}
-    for line in lines:
-        match = pattern.search(line)
-        if match is None:
-            continue
-        named = [f for f in _FIELD_MENTION.findall(line) if f in SCHEMA_FIELDS]
-        if len(named) == 1:
-            single[named[0]] = int(match.group(1))
-        else:
-            every = int(match.group(1))
-    return every, single
-
-
-def requested_schema(prompt: str) -> RequestedSchema:
-    """Read the schema a compaction prompt asks for (see the module docstring).
-
-    The last ```json block whose body is a JSON object naming at least one summary field is the
-    schema (the instructions follow the transcript in a compaction prompt, so a transcript
-    quoting JSON does not count). Caps are read from list lines saying "at most N entries"/"items"
-    (list lengths) or "at most N characters" (string lengths): a line naming one summary field
-    in backticks caps that field, any other caps every list (or every string).
-    """
-    fields: tuple[str, ...] = SCHEMA_FIELDS
-    for body in reversed(_JSON_BLOCK.findall(prompt)):
-        try:
-            shape = json.loads(body)
-        except ValueError:
-            continue
-        if isinstance(shape, dict) and any(k in SCHEMA_FIELDS for k in shape):
-            fields = tuple(f for f in SCHEMA_FIELDS if f in shape)
-            break
-    lines = [line for line in prompt.splitlines() if line.lstrip().startswith(("-", "*"))]
-    list_cap, field_caps = _stated_caps(lines, _CAP)
-    char_cap, field_char_caps = _stated_caps(lines, _CHAR_CAP)
-    return RequestedSchema(fields, list_cap, field_caps, char_cap, field_char_caps)
-
-
-def apply_schema(summary: dict[str, Any], schema: RequestedSchema) -> dict[str, Any]:
-    """`summary` reduced to the requested fields, lists cut to their caps, strings clipped to
-    their stated lengths."""
-    out: dict[str, Any] = {}
-    for name in schema.fields:
-        value = summary.get(name)
-        cap = schema.cap(name)
-        if isinstance(value, list) and cap is not None:
-            value = value[:cap]
-        chars = schema.char_cap_for(name)
-        if chars is not None:
-            value = _clip_strings(value, chars)
-        out[name] = value
-    return out
-
-
-def _clip_strings(value: Any, limit: int) -> Any:
-    if isinstance(value, str):
-        return _clip(value, limit) if limit > 3 else value[:limit]
-    if isinstance(value, list):
-        return [_clip_strings(v, limit) for v in value]
-    if isinstance(value, dict):
-        return {k: _clip_strings(v, limit) for k, v in value.items()}
-    return value
 
 
 def render_answer(summary: dict[str, Any]) -> str:

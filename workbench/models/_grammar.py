@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from workbench.errors import ConfigError
-from workbench.models._extractive import STRING_FIELDS, RequestedSchema, requested_schema
+from workbench.models._requested_schema import STRING_FIELDS, RequestedSchema, requested_schema
 
 __all__ = ["GRAMMAR_MODES", "GrammarBounds", "GrammarMode", "check_grammar_mode",
            "close_truncated_json", "summary_schema"]

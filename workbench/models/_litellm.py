@@ -6,8 +6,9 @@ decides what is retried and every attempt is counted in the usage record. A ``nu
 ``num_retries = 0`` means one attempt and no retry, exactly as litellm would read it.
 
 Every value the gateway sends as a credential is registered with the redaction layer before
-any call: the ``api_key``, every header value (``extra_headers``, whatever the header is
-called), every query-string value of ``api_base``, and the user-info of its URL.
+any call, however long: the ``api_key``, every header value (``extra_headers``, whatever the
+header is called), every query-string value of ``api_base``, the user-info of any URL, and every
+field of a credentials table nested in the parameters (``extra_body.credentials``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from workbench._redact import positional_secrets, public_params, register_secrets_in
+from workbench._redact import public_params, register_secrets_in, secret_values
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError
 from workbench.messages import Message
@@ -102,8 +103,7 @@ class LiteLLMModel:
         self._sleep = sleep
         # Whatever a provider echoes back (a key in a 401 body) is then masked wherever it lands.
         register_secrets_in(self.params)
-        self._secrets = [str(self.params["api_key"])] if self.params.get("api_key") else []
-        self._secrets += positional_secrets(self.params)
+        self._secrets = [value for _, value, _ in secret_values(self.params)]
 
     def __repr__(self) -> str:
         shown = [repr(self.model)]
@@ -139,7 +139,8 @@ class LiteLLMModel:
         async def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            with map_litellm_errors(self.model, secrets=secrets):
+            with map_litellm_errors(self.model, secrets=secrets,
+                                    api_base=self.params.get("api_base")):
                 return await litellm.acompletion(
                     model=self.model, messages=payload, timeout=self.timeout, num_retries=0,
                     **self.params,

@@ -8,6 +8,9 @@ carries (`ChatPrompt`, with llama-cpp-python's Jinja renderer), so SmolLM2 sees 
 ``<|im_start|>`` turns it was trained on. The rendered text is tokenized once with special
 tokens parsed and no extra BOS (the template writes what it needs), both to count the prompt
 and to generate from, so the window's count is the prompt llama.cpp evaluates.
+
+After a plain-text prompt comes a cue (`SUMMARY_CUE`, or `JSON_CUE` when decoding is held to
+`SUMMARY_JSON_SCHEMA`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,44 @@ from typing import Any
 
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
 
-__all__ = ["ChatPrompt", "chat_turns", "flatten_message", "flatten_prompt"]
+__all__ = ["JSON_CUE", "SUMMARY_CUE", "SUMMARY_JSON_SCHEMA", "ChatPrompt", "chat_turns",
+           "flatten_message", "flatten_prompt"]
+
+SUMMARY_CUE = '\n\n```json\n{\n  "user_intent": ["'
+"""Default cue after a plain-text prompt: prefills the summary JSON (see `workbench.models._local`)."""
+JSON_CUE = "\n\nSummary as JSON:\n"
+"""Appended instead when decoding is constrained to JSON (the grammar forces the object)."""
+_STR_LIST = {"type": "array", "items": {"type": "string"}}
+SUMMARY_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "user_intent": _STR_LIST,
+        "technical_concepts": _STR_LIST,
+        "files": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "summary": {"type": "string"},
+                    "key_code": {"type": "string"},
+                },
+                "required": ["path", "summary"],
+            },
+        },
+        "errors_and_fixes": _STR_LIST,
+        "problem_solving": _STR_LIST,
+        "user_messages": _STR_LIST,
+        "pending_tasks": _STR_LIST,
+        "current_work": {"type": "string"},
+        "next_step": {"type": "string"},
+    },
+    "required": [
+        "user_intent", "technical_concepts", "files", "errors_and_fixes", "problem_solving",
+        "user_messages", "pending_tasks", "current_work", "next_step",
+    ],
+}
+"""JSON schema of the nine structured-summary fields (Goose's ``StructuredSummary``)."""
 
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
 

@@ -96,7 +96,8 @@ async def anthropic_compaction(model: Any, system: str, messages: Sequence[Messa
         edit["instructions"] = instructions
     params = _call_params(model)
     headers = {**dict(params.pop("extra_headers", None) or {}), "anthropic-beta": ANTHROPIC_BETA}
-    with map_litellm_errors(model.model, secrets=_secrets(params)):
+    with map_litellm_errors(model.model, secrets=_secrets(params),
+                            api_base=params.get("api_base")):
         reply = await anthropic_messages.acreate(
             model=model.model, max_tokens=REPLY_TOKENS, system=system or None,
             messages=text_messages(messages), context_management={"edits": [edit]},
@@ -133,7 +134,8 @@ async def openai_compaction(model: Any, messages: Sequence[Message]
     """
     litellm = load_litellm()
     params = _call_params(model)
-    with map_litellm_errors(model.model, secrets=_secrets(params)):
+    with map_litellm_errors(model.model, secrets=_secrets(params),
+                            api_base=params.get("api_base")):
         reply = await litellm.acompact_responses(model=model.model,
                                                  input=text_messages(messages), **params)
     items = []

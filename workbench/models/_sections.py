@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from workbench.messages import Message
 from workbench.models._extractive import (
     SECTION_ANSWERERS,
-    _clip,
     _dedup,
     _error_lines,
     _is_edit,
@@ -36,6 +35,7 @@ from workbench.models._extractive import (
     _turns_from_messages,
     parse_transcript,
 )
+from workbench.models._requested_schema import clip_text
 
 __all__ = ["SECTION_RULES", "Section", "answer_sections", "requested_sections",
            "section_answer", "section_turns"]
@@ -156,7 +156,7 @@ class _Facts:
 
 
 def _cap(items: list[str]) -> list[str]:
-    items = _dedup([_clip(i, ITEM_CHARS) for i in items if i.strip()])
+    items = _dedup([clip_text(i, ITEM_CHARS) for i in items if i.strip()])
     return items if len(items) <= MAX_ITEMS else items[:1] + items[-(MAX_ITEMS - 1):]
 
 

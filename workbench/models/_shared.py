@@ -2,46 +2,42 @@
 
 Cells that send the same prompt to the same model (template variants that differ only in the
 summary template, the same session at several simulated windows) need one answer, not one call
-each. `SharedCalls` is a run-scoped table of calls keyed by the response-cache key (model identity
-+ full prompt, see `cache_key`) plus an optional scope (the cell's repeat index, so repeats stay
-independent samples):
+each. `SharedCalls` is a run-scoped table of calls keyed by the model identity, the full prompt
+and an optional scope (the cell's repeat index, so repeats stay independent samples):
 
 - **single flight**: while a call is in flight, an identical one awaits it instead of sending;
 - **memo**: a prompt already answered earlier in the run is answered from that reply.
 
-The first caller's reply keeps its billed usage and gains ``usage.extra["call_id"]``; every
-sharer gets a copy of the reply and of that usage (what the answer cost), flagged
-``extra["shared"] = True``, with ``extra["shared_from"]`` naming the billed call: a cell's
-billed figures say what its summary cost whichever cell sent the call, and the flag says
-who paid (the budget and the cells' ``spent_*`` columns count a shared answer as zero).
-Failed calls are never shared: waiters of a failed call send their own. A simulated window
-(`WindowCap`) is checked before the lookup, so a prompt too long for one window is refused
-there while the same prompt is shared at a window it fits.
+`ShareStep` is the table's step in the model pipeline (`workbench.models._pipeline`): it comes
+after the simulated window, so a prompt too long for one window is refused there while the
+same prompt is shared at a window it fits. The call that was sent keeps its billed usage and
+gains ``usage.extra["call_id"]``; every sharer gets a copy of the reply and of that usage
+(what the answer cost), flagged ``extra["shared"] = True``, with ``extra["shared_from"]``
+naming the sent call (`workbench.models._billing` writes these flags): a cell's billed figures
+say what its summary cost whichever cell sent the call, and the flag says who paid. Failed
+calls are never shared: waiters of a failed call send their own.
 
-`SharedModel` is a plain `CompactionModel`: it composes with any other wrapper (budget
-reservation, caches) in either order. The Ray executor's coordinator keeps one `SharedCalls`
-for the whole cluster and drives it step by step (`claim`, then `settle` or `abandon`) while
-its workers send the calls; the key (`share_key`) and the sharer's copy (`shared_reply`) are
-the same functions, so both executors share, and bill, the same way.
+The Ray executor's coordinator keeps one `SharedCalls` for the whole cluster and drives it step
+by step (`claim`, then `settle` or `abandon`) while its workers send the calls; the key
+(`share_key`) and the sharer's copy (`shared_reply`) are the same functions, so both executors
+share, and bill, the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import time
+import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
-from workbench.models._cache import cache_key
-from workbench.models._wrapper import ModelWrapper, find_window_check
+from workbench.models._billing import billed, new_call_id, shared
+from workbench.models._cache_keys import canonical_json, prompt_hash
+from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply
 
-__all__ = ["SharedAnswer", "SharedCalls", "SharedModel", "billed_answer", "find_window_check",
+__all__ = ["ShareStep", "SharedAnswer", "SharedCalls", "SharedModel", "billed_answer",
            "new_call_id", "share_key", "shared_reply"]
-
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 @dataclass
@@ -54,15 +50,10 @@ class SharedAnswer:
 
 
 def share_key(identity: Any, scope: Any, system: str, messages: list[Message]) -> str:
-    """The table's key of a call: the response-cache key of (model identity, scope) + prompt."""
-    return cache_key({"model": identity, "scope": scope}, system, messages)
-
-
-def new_call_id() -> str:
-    """A fresh id for a billed call, ULID-shaped (48-bit ms time + 80 random bits, Crockford
-    base32): the billed attempt's row uses it as its attempt_id, which the store sorts by time."""
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-    return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+    """The table's key of a call: sha256 of the model identity and scope and the prompt's
+    own hash (`prompt_hash`, computed once per rendered prompt)."""
+    head = canonical_json({"model": identity, "scope": scope})
+    return hashlib.sha256(f"{head}\n{prompt_hash(system, messages)}".encode()).hexdigest()
 
 
 def billed_answer(message: Message, usage: Usage,
@@ -70,27 +61,14 @@ def billed_answer(message: Message, usage: Usage,
     """The table entry of a call that was just answered, and the usage its caller keeps: the
     reply's own, plus ``extra["call_id"]`` (a new id unless `call_id` is given)."""
     call_id = call_id or new_call_id()
-    # A new extra dict: the inner model's usage objects may share theirs between calls.
-    usage = usage.copy(extra={**(usage.extra or {}), "call_id": call_id})
+    usage = billed(usage, call_id)
     return SharedAnswer(message.model_copy(deep=True), usage, call_id), usage
 
 
-SHARER_DROPS = ("call_id", "cache_hit")
-"""Usage extras of the billed call a sharer's copy does not inherit: its id, and whether it
-was answered from a recording (the sharer was answered from the table)."""
-
-
 def shared_reply(answer: SharedAnswer) -> tuple[Message, Usage]:
-    """What a sharer of `answer` gets: a copy of the reply and of its usage, flagged as shared.
-
-    The usage is what the answer cost (the billed call's tokens and cost), so a cell's billed
-    figures do not depend on which cell happened to send the call; ``extra["shared"]`` says
-    this cell did not pay for it (budgets and ``spent_*`` count it as zero) and
-    ``extra["shared_from"]`` names the call that did.
-    """
-    extra = {k: v for k, v in (answer.usage.extra or {}).items() if k not in SHARER_DROPS}
-    usage = answer.usage.copy(extra={**extra, "shared": True, "shared_from": answer.call_id})
-    return answer.message.model_copy(deep=True), usage
+    """What a sharer of `answer` gets: a copy of the reply and of its usage, flagged as shared
+    (`workbench.models._billing.shared`)."""
+    return answer.message.model_copy(deep=True), shared(answer.usage, answer.call_id)
 
 
 class SharedCalls:
@@ -119,6 +97,10 @@ class SharedCalls:
         """`model` behind this table; calls with equal prompts and equal `scope` are shared."""
         return SharedModel(model, self, scope)
 
+    def step(self, scope: Any = None) -> ShareStep:
+        """This table's pipeline step; calls with equal prompts and equal `scope` are shared."""
+        return ShareStep(self, scope)
+
     def clear(self) -> None:
         """Forget every answer (calls in flight finish normally)."""
         self._answers.clear()
@@ -140,23 +122,6 @@ class SharedCalls:
             self._answers.setdefault(key, answer)
         self.calls_made += calls_made
         self.calls_shared += calls_shared
-
-    async def call(self, model: CompactionModel, identity: Any, scope: Any, system: str,
-                   messages: list[Message]) -> tuple[Message, Usage]:
-        """Answer one call, sharing it when an equal one is in flight or done."""
-        if not self.enabled:
-            self.calls_made += 1
-            return await model.complete(system, messages)
-        key = share_key(identity, scope, system, messages)
-        answer = await self.claim(key)
-        if answer is not None:
-            return self.share(answer)
-        try:
-            message, usage = await model.complete(system, messages)
-        except BaseException as exc:
-            self.abandon(key, exc)
-            raise
-        return self.settle(key, message, usage)
 
     async def claim(self, key: str) -> SharedAnswer | None:
         """The answer to share for `key` (waiting for an equal call in flight), or None: the
@@ -203,8 +168,45 @@ class SharedCalls:
         return shared_reply(answer)
 
 
-class SharedModel(ModelWrapper):
-    """A `CompactionModel` whose calls go through a `SharedCalls` table.
+class ShareStep:
+    """The pipeline's share step: an equal call in flight or done answers this one.
+
+    Args:
+        table: The run's `SharedCalls`.
+        scope: Calls share only within an equal scope (the runner passes the repeat index).
+    """
+
+    kind: ClassVar[str] = "share"
+
+    def __init__(self, table: SharedCalls, scope: Any = None) -> None:
+        self.table = table
+        self.scope = scope
+
+    async def run(self, call: Call, proceed: Proceed) -> Reply:
+        """Answer from the table, or send the call and settle it for those who wait."""
+        table = self.table
+        if not table.enabled:
+            table.calls_made += 1
+            return await proceed(call)
+        key = share_key(call.identity, self.scope, call.system, call.messages)
+        answer = await table.claim(key)
+        if answer is not None:
+            table.calls_shared += 1
+            call.shared_from = answer.call_id
+            return answer.message.model_copy(deep=True), answer.usage
+        try:
+            message, usage = await proceed(call)
+        except BaseException as exc:
+            table.abandon(key, exc)
+            raise
+        message, usage = table.settle(key, message, usage)
+        call.call_id = usage.extra["call_id"]
+        return message, usage
+
+
+class SharedModel(ModelPipeline):
+    """A `CompactionModel` whose calls go through a `SharedCalls` table (a pipeline of one
+    step, merged into any pipeline it is composed with).
 
     Args:
         inner: The wrapped model.
@@ -213,15 +215,6 @@ class SharedModel(ModelWrapper):
     """
 
     def __init__(self, inner: CompactionModel, shared: SharedCalls, scope: Any = None) -> None:
-        self._wrap(inner)
+        super().__init__(inner, [ShareStep(shared, scope)])
         self.shared = shared
         self.scope = scope
-
-    async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
-        """Check the simulated window, then answer through the shared table."""
-        if self._check is not None:
-            self._check(system, messages)
-        return await self.shared.call(self.inner, self._identity, self.scope, system, messages)
-
-    def __repr__(self) -> str:
-        return f"SharedModel({self.inner!r}, scope={self.scope!r})"

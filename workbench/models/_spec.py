@@ -27,9 +27,9 @@ Grammar::
     takes a window as ``vertex_ai/claude-3-5-sonnet@20240620@16k``. The ``window=`` argument
     of `load_model` overrides the string's window.
 
-Composition: ``cache(window_cap(model))``. The cap sits inside the cache so an over-long prompt
-is rejected before any lookup, and a recording made at 32k serves 8k calls that fit (the cap
-does not change the identity).
+Composition: the model behind a window step and a cache step (`workbench.models.compose`). The
+window comes first, so an over-long prompt is rejected before any lookup, and a recording made
+at 32k serves 8k calls that fit (the window does not change the identity).
 
 Examples: ``extractive@8k``, ``cached:openai/gpt-4o-mini@32k``, ``replay:local/gemma3-270m``.
 """
@@ -242,7 +242,7 @@ def shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
         ConfigError: the file may not be written and `mode` is not ``"replay"``.
     """
     from workbench._paths import cache_path as default_path
-    from workbench.models._cache import ResponseCache, is_read_only
+    from workbench.models._recording import ResponseCache, is_read_only
 
     resolved = Path(path).expanduser().resolve() if path is not None else default_path().resolve()
     read_only = is_read_only(resolved)
@@ -295,19 +295,20 @@ def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
 def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str | None = None,
                cache_path: str | Path | None = None, counts: Any = None,
                **params: Any) -> CompactionModel:
-    """Build a `CompactionModel` from a model string: ``cache(window_cap(model))``.
+    """Build a `CompactionModel` from a model string: the model behind its window and cache
+    steps (`workbench.models.compose`).
 
     Args:
         spec: A model string (see the module docstring) or a parsed `ModelSpec`.
         window: Simulated window in tokens; overrides the string's ``@window``.
         cache: ``"rw"``, ``"replay"`` or ``"off"``; overrides the string's prefix.
         cache_path: The response-cache file; the user dir's ``cache/responses.db`` by default.
-        counts: Recorded prompt sizes for the window cap (`PromptCounts`); by default those of
-            the response cache, when there is one (a Ray worker passes a snapshot instead).
+        counts: Recorded prompt sizes for the window (`PromptCounts`); by default those of the
+            response cache, when there is one (a Ray worker passes a snapshot instead).
         **params: Passed to the provider (``api_base``, ``api_key``, ``temperature``...).
 
     Returns:
-        The model, wrapped as asked.
+        The model, or a `ModelPipeline` of it when it has a window or a cache.
 
     Raises:
         ConfigError: a bad string, window, cache mode or parameter.
@@ -323,15 +324,20 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
         raise ConfigError(f"unknown cache mode {mode!r}; use rw, replay or off")
     model = _build_base(parsed, params)
     store = shared_cache(cache_path, mode) if mode != "off" else None
+    window_step = cache_step = None
     if parsed.window is not None:
-        from workbench.models._cap import WindowCap
         from workbench.models._counts import RecordedCounts
+        from workbench.models._window import WindowCounter, WindowStep
 
         if counts is None and store is not None:
             counts = RecordedCounts(store, writable=mode == "rw")
-        model = WindowCap(model, parsed.window, counts=counts)
+        window_step = WindowStep(parsed.window, WindowCounter(model, counts=counts))
     if store is not None:
-        from workbench.models._cache import CachedModel
+        from workbench.models._cache import CacheStep
 
-        model = CachedModel(model, store, mode=mode)  # type: ignore[arg-type]
-    return model
+        cache_step = CacheStep(store, mode=mode)  # type: ignore[arg-type]
+    if window_step is None and cache_step is None:
+        return model
+    from workbench.models._pipeline import compose
+
+    return compose(model, window=window_step, cache=cache_step)

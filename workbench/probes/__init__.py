@@ -15,7 +15,10 @@ Layers, smallest first:
 - `extractors/` and `_from_transcript`: a recording's questions from its transcript alone,
   one extractor per kind of fact, each question with its evidence;
 - `_evidence`: the check that keeps a question only when its answer is verbatim in the history;
-- `_lookup`: the offline ``lookup`` answerer (retrieval, not a model);
+- `_units`: any text read into labelled statements, whatever its layout (headings, key/value
+  lines, JSON, tables, tags, prose);
+- `_lookup`, `_lookup_read`: the offline ``lookup`` answerer (retrieval, not a model) and
+  what it reads out of the passages it chose;
 - `_actions`: the recorded next action at a compaction boundary, and agreement with it;
 - `_prompts`, `_judge`, `_author`: what answerer, judge and author models are asked, and the
   parsers of their replies (`ReplyFormatError` for a reply that does not follow the format);
@@ -45,7 +48,13 @@ from workbench.probes._from_transcript import (
     question_target,
     transcript_candidates,
 )
-from workbench.probes._grade import OVERLAP_PASS, grade_answer, is_unknown, stale_only
+from workbench.probes._grade import (
+    GRADING_AUDIT,
+    OVERLAP_PASS,
+    grade_answer,
+    is_unknown,
+    stale_only,
+)
 from workbench.probes._judge import (
     DIMENSIONS,
     JUDGE_SYSTEM,
@@ -77,16 +86,25 @@ from workbench.probes._questions import (
     read_question_set,
     write_question_set,
 )
-from workbench.probes._score import QA_METRICS, AnsweredQuestion, NextActionResult, qa_metrics
+from workbench.probes._score import (
+    CALIBRATION_COUNTS,
+    JUDGE_PASS,
+    QA_METRICS,
+    AnsweredQuestion,
+    NextActionResult,
+    calibration,
+    qa_metrics,
+)
 from workbench.probes._transcript import ToolAction, action_of, main_argument, modified_files
 
 __all__ = [
-    "ANSWERER_SYSTEM", "AUTHOR_SOURCE", "AUTHOR_SYSTEM", "AnsweredQuestion",
+    "ANSWERER_SYSTEM", "AUTHOR_SOURCE", "AUTHOR_SYSTEM", "AnsweredQuestion", "CALIBRATION_COUNTS",
+    "JUDGE_PASS",
     "DEFAULT_MAX_QUESTIONS", "DEFAULT_MIN_QUESTIONS", "DEFAULT_PER_SESSION", "DIMENSIONS",
-    "Evidence", "GRADERS", "JUDGE_SYSTEM", "JudgeGrade", "KINDS", "LookupAnswerer",
+    "Evidence", "GRADERS", "GRADING_AUDIT", "JUDGE_SYSTEM", "JudgeGrade", "KINDS", "LookupAnswerer",
     "MANIFEST_KEYS", "NORMALIZERS", "NextActionCase", "NextActionResult", "OVERLAP_PASS",
     "QA_METRICS", "Question", "QuestionSet", "TOKENS_PER_QUESTION", "ToolAction", "action_of",
-    "actions_match", "author_message", "build_questions", "build_transcript_questions",
+    "actions_match", "calibration", "author_message", "build_questions", "build_transcript_questions",
     "check_evidence", "contains", "grade_answer", "ground_authored", "is_recording", "is_unknown",
     "judge_message", "locate_evidence", "main_argument", "message_texts", "modified_files",
     "next_action_case", "next_action_system", "normalize_choice", "normalize_command",

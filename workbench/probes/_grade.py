@@ -9,7 +9,10 @@
 - ``list`` questions: the share of the expected items the answer names (each item matched as an
   exact answer of the list's item type).
 - ``overlap`` questions (open ones): 1 when the answer holds at least `OVERLAP_PASS` of the
-  expected answer's content words, else 0 (the user-requests probe's coverage rule).
+  expected answer's content words (the user-requests probe's coverage rule) and as large a
+  share of its identifying tokens (`identifying_tokens`: backticked names, tokens holding a
+  digit, an underscore or a slash), else 0: common words alone do not pass a request about
+  another branch or another test.
 
 An empty answer, or one that only says it does not know, scores 0 for every grader, except on
 an abstention question (the session never gives the answer): there only an answer that says
@@ -19,6 +22,8 @@ one that gives nothing.
 """
 
 from __future__ import annotations
+
+import re
 
 from workbench.metrics._common import content_words, word_set
 from workbench.probes._normalize import (
@@ -32,11 +37,18 @@ from workbench.probes._normalize import (
 )
 from workbench.probes._questions import Question
 
-__all__ = ["OVERLAP_PASS", "UNKNOWN_ANSWERS", "abstains", "grade_answer", "is_unknown",
-           "stale_only"]
+__all__ = ["GRADING_AUDIT", "OVERLAP_PASS", "UNKNOWN_ANSWERS", "abstains", "grade_answer",
+           "identifying_tokens", "is_unknown", "stale_only"]
 
 OVERLAP_PASS = 0.5
 """Share of the expected answer's content words an open answer must hold to count as right."""
+
+GRADING_AUDIT: dict[str, int] = {"cases": 248, "exact_agree": 182, "exact_cases": 183,
+                                  "open_agree": 62, "open_cases": 65, "known_limits": 4}
+"""How the graders agree with answers from real runs labelled by hand before grading (the
+project's ``tests/probes/grading_cases.json``; its test checks these counts): the exact and
+list graders on `exact_agree` of `exact_cases`, the overlap grader on `open_agree` of
+`open_cases`; the `known_limits` disagreements left are named in the test."""
 
 UNKNOWN_ANSWERS = frozenset({"", "unknown", "i don't know", "i do not know", "not stated",
                              "not mentioned", "none", "n/a", "no idea"})
@@ -83,6 +95,20 @@ def _exact(answer: _Forms, expected: str, answer_type: str, choices: list[str]) 
     return contains(answer["text"], normalize_text(expected))
 
 
+_IDENTIFYING = re.compile(r"`([^`\n]+)`|[^\s`]*[0-9_/][^\s`]*")
+
+
+def identifying_tokens(text: str) -> list[str]:
+    """The tokens of `text` that name one thing: backticked names, and words holding a digit,
+    an underscore or a slash (identifiers, paths, numbers, versions), normalised."""
+    found = []
+    for match in _IDENTIFYING.finditer(text):
+        token = normalize_text((match.group(1) or match.group()).strip(".,;:!?()[]'\""))
+        if any(ch.isalnum() for ch in token):
+            found.append(token)
+    return list(dict.fromkeys(found))
+
+
 def overlap(answer: str, expected: str) -> float:
     """Share of `expected`'s content words that `answer` holds (0.0 when it has none)."""
     wanted = content_words(expected)
@@ -90,6 +116,16 @@ def overlap(answer: str, expected: str) -> float:
         return 0.0
     have = word_set(answer)
     return sum(1 for w in wanted if w in have) / len(wanted)
+
+
+def _open_pass(answer: str, expected: str) -> bool:
+    if overlap(answer, expected) < OVERLAP_PASS:
+        return False
+    names = identifying_tokens(expected)
+    if not names:
+        return True
+    said = normalize_text(answer)
+    return sum(1 for n in names if contains(said, n)) / len(names) >= OVERLAP_PASS
 
 
 def grade_answer(question: Question, answer: str | None) -> float:
@@ -100,7 +136,7 @@ def grade_answer(question: Question, answer: str | None) -> float:
         return 0.0
     text = str(answer)
     if question.grader == "overlap":
-        return 1.0 if overlap(text, question.expected_text()) >= OVERLAP_PASS else 0.0
+        return 1.0 if _open_pass(text, question.expected_text()) else 0.0
     forms = _Forms(text)
     if question.grader == "list":
         items = [str(i) for i in question.expected] if isinstance(question.expected, list) else []

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.errors import ConfigError
 
 __all__ = ["AUTHOR_SOURCE", "CUE_TOOL_CALL", "CUE_TOOL_OUTPUT", "CUE_USER", "GRADERS", "KINDS",
@@ -320,5 +321,5 @@ def write_question_set(question_set: QuestionSet, folder: str | Path) -> Path:
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
     path = target / f"{question_set.key}.json"
-    path.write_text(question_set.to_json(), encoding="utf-8")
+    write_atomic(path, question_set.to_json())
     return path

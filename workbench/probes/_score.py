@@ -5,13 +5,21 @@
 - ``qa_recall``, ``qa_artifact``, ``qa_continuation``, ``qa_decision``: the mean deterministic
   grade of that kind's questions (open ones by word overlap).
 - ``qa_authored``: the mean deterministic grade of the questions a ``probe_author`` model
-  wrote. They are kept apart: every other ``qa_*`` metric (and ``qa_loss``) covers the built
-  questions only, so adding an author never moves them.
-- ``judge_score``: the mean over judged questions of the judge's six-dimension mean (0-5);
-  ``judge_<dimension>`` per dimension.
-- ``qa_loss``: the mean, over questions also answered from the full uncompacted history, of
-  (grade from the full history - grade from the compacted context): what compaction cost, the
-  answerer's own misses taken out. Positive is a loss.
+  wrote. They are kept apart: every other ``qa_*`` metric (the losses and gain too) covers the
+  built questions only, so adding an author never moves them.
+- ``judge_score``: the mean over the judged open questions of the judge's six-dimension mean
+  (0-5); ``judge_<dimension>`` per dimension.
+- ``qa_loss_exact``: of the exact questions (``exact`` and ``list`` graders) the full
+  uncompacted history answers right, the share the compacted context misses (a list question
+  counts the share of its items missed): what compaction cost, the answerer's own misses
+  taken out. In 0..1.
+- ``qa_loss_open``: the same for the open questions (``overlap`` grader).
+- ``qa_gain``: of the questions answered from both, the share the compacted context gets right
+  and the full history misses: the answerer's noise, shown rather than netted out of the loss.
+- Where the full history was not answered (it does not fit the cell's window: no agent at
+  that window could read it) the three are left out: ``n/a``.
+- ``judge_exact_*``: with a judge, the exact questions it also graded, counted by agreement
+  with the exact grader (`CALIBRATION_COUNTS`), for its kappa per model and window.
 - ``next_action_match``: 1 when the next action from the compacted context is the recorded
   agent's, else 0; ``next_action_match_full``: 1 when it is the one the answerer takes from the
   full history.
@@ -32,12 +40,21 @@ from workbench.probes._judge import DIMENSIONS, JudgeGrade
 from workbench.probes._questions import KINDS, Question
 from workbench.probes._transcript import ToolAction
 
-__all__ = ["AnsweredQuestion", "NextActionResult", "QA_METRICS", "qa_metrics"]
+__all__ = ["CALIBRATION_COUNTS", "JUDGE_PASS", "AnsweredQuestion", "NextActionResult",
+           "QA_METRICS", "calibration", "qa_metrics"]
 
 QA_METRICS: tuple[str, ...] = ("qa_accuracy", "qa_recall", "qa_artifact", "qa_continuation",
-                               "qa_decision", "qa_authored", "judge_score", "qa_loss",
-                               "next_action_match", "next_action_match_full")
+                               "qa_decision", "qa_authored", "judge_score", "qa_loss_exact",
+                               "qa_loss_open", "qa_gain", "next_action_match",
+                               "next_action_match_full")
 """The QA columns of the results table, in display order."""
+JUDGE_PASS = 3
+"""A judge's accuracy score (0-5) from which its grade counts as a pass, when it is compared
+with the exact grader's."""
+CALIBRATION_COUNTS: tuple[str, ...] = ("judge_exact_both", "judge_exact_judge_only",
+                                       "judge_exact_grader_only", "judge_exact_neither")
+"""A cell's exact questions graded by the judge too: both passed them, only the judge, only
+the exact grader, neither (the judge passes at `JUDGE_PASS`, the grader at a full grade)."""
 
 
 @dataclass
@@ -49,7 +66,8 @@ class AnsweredQuestion:
         answer: The answer from the compacted context (None: not answered, see `note`).
         full_answer: The answer from the full history, or None (not asked, or it did not fit
             the answerer's window).
-        judge: The judge's grade of `answer`, or None.
+        judge: The judge's grade of `answer` (an open question; for an exact question, the
+            grade of a calibration sample), or None.
         note: Why an answer is missing (``context exceeds the answerer's window``...).
     """
 
@@ -88,7 +106,8 @@ class AnsweredQuestion:
             "answer": self.answer, "grade": grade,
             "stale": stale_only(q, self.answer) if self.answer is not None else False,
             "full_answer": self.full_answer, "full_grade": full,
-            "loss": None if grade is None or full is None else full - grade,
+            "lost": None if grade is None or full is None or full < 1 else grade < 1,
+            "gained": None if grade is None or full is None else grade >= 1 > full,
         }
         if q.reference:
             out["reference"] = q.reference
@@ -135,6 +154,24 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _loss(pairs: Sequence[tuple[float, float]]) -> float | None:
+    """Of (compacted, full) grades, over those the full history got right: the share missed."""
+    return _mean([1.0 - g for g, f in pairs if f >= 1.0])
+
+
+def calibration(answered: Sequence[AnsweredQuestion]) -> dict[str, int]:
+    """The `CALIBRATION_COUNTS` of the exact questions a judge graded (empty without any)."""
+    pairs = [(a.judge.scores.get("accuracy", 0) >= JUDGE_PASS, (a.grade or 0.0) >= 1.0)
+             for a in answered if a.judge is not None and a.question.exact
+             and a.grade is not None]
+    if not pairs:
+        return {}
+    both, judge_only, grader_only, neither = CALIBRATION_COUNTS
+    return {both: sum(j and g for j, g in pairs), judge_only: sum(j and not g for j, g in pairs),
+            grader_only: sum(g and not j for j, g in pairs),
+            neither: sum(not j and not g for j, g in pairs)}
+
+
 def qa_metrics(answered: Sequence[AnsweredQuestion],
                next_action: NextActionResult | None = None) -> dict[str, float | int]:
     """The cell's QA metrics (see the module docstring); inapplicable ones are left out."""
@@ -146,17 +183,20 @@ def qa_metrics(answered: Sequence[AnsweredQuestion],
     for kind in KINDS:
         values[f"qa_{kind}"] = _mean([g for a, g in graded if a.question.kind == kind])
     values["qa_authored"] = _mean([g for a, g in every if a.question.authored])
-    judged = [a.judge for a in answered if a.judge is not None]
+    judged = [a.judge for a in answered if a.judge is not None and not a.question.exact]
     values["judge_score"] = _mean([j.overall for j in judged])
     for name in DIMENSIONS:
         values[f"judge_{name}"] = _mean([float(j.scores[name]) for j in judged])
-    losses = [f - g for a, g in graded if (f := a.full_grade) is not None]
-    values["qa_loss"] = _mean(losses)
+    both = [(a, g, f) for a, g in graded if (f := a.full_grade) is not None]
+    values["qa_loss_exact"] = _loss([(g, f) for a, g, f in both if a.question.exact])
+    values["qa_loss_open"] = _loss([(g, f) for a, g, f in both if not a.question.exact])
+    values["qa_gain"] = _mean([float(g >= 1.0 > f) for a, g, f in both])
     if next_action is not None:
         values["next_action_match"] = float(next_action.match)
         if next_action.match_full is not None:
             values["next_action_match_full"] = float(next_action.match_full)
     out.update({k: v for k, v in values.items() if v is not None})
+    out.update(calibration(answered))
     stale = sum(1 for a in answered if a.answer is not None and stale_only(a.question, a.answer))
     if any(a.question.stale for a in answered):
         out["qa_stale_answers"] = stale

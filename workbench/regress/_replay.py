@@ -11,8 +11,8 @@ from pathlib import Path
 
 from workbench.errors import AuthenticationError, CacheMiss, ModelTimeout, RateLimited
 from workbench.harness import CachePolicy, Experiment, Results
+from workbench.harness.results._cell_names import cell_label
 from workbench.models import parse_model_spec
-from workbench.regress._snapshot import cell_label
 
 PREFIXES = {"replay": "replay:", "rw": "cached:"}
 

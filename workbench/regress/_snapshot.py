@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.errors import ConfigError
+from workbench.harness.results._cell_names import cell_label, repeat_of, window_text
 from workbench.sessions.importers._readers import open_brackets
 
 SUMMARIES_DIR = "summaries"
@@ -33,6 +35,9 @@ MAX_BASELINE_DEPTH = 8
 BASELINE_SHAPE = ('{"experiment": NAME, "rules": {METRIC: TOLERANCE}, "groups": [{"template": '
                   '..., "model": ..., "window": ..., "cells": N, METRIC: NUMBER or null}]}')
 """The shape of a baseline's ``metrics.json``, as errors name it."""
+__all__ = ["BASELINE_SHAPE", "FAILED_SUMMARY", "METRICS_FILE", "SUMMARIES_DIR", "Snapshot",
+           "cell_label", "slug", "summary_name", "window_text"]
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 GroupKey = tuple[str, str, str]
@@ -44,44 +49,14 @@ def slug(text: str) -> str:
     return cleaned or "_"
 
 
-def window_text(value: Any) -> str:
-    """A stored window (int, None or NaN) as shown in tables and names: ``8k``, ``none``."""
-    from workbench.harness.experiment._windows import format_window
-
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return format_window(None)
-    if isinstance(value, str):
-        return value
-    return format_window(int(value))
-
-
-def cell_label(row: Any) -> str:
-    """A cell named for people: ``session gen-005k-s1, model extractive, template default, window 8k``."""
-    text = (f"session {row['session_id']}, model {row['model']}, template {row['template']}, "
-            f"window {window_text(row['window'])}")
-    strategy = row.get("strategy")
-    if strategy and strategy != "goose":
-        text += f", strategy {strategy}"
-    if _repeat(row):
-        text += f", repeat {_repeat(row)}"
-    return text
-
-
-def _repeat(row: Any) -> int:
-    value = row.get("repeat")
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return 0
-    return int(value)
-
-
 def summary_name(row: Any) -> str:
     """The baseline file of one cell, relative to the baseline folder."""
     stem = f"{slug(row['model'])}--{window_text(row['window'])}--{slug(row['session_id'])}"
     strategy = row.get("strategy")
     if strategy and strategy != "goose":
         stem = f"{slug(strategy)}--{stem}"
-    if _repeat(row):
-        stem += f"--r{_repeat(row)}"
+    if repeat_of(row):
+        stem += f"--r{repeat_of(row)}"
     return f"{SUMMARIES_DIR}/{slug(row['template'])}/{stem}.md"
 
 
@@ -180,13 +155,12 @@ class Snapshot:
         for name, text in sorted(self.summaries.items()):
             path = folder / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         groups = [{"template": t, "model": m, "window": w, **values}
                   for (t, m, w), values in sorted(self.groups.items(), key=_group_order)]
         data = {"experiment": self.experiment, "rules": dict(sorted(self.rules.items())),
                 "groups": groups}
-        (folder / METRICS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
+        write_atomic(folder / METRICS_FILE, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         return folder
 
 

@@ -5,6 +5,13 @@ asked for explicitly must not contradict what detection sees (a Claude Code log 
 ``openai-chat`` would otherwise import as a list of "unknown" messages). While it runs, invalid
 UTF-8 is an error naming the byte offset unless ``encoding_errors="replace"``, and input nested
 too deeply for Python is a `SessionFormatError` rather than a `RecursionError`.
+
+Size limits (`workbench.sessions._limits`) are checked before and after: a file over
+`MAX_FILE_BYTES` is refused before it is parsed (a database is judged by the content of the
+sessions selected, by its importer), and the sessions returned may hold at most `MAX_MESSAGES`
+messages of at most `MAX_RECORD_BYTES` characters each, so nothing oversized reaches the
+tokenizer. An importer that fails on a value of the wrong type, or runs out of memory, gives a
+`SessionFormatError` naming the file too: a file that cannot be read is never a raw error.
 """
 
 from __future__ import annotations
@@ -15,7 +22,14 @@ from typing import Any
 
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import UnknownContent
-from workbench.sessions._registry import IMPORTERS, Errors, detect_in, detection_head
+from workbench.sessions._limits import MAX_RECORD_BYTES, check_file_size, check_messages
+from workbench.sessions._registry import (
+    IMPORTERS,
+    Errors,
+    check_regular_file,
+    detect_in,
+    detection_head,
+)
 from workbench.sessions._session import Session
 
 ENCODING_ERRORS = ("strict", "replace")
@@ -23,6 +37,10 @@ ENCODING_ERRORS = ("strict", "replace")
 
 TOO_DEEP_MESSAGE = ("the recording is nested too deeply to import (Python's recursion limit); "
                     "a real session never nests like this, so the file is damaged or hostile")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# What an importer raises on a value of an unexpected type or shape it failed to check.
+_IMPORTER_FAILURES = (TypeError, ValueError, KeyError, IndexError, AttributeError,
+                      OverflowError, UnicodeError)
 
 
 def _ensure_builtins() -> None:
@@ -61,15 +79,18 @@ def load_sessions(path: str | Path, format: str | None = None, errors: Errors = 
         raise ConfigError(f"encoding_errors must be 'strict' or 'replace', not {encoding_errors!r}")
     if format is not None and format not in IMPORTERS:
         raise ConfigError(f"unknown session format {format!r}; known: {', '.join(sorted(IMPORTERS))}")
+    check_regular_file(p)
+    sqlite = _is_sqlite(p)
+    if not sqlite:
+        check_file_size(p)
     head = detection_head(p)
     name = format or _detect(p, head)
     if format is not None:
         _check_requested(p, head, format)
     with decoding(encoding_errors) as replaced:
-        try:
-            sessions = IMPORTERS[name].load(p, errors=errors, **select)
-        except RecursionError:
-            raise SessionFormatError(str(p), None, TOO_DEEP_MESSAGE) from None
+        sessions = _import(p, name, errors, select)
+    for session in sessions:
+        check_messages(p, session.messages, sizes=not sqlite and _larger_than_a_record(session))
     if "index" in select and not sessions:
         _index_out_of_range(p, name, select)
     if format is not None:
@@ -77,6 +98,35 @@ def load_sessions(path: str | Path, format: str | None = None, errors: Errors = 
     if replaced[0]:
         _note_replacements(p, sessions, replaced[0])
     return sessions
+
+
+def _larger_than_a_record(session: Session) -> bool:
+    # A message's text cannot be longer than the text file it came from: in a file within the
+    # record limit no message needs measuring (a database's rows are measured as they are read).
+    try:
+        return Path(session.path).stat().st_size > MAX_RECORD_BYTES
+    except OSError:
+        return True
+
+
+def _is_sqlite(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+def _import(path: Path, name: str, errors: Errors, select: dict[str, object]) -> list[Session]:
+    try:
+        return IMPORTERS[name].load(path, errors=errors, **select)
+    except RecursionError:
+        raise SessionFormatError(str(path), None, TOO_DEEP_MESSAGE) from None
+    except MemoryError:
+        raise SessionFormatError(str(path), None, f"the {name} importer ran out of memory "
+                                 "reading it; the file is too large or hostile") from None
+    except _IMPORTER_FAILURES as exc:
+        # A value of a type or shape the importer did not expect: the file's problem.
+        detail = " ".join(str(exc).split())[:300]
+        raise SessionFormatError(str(path), None, f"the {name} importer could not read it: "
+                                 f"{type(exc).__name__}: {detail}") from exc
 
 
 def _detect(path: Path, head: str) -> str:

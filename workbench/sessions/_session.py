@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.messages import Message
 
 
@@ -49,8 +50,7 @@ class Session:
     def write_goose_json(self, path: str | Path) -> Path:
         """Write `to_goose_json` to `path` (UTF-8, indented) and return the path."""
         out = Path(path)
-        out.write_text(json.dumps(self.to_goose_json(), ensure_ascii=False, indent=1),
-                       encoding="utf-8")
+        write_atomic(out, json.dumps(self.to_goose_json(), ensure_ascii=False, indent=1))
         return out
 
 

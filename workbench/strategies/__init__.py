@@ -17,8 +17,8 @@ Layers, smallest first:
   `_provider_side` (``n/a`` without a live model of their provider).
 - `_replay`: `replay_session` walks a recorded session turn by turn under a strategy
   (`_replay_result`: what it records; `_replay_probes`: what each round measures);
-  `_detectors`: the failures users report and the survival curve; `_replay_table` turns
-  `ReplayResult` objects into a table and a plot.
+  `_detectors`: the failures users report and the survival curve (`_survival_plot` draws
+  it); `_replay_table` turns `ReplayResult` objects into a table and a plot.
 """
 
 from workbench.strategies._aider import AiderSettings, AiderStrategy
@@ -88,6 +88,7 @@ from workbench.strategies._replay_table import (
     threshold_label,
 )
 from workbench.strategies._sliding_window import SlidingWindowSettings, SlidingWindowStrategy
+from workbench.strategies._survival_plot import plot_survival
 from workbench.strategies._truncate import TruncateSettings, Truncation, truncate_history
 
 __all__ = [
@@ -141,6 +142,7 @@ __all__ = [
     "get_strategy",
     "mask_observations",
     "plot_replay",
+    "plot_survival",
     "reference_summary",
     "render_context",
     "replay_frame",

@@ -1,5 +1,6 @@
 """Token counting: the `TokenEstimator` protocol, Goose's overheads over tiktoken and the other
-tokenizers litellm ships offline, and which tokenizer a model's window counts in."""
+tokenizers litellm ships offline, which tokenizer a model's window counts in, and `PromptText`
+(a rendered prompt counted from its parts)."""
 
 from workbench.tokens._bundled import (
     BUNDLED_TOKENIZERS,
@@ -18,7 +19,8 @@ from workbench.tokens._estimator import (
     compact_json,
     context_tokens,
 )
+from workbench.tokens._prompt import PromptText
 
 __all__ = ["BUNDLED_TOKENIZERS", "ENCODING", "FALLBACK", "GooseCounter", "HFTokenizerEstimator",
-           "TiktokenEstimator", "TokenEstimator", "WindowTokenizer", "compact_json",
+           "PromptText", "TiktokenEstimator", "TokenEstimator", "WindowTokenizer", "compact_json",
            "context_tokens", "default_estimator", "estimator_for", "tokenizer_for_model"]

@@ -96,7 +96,7 @@ def tokenizer_for_model(model: str) -> WindowTokenizer:
 def _tiktoken_encoding(name: str) -> str | None:
     ensure_offline()
     try:
-        from tiktoken.model import encoding_name_for_model
+        from tiktoken.model import encoding_name_for_model  # after ensure_offline, never before
     except ImportError:  # pragma: no cover - tiktoken is a dependency
         return None
     try:

@@ -13,12 +13,13 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
+from workbench._memo import memo
 from workbench._offline import ensure_offline, litellm_tokenizer_dir
 from workbench.errors import ConfigError
-from workbench.messages import Message, MessageMemo, TextContent, ToolRequest, ToolResponse
+from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
+from workbench.tokens._prompt import PromptText
 
 ENCODING = "o200k_base"
 PER_MESSAGE_TOKENS = 4
@@ -30,9 +31,11 @@ PROPERTY_TOKENS = 3
 ENUM_DISCOUNT = 3
 ENUM_ITEM_TOKENS = 3
 TOOLS_FOOTER_TOKENS = 12
-_CACHE_SIZE = 65536
-_CONTENT_TOKENS = MessageMemo("content tokens")
-"""Each message's content tokens per counter: counted once, whatever the cell or ladder step."""
+REMEMBERED_TEXT_CHARS = 65_536
+"""Texts up to this long have their counts remembered by the run (tool outputs, summaries);
+longer ones are prompts, which remember their own counts (`PromptText`)."""
+LINE_ADDITIVE_ENCODINGS = frozenset({"o200k_base", "cl100k_base"})
+"""tiktoken encodings whose counts add up across transcript lines (`PromptText`)."""
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 """Where tiktoken would fetch an encoding; its cache file is named by this URL's sha1."""
 
@@ -63,7 +66,7 @@ def load_tiktoken(encoding: str) -> Any:
         ConfigError: its file is in neither ``TIKTOKEN_CACHE_DIR`` nor litellm's folder.
     """
     ensure_offline()
-    import tiktoken
+    import tiktoken  # after ensure_offline (no download), and kept off `--help`'s start
 
     folder = os.environ.get("TIKTOKEN_CACHE_DIR") or str(litellm_tokenizer_dir() or "")
     digest = hashlib.sha1(TIKTOKEN_URL.format(encoding).encode()).hexdigest()
@@ -73,31 +76,75 @@ def load_tiktoken(encoding: str) -> Any:
             f"{folder or 'TIKTOKEN_CACHE_DIR'}); the workbench never downloads one. litellm "
             "ships cl100k_base, o200k_base and p50k_base: reinstall litellm, or point "
             "TIKTOKEN_CACHE_DIR at a folder holding the file")
-    return tiktoken.get_encoding(encoding)
+    from tiktoken_ext.openai_public import ENCODING_CONSTRUCTORS  # once the file is known local
+
+    built = tiktoken.Encoding(**ENCODING_CONSTRUCTORS[encoding]())
+    # The native encoder holds its own copy of the merge table: the Python one (27 MB for
+    # o200k) is needed only to pickle the encoding, which the workbench never does.
+    built._mergeable_ranks = {}
+    return built
 
 
 class GooseCounter:
-    """Goose's chat overheads over any text counter, with a per-text LRU cache.
+    """Goose's chat overheads over any text counter; counts remembered by the run memo.
 
     Args:
         count_text: Tokens of one string in some tokenizer.
         name: The tokenizer's short name (``o200k``, ``claude``...).
-        cache_size: How many distinct texts to remember.
+        counts_by_line: The tokenizer's counts add up across transcript lines, so a
+            `PromptText` is counted from its parts (see `workbench.tokens.PromptText`).
+
+    Attributes:
+        counts_by_line: See the argument.
     """
 
     def __init__(self, count_text: Callable[[str], int], name: str,
-                 cache_size: int = _CACHE_SIZE) -> None:
+                 counts_by_line: bool = False) -> None:
         self.tokenizer_name = name
-        self._count = lru_cache(maxsize=cache_size)(count_text)
+        self.counts_by_line = counts_by_line
+        self._count = count_text
 
     def count_text_tokens(self, text: str) -> int:
-        """Tokens of `text` (special tokens allowed, as Goose's counter)."""
-        return self._count(text) if text else 0
+        """Tokens of `text` (special tokens allowed, as Goose's counter).
+
+        A `PromptText` is counted from its parts when this counter `counts_by_line`, and
+        remembers its count either way; other texts up to `REMEMBERED_TEXT_CHARS` are counted
+        once per run (the run memo's ``text_tokens``).
+        """
+        if not text:
+            return 0
+        if type(text) is PromptText:
+            known = text.known
+            found = known.get(self)
+            if found is None:
+                found = known[self] = self._prompt_tokens(text)
+            return int(found)
+        if len(text) > REMEMBERED_TEXT_CHARS:
+            return self._count(text)
+        return memo().text_tokens.get_or((self, text), lambda: self._count(text))
+
+    def count_exactly(self, text: str) -> int:
+        """Tokens of `text` counted whole, from nothing remembered (a check on the others)."""
+        return self._count(str.__str__(text)) if text else 0
+
+    def _prompt_tokens(self, prompt: PromptText) -> int:
+        parts = prompt.segments() if self.counts_by_line else None
+        if parts is None:
+            return self._count(prompt)
+        first, middle, last = parts
+        total = sum(map(self.count_text_tokens, first)) + sum(map(self.count_text_tokens, last))
+        key, get = (self, prompt.style), memo().line_tokens.get
+        for message, line in middle:
+            total += get(message, key, self._line_tokens, line)
+        return total
+
+    def _line_tokens(self, line: str) -> int:
+        return self._count(line + "\n")
 
     def content_tokens(self, message: Message) -> int:
         """Tokens of a message's countable items (no per-message overhead), counted once per
-        message (see `MessageMemo`)."""
-        return _CONTENT_TOKENS.get(message, self, self._content_tokens, message)
+        message while it lives (the run memo's ``content_tokens``)."""
+        return memo().content_tokens.get(message, self, self._content_tokens, message)
 
     def _content_tokens(self, message: Message) -> int:
         total = 0
@@ -157,16 +204,16 @@ class TiktokenEstimator(GooseCounter):
 
     Args:
         encoding: The tiktoken encoding name (Goose uses ``o200k_base`` for every model).
-        cache_size: How many distinct texts to remember.
 
     Raises:
         ConfigError: the encoding is not bundled offline (it would be downloaded).
     """
 
-    def __init__(self, encoding: str = ENCODING, cache_size: int = _CACHE_SIZE) -> None:
+    def __init__(self, encoding: str = ENCODING) -> None:
         self.encoding_name = encoding
         self._enc = load_tiktoken(encoding)
-        super().__init__(self._uncached, encoding.removesuffix("_base"), cache_size)
+        super().__init__(self._uncached, encoding.removesuffix("_base"),
+                         counts_by_line=encoding in LINE_ADDITIVE_ENCODINGS)
 
     def _uncached(self, text: str) -> int:
         return len(self._enc.encode(text, allowed_special="all"))
@@ -178,16 +225,15 @@ class HFTokenizerEstimator(GooseCounter):
     Args:
         name: The tokenizer's short name (``claude``, ``deepseek``).
         path: The ``tokenizer.json`` file.
-        cache_size: How many distinct texts to remember.
     """
 
-    def __init__(self, name: str, path: str, cache_size: int = _CACHE_SIZE) -> None:
+    def __init__(self, name: str, path: str) -> None:
         ensure_offline()
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # after ensure_offline; only for Claude's, DeepSeek's
 
         self.path = path
         self._tok = Tokenizer.from_file(path)
-        super().__init__(self._uncached, name, cache_size)
+        super().__init__(self._uncached, name)
 
     def _uncached(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)

@@ -13,6 +13,7 @@ run folder: ``workbench export --from-run RUN`` installs the winner (to Goose, o
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from workbench._storage import write_atomic
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
 from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
@@ -65,12 +67,13 @@ def save_outputs(result: Any) -> Path:
     """Write ``front.csv``, ``front.png`` and ``tune.json`` under ``<run>/tune/``; returns it."""
     folder = Path(result.run_dir) / "tune"
     folder.mkdir(parents=True, exist_ok=True)
-    result.scores.to_csv(folder / FRONT_CSV, index=False)
+    write_atomic(folder / FRONT_CSV, result.scores.to_csv(index=False))
     fig = plot_front(result.scores, result.winner, result.baseline, result.objective.metric)
-    fig.savefig(folder / FRONT_PNG, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
+    write_atomic(folder / FRONT_PNG, png.getvalue())
     data = result.evidence() | {"rungs": result.rungs, "proposals": result.proposals}
-    (folder / TUNE_JSON).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str),
-                                    encoding="utf-8")
+    write_atomic(folder / TUNE_JSON, json.dumps(data, indent=2, ensure_ascii=False, default=str))
     return folder
 
 
@@ -149,17 +152,14 @@ def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, 
     variant = load_variant(result.winner, getattr(result, "experiment", None))
     baked = variant.templates.baked()  # the folder has no [params]: the values go in the text
     target.mkdir(parents=True)
-    (target / COMPACTION_TEMPLATE).write_text(baked.compaction, encoding="utf-8")
-    (target / COMPACTION_SUMMARY_TEMPLATE).write_text(baked.summary,
-                                                      encoding="utf-8")
+    write_atomic(target / COMPACTION_TEMPLATE, baked.compaction)
+    write_atomic(target / COMPACTION_SUMMARY_TEMPLATE, baked.summary)
     evidence = result.evidence()
     options = [f"{k} = {json.dumps(v)}" for k, v in variant.options.items()]
     description = f"Tuned from {result.variant}: {result.winner}"
-    (target / VARIANT_FILE).write_text("\n".join([f"description = {json.dumps(description)}",
-                                                  *options]) + "\n", encoding="utf-8")
-    (target / "README.md").write_text(_readme(name, evidence, variant.declared),
-                                      encoding="utf-8")
-    (target / "evidence.json").write_text(json.dumps(evidence, indent=2, default=str),
-                                          encoding="utf-8")
+    write_atomic(target / VARIANT_FILE, "\n".join([f"description = {json.dumps(description)}",
+                                                    *options]) + "\n")
+    write_atomic(target / "README.md", _readme(name, evidence, variant.declared))
+    write_atomic(target / "evidence.json", json.dumps(evidence, indent=2, default=str))
     result.winner_folder = target
     return target

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
@@ -149,16 +150,15 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, base
                   "reason": proposal["reason"]}
         folder = tune_dir / "proposals" / name
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "reply.md").write_text(proposal["reply"], encoding="utf-8")
+        write_atomic(folder / "reply.md", proposal["reply"])
         if proposal["source"] is not None:
-            (folder / COMPACTION_TEMPLATE).write_text(proposal["source"], encoding="utf-8")
-            (folder / COMPACTION_SUMMARY_TEMPLATE).write_text(base.templates.baked().summary,
-                                                              encoding="utf-8")
+            write_atomic(folder / COMPACTION_TEMPLATE, proposal["source"])
+            write_atomic(folder / COMPACTION_SUMMARY_TEMPLATE, base.templates.baked().summary)
             options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in base.options.items())
-            (folder / VARIANT_FILE).write_text(options, encoding="utf-8")
+            write_atomic(folder / VARIANT_FILE, options)
             register_variant_folder(name, folder)
             groups.append(PromptGroup(f"proposal:{name}", [name]))
             params[name] = {}
-        (folder / "provenance.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+        write_atomic(folder / "provenance.json", json.dumps(record, indent=2))
         records.append(record)
     return records

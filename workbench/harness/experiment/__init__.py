@@ -8,6 +8,7 @@ template `Variant` s with their parameters (``_variants``, ``_params``), and the
 """
 
 from workbench.harness.experiment._cells import Cell, SessionCache, expand_cells
+from workbench.harness.experiment._params import point_label, template_variables
 from workbench.harness.experiment._spec import (
     Budget,
     CachePolicy,
@@ -19,4 +20,5 @@ from workbench.harness.experiment._spec import (
 from workbench.harness.experiment._variants import Variant, load_variant
 
 __all__ = ["Budget", "CachePolicy", "Cell", "ExecutorSpec", "Experiment", "ModelEntry",
-           "SessionCache", "SessionSource", "Variant", "expand_cells", "load_variant"]
+           "SessionCache", "SessionSource", "Variant", "expand_cells", "load_variant",
+           "point_label", "template_variables"]

@@ -4,47 +4,53 @@
 returns the cells in a fixed order with ids that depend only on the cell key, so a re-run of the
 same spec finds the same ids in the results store.
 
-A session file that cannot be read need not stop a run: `load_experiment_sessions` can collect
-it as an `UnreadableSession` instead, with a placeholder session (no messages, an id starting
-with `UNREADABLE_PREFIX`) standing in its place, so its cells exist and become error rows that
-name the file's error. Before any cell is built, `check_cell_count` refuses an experiment
-past `MAX_CELLS`, so a typo such as ``repeats = 1000000000`` fails at once.
+The sessions come from `workbench.harness.experiment._session_sources` (shipped datasets, files,
+globs; a file that cannot be read stands as an `UnreadableSession`). Before any cell is built,
+`check_cell_count` refuses an experiment past `MAX_CELLS`, so a typo such as
+``repeats = 1000000000`` fails at once.
 """
 
 from __future__ import annotations
 
-import glob as globlib
 import hashlib
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from workbench._resources import shipped
-from workbench.errors import ConfigError, SessionFormatError
+from workbench.errors import ConfigError
 from workbench.harness.experiment._checks import MAX_CELLS
-from workbench.harness.experiment._spec import Experiment, SessionSource
+from workbench.harness.experiment._session_sources import (
+    ALL_DATASETS,
+    DATASET_PREFIX,
+    MANIFEST,
+    UNREADABLE_PREFIX,
+    SessionCache,
+    UnreadableSession,
+    load_experiment_sessions,
+    read_manifest,
+    read_manifest_file,
+    resolve_source,
+)
+from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._subsets import (
     check_model_sessions,
     limit_sessions,
     model_templates,
 )
+from workbench.harness.experiment._validate import counted
 from workbench.harness.experiment._windows import format_window
-from workbench.sessions import Session, load_sessions
+from workbench.sessions import Session
 from workbench.strategies import strategy_class
 
-MANIFEST = "datasets/manifest.json"
-"""The shipped datasets' manifest, in the package data."""
-ALL_DATASETS = "dataset:all"
-DATASET_PREFIX = "dataset:"
-"""``dataset:all`` is the shipped set; ``dataset:NAME`` every session of the set in
-``datasets/NAME/`` (its own manifest, never part of ``dataset:all``: ``dataset:memory``)."""
+__all__ = ["ALL_DATASETS", "ALL_TEMPLATES", "Cell", "DATASET_PREFIX", "DEFAULT_TEMPLATE",
+           "MANIFEST", "NO_MODEL", "SessionCache", "UNREADABLE_PREFIX", "UnreadableSession",
+           "cell_id_for", "cell_key", "check_cell_count", "expand_cells",
+           "load_experiment_sessions", "not_run_templates", "read_manifest", "read_manifest_file",
+           "resolve_source", "template_names", "tune_points"]
+
 ALL_TEMPLATES = "all"
 DEFAULT_TEMPLATE = "default"
 NO_MODEL = "none"
 """Model label of cells whose strategy calls no model (masking, truncation...)."""
-UNREADABLE_PREFIX = "unreadable:"
-"""Session ids of the placeholders standing for session files that could not be read."""
 
 
 @dataclass(frozen=True)
@@ -102,181 +108,6 @@ def cell_id_for(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def read_manifest(root: Path | None = None) -> dict[str, tuple[Path, str | None]]:
-    """Shipped dataset names -> (file, format), from ``datasets/manifest.json``.
-
-    Reads the ``sessions`` (or ``datasets``) list of ``{name, file|path, format}`` objects; a
-    missing file name means ``<name>.json`` beside the manifest.
-
-    Args:
-        root: A folder holding ``datasets/manifest.json``; default: the shipped data.
-    """
-    return read_manifest_file((root / MANIFEST) if root is not None
-                              else shipped(*MANIFEST.split("/")))
-
-
-def read_manifest_file(base: Path) -> dict[str, tuple[Path, str | None]]:
-    """Dataset names -> (file, format) of one manifest file (empty when it is missing)."""
-    if not base.is_file():
-        return {}
-    # Parsed once per content: a spec names many datasets, and the manifest (with every
-    # session's ground truth) takes milliseconds to parse but a fraction of one to read.
-    raw = base.read_bytes()
-    cached = _MANIFESTS.get(base)
-    if cached is None or cached[0] != raw:
-        cached = _MANIFESTS[base] = (raw, _parse_manifest(base, raw))
-    return dict(cached[1])
-
-
-_MANIFESTS: dict[Path, tuple[bytes, dict[str, tuple[Path, str | None]]]] = {}
-
-
-def _parse_manifest(base: Path, raw: bytes) -> dict[str, tuple[Path, str | None]]:
-    data = json.loads(raw.decode("utf-8"))
-    if isinstance(data, dict):
-        data = data.get("sessions", data.get("datasets", []))
-    out: dict[str, tuple[Path, str | None]] = {}
-    for entry in data if isinstance(data, list) else []:
-        if isinstance(entry, dict) and "name" in entry:
-            name = str(entry["name"])
-            rel = entry.get("file") or entry.get("path") or f"{name}.json"
-            out[name] = ((base.parent / rel).resolve(), entry.get("format"))
-    return out
-
-
-def resolve_source(source: SessionSource,
-                   experiment: Experiment) -> list[tuple[Path, str | None]]:
-    """The files (with a known format, if any) one ``sessions`` entry stands for, in order.
-
-    Raises:
-        ConfigError: the entry matches nothing; the message lists the shipped dataset names.
-    """
-    text = source.path
-    manifest = read_manifest()
-    if text == ALL_DATASETS:
-        if not manifest:
-            raise ConfigError(f"sessions: {ALL_DATASETS!r} needs the shipped {MANIFEST}, which "
-                              "is missing from the installed workbench; reinstall the package")
-        return [manifest[name] for name in sorted(manifest)]
-    if text.startswith(DATASET_PREFIX):
-        name = text[len(DATASET_PREFIX):]
-        named = read_manifest_file(shipped("datasets", name, "manifest.json"))
-        if not named:
-            sets = sorted(p.parent.name for p in shipped("datasets").glob("*/manifest.json"))
-            raise ConfigError(f"sessions: {text!r} names no shipped dataset set (no "
-                              f"datasets/{name}/manifest.json); known: {ALL_DATASETS}"
-                              + "".join(f", {DATASET_PREFIX}{n}" for n in sets))
-        return [named[n] for n in sorted(named)]
-    if text in manifest:
-        return [manifest[text]]
-    path = experiment.resolve_path(text)
-    if any(ch in text for ch in "*?["):
-        found = sorted(Path(p) for p in globlib.glob(str(path), recursive=True))
-        files: list[tuple[Path, str | None]] = [(p, None) for p in found if p.is_file()]
-        if not files:
-            raise ConfigError(f"sessions: glob {text!r} matched no files (looked in {path.parent})")
-        return files
-    if not path.exists():
-        from workbench._suggest import did_you_mean
-
-        known = ", ".join(sorted(manifest)) or "none shipped"
-        raise ConfigError(f"sessions: {text!r} is neither a file ({path}) nor a dataset name"
-                          f"{did_you_mean(text, manifest)} (known: {known}, or "
-                          f"{ALL_DATASETS!r})")
-    return [(path, None)]
-
-
-class SessionCache:
-    """Loads each (file, format, selection) once per run (a file's read error is kept too)."""
-
-    def __init__(self) -> None:
-        self._loaded: dict[tuple[str, str | None, str], list[Session] | SessionFormatError] = {}
-
-    def load(self, path: Path, source: SessionSource, format: str | None = None) -> list[Session]:
-        """Sessions of `path` selected by `source` (cached); `source.format` wins over `format`.
-
-        Raises:
-            SessionFormatError: the file cannot be read (the same error on every call).
-        """
-        select = source.selection()
-        fmt = source.format or format
-        key = (str(path), fmt, json.dumps(select, sort_keys=True, default=str))
-        if key not in self._loaded:
-            try:
-                self._loaded[key] = load_sessions(path, format=fmt, **select)
-            except SessionFormatError as exc:
-                self._loaded[key] = exc
-        loaded = self._loaded[key]
-        if isinstance(loaded, SessionFormatError):
-            raise loaded
-        return loaded
-
-
-@dataclass(frozen=True)
-class UnreadableSession:
-    """A session file of the experiment that could not be read.
-
-    Attributes:
-        path: The file.
-        error: Why it could not be read (names the file and line).
-        session: The placeholder standing in its place: no messages, the id
-            ``unreadable:<path>`` (plus the selection, if any), so its cells exist.
-    """
-
-    path: Path
-    error: SessionFormatError
-    session: Session
-
-
-def _placeholder(path: Path, source: SessionSource, fmt: str | None, error: SessionFormatError,
-                 experiment: Experiment) -> Session:
-    base = Path(experiment.base_dir or ".").resolve()
-    try:
-        shown = path.resolve().relative_to(base).as_posix()
-    except ValueError:
-        shown = str(path)
-    select = source.selection()
-    if select:
-        shown += "[" + ",".join(f"{k}={v}" for k, v in sorted(select.items())) + "]"
-    return Session(id=UNREADABLE_PREFIX + shown, format=source.format or fmt or "unknown",
-                   path=str(path), messages=[], meta={"unreadable": str(error)})
-
-
-def load_experiment_sessions(experiment: Experiment, cache: SessionCache | None = None,
-                             unreadable: list[UnreadableSession] | None = None) -> list[Session]:
-    """Every session the experiment names, in spec order, first occurrence of each id kept.
-
-    Args:
-        experiment: The spec.
-        cache: Loaded files, shared with other callers in the same run.
-        unreadable: When given, a file that cannot be read (`SessionFormatError`) is appended
-            here and its placeholder session takes its place in the returned list, instead of
-            the error being raised.
-
-    Raises:
-        SessionFormatError: a file cannot be read and `unreadable` is None.
-        ConfigError: an entry matches no file, or a selection the file cannot satisfy.
-    """
-    cache = cache or SessionCache()
-    seen: set[str] = set()
-    out: list[Session] = []
-    for source in experiment.sessions:
-        for path, fmt in resolve_source(source, experiment):
-            try:
-                loaded = cache.load(path, source, fmt)
-            except SessionFormatError as exc:
-                if unreadable is None:
-                    raise
-                placeholder = _placeholder(path, source, fmt, exc, experiment)
-                unreadable.append(UnreadableSession(path, exc, placeholder))
-                loaded = [placeholder]
-            for session in loaded:
-                if session.id not in seen:
-                    seen.add(session.id)
-                    out.append(session)
-    return out
-
-
 def template_names(experiment: Experiment) -> list[str]:
     """The experiment's template variants with ``all`` expanded to every ``prompts/`` folder."""
     names: list[str] = []
@@ -322,11 +153,8 @@ def check_cell_count(experiment: Experiment, sessions: int, templates: int) -> i
     factors = {"sessions": sessions, "strategies": len(experiment.strategies),
                "models": len(experiment.models), "templates": templates,
                "windows": len(experiment.windows), "repeats": experiment.repeats}
-    total = 1
-    for value in factors.values():
-        total *= value
+    total, product = counted(factors)
     if total > MAX_CELLS:
-        product = " x ".join(f"{v:,} {k}" for k, v in factors.items())
         raise ConfigError(f"the experiment would have up to {total:,} cells ({product}); the "
                           f"limit is {MAX_CELLS:,} cells: split it into several experiments")
     return total

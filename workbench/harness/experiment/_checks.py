@@ -16,6 +16,8 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic_core import PydanticCustomError
 
+from workbench._redact import short_secret_message, short_secrets
+
 MAX_REPEATS = 1000
 """Most repeats of each cell."""
 MAX_CONCURRENCY = 512
@@ -129,3 +131,20 @@ def check_cache_file(path: Path) -> None:
         raise PydanticCustomError(
             "cache_path", "{path} is not a regular file; name a recording file",
             {"path": str(path)})
+
+
+def maskable_secrets(params: dict[str, dict[str, object]]) -> None:
+    """Refuse model secrets too short to mask in free text (``allow_short_secrets`` is false).
+
+    Args:
+        params: Where each model's parameters sit (``models[0].params``, ``qa.judge.params``)
+            -> those parameters.
+
+    Raises:
+        PydanticCustomError: naming where each short secret sits (never its value) and why.
+    """
+    places = [place for where, values in params.items()
+              for place in short_secrets(values, where)]
+    if places:
+        raise PydanticCustomError("short_secret", "{message}",
+                                  {"message": short_secret_message(places)})

@@ -10,6 +10,7 @@ tokens_per_question = 2000         # a recording: one question per 2k tokens of 
 min_questions = 15                 #   at least this many (when found),
 max_questions = 40                 #   at most this many
 next_action = true                 # at a recorded compaction boundary
+judge_calibration = 4              # with a judge: exact questions per cell it also grades
 ```
 
 Every model named here goes through the same gateway as the summarizers (cache, shared calls,
@@ -105,8 +106,13 @@ class QATable(BaseModel):
     """At a recorded compaction boundary, also have the answerer take the next turn and compare
     its tool call with the recorded agent's."""
     full_context: bool = True
-    """Also answer from the full uncompacted history where it fits the answerer's window
-    (``qa_loss``, ``next_action_match_full``)."""
+    """Also answer from the full uncompacted history where it fits the cell's window (and a
+    model answerer's): ``qa_loss_exact``, ``qa_loss_open``, ``qa_gain``,
+    ``next_action_match_full``."""
+    judge_calibration: int = Field(default=4, ge=0)
+    """With a judge: how many exact questions per cell it also grades, so its agreement with
+    the exact grader is measured (Cohen's kappa per model and window,
+    ``Results.judge_agreement()``); 0 grades none."""
     questions: str | None = None
     """A folder of saved question sets (``<run>/qa/questions`` of an earlier run) to ask
     instead of building them; sessions without a file there get built questions."""
@@ -159,7 +165,7 @@ class QATable(BaseModel):
         defaults = QATable()
         for name in ("author_questions", "kinds", "per_session", "tokens_per_question",
                      "min_questions", "max_questions", "next_action", "full_context",
-                     "questions"):
+                     "judge_calibration", "questions"):
             value = getattr(self, name)
             if value != getattr(defaults, name):
                 data[name] = value

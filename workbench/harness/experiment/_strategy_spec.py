@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._validate import clean_name
 from workbench.harness.experiment._windows import Window
 
 __all__ = ["ReplaySpec", "StrategyEntry", "strategy_label"]
@@ -59,6 +60,11 @@ class StrategyEntry(BaseModel):
             rest = {k: v for k, v in value.items() if k not in ENTRY_KEYS}
             return {**own, "settings": rest}
         return value
+
+    @field_validator("label")
+    @classmethod
+    def _clean_label(cls, value: str | None) -> str | None:
+        return None if value is None else clean_name(value, "the label")
 
     @model_validator(mode="after")
     def _check(self) -> StrategyEntry:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._validate import clean_name, folder_name
 from workbench.harness.experiment._verdict_table import check_rule
 
 
@@ -46,6 +47,17 @@ class TuneTable(BaseModel):
     its proposals join the search."""
     proposals: int = Field(default=1, ge=1)
     """How many prompts the proposer writes."""
+
+    @field_validator("variant", "baseline")
+    @classmethod
+    def _clean_names(cls, value: str | None) -> str | None:
+        return None if value is None else clean_name(value)
+
+    @field_validator("winner_name")
+    @classmethod
+    def _folder_name(cls, value: str | None) -> str | None:
+        # It becomes prompts/<name>/ only after the whole tune: checked now, not then.
+        return None if value is None else folder_name(value, "winner_name")
 
     @field_validator("objective")
     @classmethod

@@ -35,6 +35,7 @@ from workbench.harness.experiment._params import (
 )
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._toml import loads_toml
+from workbench.harness.experiment._validate import check_variant_files, check_variant_inside
 
 VARIANT_FILE = "variant.toml"
 BUILTIN = "default"
@@ -125,6 +126,7 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
     places = variant_places(name, experiment)
     found = next((p for p in places if p.is_dir()), None)
     if found is not None:
+        check_variant_inside(name, found)
         return found
     if name == BUILTIN:
         return None
@@ -137,6 +139,7 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
 
 def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
     path = folder / VARIANT_FILE
+    check_variant_files(folder, (VARIANT_FILE,))
     if not path.is_file():
         return path, {}
     try:
@@ -201,6 +204,7 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     declared = read_variant_params(folder)
     values = resolve_point(declared, raw, f"templates: {name!r}")
     label = point_label(base, values, declared) if raw else name
+    check_variant_files(folder, (COMPACTION_TEMPLATE, COMPACTION_SUMMARY_TEMPLATE))
     source = Templates.from_dir(folder)
     where = {file: f"{base}/{file}" for file in (COMPACTION_TEMPLATE, COMPACTION_SUMMARY_TEMPLATE)}
     for text, file in ((source.compaction, COMPACTION_TEMPLATE),

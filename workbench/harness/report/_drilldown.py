@@ -18,18 +18,15 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.harness.results._results import QA_DIR, SUMMARIES_DIR
+from workbench.harness.results._results import read_cell_texts
 
 CHUNK_CELLS = 100
 """Cells per compressed payload block."""
 
-RAW_SUFFIXES = (".raw.txt", ".raw.json", ".raw.md")
-"""Files beside a summary that hold the model's raw reply, when the run stored one."""
-
 INDEX_METRICS = ("retained_tokens", "summary_tokens", "retries", "probe_recall", "qa_accuracy")
 QA_FIELDS = ("id", "kind", "question", "expected", "reference", "grader", "answer", "grade",
              "stale", "full_answer", "full_grade", "judge", "note")
-"""What the drill-down shows of each question of ``qa/<cell_id>.json``."""
+"""What the drill-down shows of each question of a cell's ``qa.json``."""
 
 
 def script_json(value: Any) -> str:
@@ -62,17 +59,8 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _raw_reply(run_dir: Path, cell_id: str) -> str | None:
-    for suffix in RAW_SUFFIXES:
-        text = _read(run_dir / SUMMARIES_DIR / f"{cell_id}{suffix}")
-        if text is not None:
-            return text
-    return None
-
-
-def _qa(run_dir: Path, cell_id: str) -> dict[str, Any] | None:
-    """The cell's questions, answers and grades (``qa/<cell_id>.json``), or None."""
-    text = _read(run_dir / QA_DIR / f"{cell_id}.json")
+def _qa(text: str | None) -> dict[str, Any] | None:
+    """The cell's questions, answers and grades (its ``qa.json``), or None."""
     if text is None:
         return None
     try:
@@ -143,6 +131,8 @@ def cell_payloads(run_dir: Path, cells: pd.DataFrame, attempts: pd.DataFrame,
     by_cell = _attempt_rows(attempts)
     chunks: list[str] = []
     records = cells.to_dict("records")
+    ids = [str(row["cell_id"]) for row in records]
+    raws, answers = read_cell_texts(run_dir, "raw.txt", ids), read_cell_texts(run_dir, "qa.json", ids)
     for start in range(0, len(records), CHUNK_CELLS):
         chunk: dict[str, Any] = {}
         for row in records[start:start + CHUNK_CELLS]:
@@ -153,10 +143,10 @@ def cell_payloads(run_dir: Path, cells: pd.DataFrame, attempts: pd.DataFrame,
             if row.get("status") == "error":
                 error = {"type": _clean(row.get("error_type")),
                          "message": _clean(row.get("error_message"))}
-            chunk[cell_id] = {"summary": summary, "raw": _raw_reply(run_dir, cell_id),
+            chunk[cell_id] = {"summary": summary, "raw": raws.get(cell_id),
                               "forgotten": forgotten.get(cell_id),
                               "attempts": by_cell.get(cell_id, []), "error": error}
-            qa = _qa(run_dir, cell_id)
+            qa = _qa(answers.get(cell_id))
             if qa is not None:
                 chunk[cell_id]["qa"] = qa
         data = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), default=str)

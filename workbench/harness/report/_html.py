@@ -22,7 +22,7 @@ import pandas as pd
 
 from workbench.harness.report._drilldown import cell_index, cell_payloads, script_json
 from workbench.harness.report._html_table import html_table, plain_table
-from workbench.harness.report._html_verdict import _verdict_section, render_verdict
+from workbench.harness.report._html_verdict import render_verdict, verdict_view
 from workbench.harness.results._table import window_label
 
 TABLE_BY = ("template", "model", "window")
@@ -31,7 +31,7 @@ MAX_FAILURES = 50
 TOP_FORGOTTEN = 12
 """Most often forgotten items listed per kind."""
 
-_CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
+_CMP_FORMATS = {"diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}", "holm_p": "{:.3f}"}
 
 
 @cache
@@ -119,18 +119,21 @@ def _most_forgotten(forgotten: pd.DataFrame, cells: int) -> str:
 
 def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: pd.DataFrame,
                 pngs: dict[str, bytes], forgotten: pd.DataFrame, failures: pd.DataFrame,
-                forgotten_by_cell: dict[str, dict[str, list[str]] | None]) -> str:
+                forgotten_by_cell: dict[str, dict[str, list[str]] | None],
+                text_px: dict[str, float] | None = None) -> str:
     """The whole report page.
 
     Args:
         results: The loaded `Results` (cells, attempts, runs, spec).
         title: The page title.
         table: The comparison table.
-        comparisons: Paired comparisons as a frame (``a``, ``b``, ``mean_diff``...).
+        comparisons: The verdict's comparisons, one row each (`verdict_comparisons`).
         pngs: Plot images by name.
         forgotten: One row per forgotten item (``cell_id``, ``kind``, ``item``...).
         failures: The failed cells' key columns and messages.
         forgotten_by_cell: ``{cell_id: {kind: [items]} or None}`` for the drill-down.
+        text_px: Per plot, its smallest text in pixels at the PNG's own size (``data-text-px``
+            on the image: at 1,400 px each plot is shown at that size, so at least 11 px).
 
     Returns:
         The HTML document.
@@ -143,7 +146,7 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
 
     body = [f'<header><h1>{esc(title)}</h1><p class="wb-meta">{esc(run_summary(results))}'
             "</p></header>",
-            render_verdict(_verdict_section(results))]
+            render_verdict(verdict_view(results.verdict()))]
     body.append('<section id="table-section"><h2>Comparison table '
                 f'<small>{len(table)} rows: template × model × window</small></h2>'
                 '<div class="wb-toolbar" id="wb-toolbar">'
@@ -157,12 +160,15 @@ def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: p
     body.append('<section id="plots"><h2>Plots</h2><div class="wb-plots">')
     for name, png in pngs.items():
         data = base64.b64encode(png).decode("ascii")
-        body.append(f'<figure><img alt="{esc(name)}" src="data:image/png;base64,{data}">'
+        px = (text_px or {}).get(name)
+        size = f' data-text-px="{px:.1f}"' if px is not None else ""
+        body.append(f'<figure><img alt="{esc(name)}"{size} src="data:image/png;base64,{data}">'
                     f"<figcaption>{esc(name)}</figcaption></figure>")
     body.append("</div></section>")
     body.append('<section id="details"><h2>Details</h2>')
     if not comparisons.empty:
-        body.append("<h3>Paired comparisons (b − a, bootstrap 95% CI)</h3>"
+        body.append("<h3>Every comparison of the verdict, per model × window <small>template − "
+                    "best, bootstrap 95% CI, Holm p; tie: no significant difference</small></h3>"
                     + plain_table(comparisons, _CMP_FORMATS))
     body.append("<h3>What the summaries forgot most</h3>" + _most_forgotten(forgotten, len(cells)))
     body.append(f"<h3>Failed cells <small>{len(failures)}</small></h3>")

@@ -18,12 +18,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.harness.experiment._windows import format_window
-from workbench.harness.results._table import (
-    NOT_APPLICABLE,
-    PERCENT_COLUMNS,
-    column_formats,
-    not_applicable,
-)
+from workbench.harness.results._table import NOT_APPLICABLE, PERCENT_COLUMNS, not_applicable
+from workbench.harness.results._table_format import column_formats
 
 DEFAULT_GROUP = "other"
 
@@ -83,7 +79,10 @@ COLUMN_GROUPS: dict[str, tuple[str, str, str]] = {
     "qa_decision": ("qa", "decision", "%"),
     "qa_authored": ("qa", "model-written", "%"),
     "judge_score": ("qa", "judge", "0-5"),
-    "qa_loss": ("qa", "loss", "%"),
+    "judge_kappa": ("qa", "judge kappa", "κ"),
+    "qa_loss_exact": ("qa", "loss exact", "%"),
+    "qa_loss_open": ("qa", "loss open", "%"),
+    "qa_gain": ("qa", "gain", "%"),
     "next_action_match": ("qa", "next action", "%"),
     "next_action_match_full": ("qa", "next action vs full", "%"),
 }
@@ -161,6 +160,18 @@ def short_window(value: Any) -> str:
             return value
         value = int(value)
     return format_window(int(value))
+
+
+WRAPPED = frozenset({"model", "template", "strategy", "session_id"})
+"""Label columns shown whole, wrapping inside the cell (a model label carrying its parameters
+runs long; cut, it would hide what tells two rows apart)."""
+_BREAK_AFTER = re.compile(r"([/,\[=@:])")
+
+
+def wrappable(text: str) -> str:
+    """`text` escaped, with a line-break opportunity (``<wbr>``) after each ``/ , [ = @ :``."""
+    return "".join(html.escape(part) + ("<wbr>" if _BREAK_AFTER.fullmatch(part) else "")
+                   for part in _BREAK_AFTER.split(text))
 
 
 def short_label(text: str, limit: int = MAX_LABEL) -> str:
@@ -249,11 +260,12 @@ def html_table(df: pd.DataFrame, *, table_id: str = "wb-table",
             numeric = _is_number(value) and spec.name != "window"
             sort_key = value if numeric and not math.isnan(float(value)) else (
                 value if spec.name == "window" and _is_number(value) else text)
-            shown = short_label(text) if not numeric and spec.name != "window" else text
-            title = f' title="{esc(str(value))}"' if shown != text or spec.name == "window" else ""
-            tds.append(f'<td class="{"num" if numeric else "text"} wb-c-{esc(spec.group)}"'
+            title = f' title="{esc(str(value))}"' if spec.name == "window" else ""
+            wrap = " wb-wrap" if spec.name in WRAPPED else ""
+            shown = wrappable(text) if wrap else esc(text)
+            tds.append(f'<td class="{"num" if numeric else "text"}{wrap} wb-c-{esc(spec.group)}"'
                        f' data-v="{esc(str(sort_key))}"'
-                       f'{title}>{esc(shown)}</td>')
+                       f'{title}>{shown}</td>')
         group = row_groups[i] if row_groups is not None else i
         body.append(f'<tr class="wb-row" data-g="{group}">' + "".join(tds) + "</tr>")
     return (f'<table id="{esc(table_id)}" class="wb-table" '
@@ -277,5 +289,6 @@ def plain_table(df: pd.DataFrame, formats: dict[str, str] | None = None,
             tds.append(f'<td class="{"num" if numeric else "text"}">'
                        f"{esc(format_value(value, spec))}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    return (f'<table class="{table_class}"><thead><tr>{head}</tr></thead><tbody>'
-            + "".join(rows) + "</tbody></table>")
+    # Wider than the page, it scrolls sideways in its own box instead of being cut.
+    return (f'<div class="wb-scroll"><table class="{table_class}"><thead><tr>{head}</tr>'
+            "</thead><tbody>" + "".join(rows) + "</tbody></table></div>")

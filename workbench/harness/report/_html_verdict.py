@@ -1,8 +1,8 @@
 """The verdict section of the HTML report: what the run found, per model x window.
 
-`_verdict_section` is the one adapter between the statistics and the page: it returns a
-`VerdictView` (plain data) drawn from `workbench.harness.verdict`, and `render_verdict` only
-draws that.
+The HTML renderer of the run's one `Verdict` (the terminal text and the Markdown report render
+the same object): `verdict_view` draws a `VerdictView` (plain data) from it, and
+`render_verdict` only draws that.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.harness.report._html_table import short_label, short_window
+from workbench.harness.results._verdict_model import Verdict
 
 
 @dataclass
@@ -61,10 +62,8 @@ class VerdictView:
         return "\n".join(lines)
 
 
-def _verdict_section(results: Any) -> VerdictView:
-    """The report's verdict, from a `Results` (the single place the page gets it from).
-
-    It draws `workbench.harness.verdict` (the same verdict `run`, `compare` and the notebook
+def verdict_view(found: Any) -> VerdictView:
+    """What the page shows of a `Verdict` (the same verdict `run`, `compare` and the notebook
     print): the run's recommendation first; per model x window, the template it recommends,
     each headline metric's winner (a template significantly better than every other one) or
     "no significant difference", every template's comparison with the best (interval, Holm
@@ -72,19 +71,17 @@ def _verdict_section(results: Any) -> VerdictView:
     grouped by error class with their plain-language cause.
 
     Args:
-        results: A loaded `Results`.
+        found: The run's `Verdict`.
 
     Returns:
         A `VerdictView`.
     """
-    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS, run_verdict
+    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS
 
-    cells: pd.DataFrame = results.cells
     view = VerdictView(", ".join(METRIC_LABELS.get(m, m) for m in HEADLINE_METRICS))
-    if cells.empty:
+    if not found.cells:
         view.warnings.append("the run holds no cells")
         return view
-    found = run_verdict(results)
     if found.recommendation is not None:
         view.recommendation = found.recommendation.to_text()
     for stratum in found.strata:
@@ -133,7 +130,11 @@ def render_verdict(view: VerdictView) -> str:
              "significantly better than every other one. The recommendation follows the "
              "spec's <code>[verdict] rule</code>.</p>"]
     if view.recommendation:
-        parts.insert(1, f'<p class="wb-recommend"><b>{esc(view.recommendation)}</b></p>')
+        head, *caveats = view.recommendation.splitlines()
+        folded = "".join(f"<li>{esc(c.strip().removeprefix('caveat: '))}</li>" for c in caveats)
+        parts.insert(1, f'<p class="wb-recommend"><b>{esc(head)}</b></p>' + (
+            f"<details><summary>{len(caveats)} caveat(s) its strata carry</summary>"
+            f"<ul>{folded}</ul></details>" if caveats else ""))
     if items:
         parts.append('<ul class="wb-findings">' + "".join(items) + "</ul>")
     if view.warnings:
@@ -145,3 +146,20 @@ def render_verdict(view: VerdictView) -> str:
             + "</p>")
     parts.append("</section>")
     return "".join(parts)
+
+
+COMPARISON_COLUMNS = ("model", "window", "metric", "template", "best", "sessions", "diff",
+                      "ci_low", "ci_high", "holm_p", "label")
+"""The columns of the report's list of comparisons (each row one of the verdict's)."""
+
+
+def verdict_comparisons(verdict: Verdict) -> pd.DataFrame:
+    """Every comparison the verdict made, one row each, per model x window (never pooled):
+    ``template - best`` on a metric with its 95 % interval, Holm p-value and label (``tie``
+    when it is not significant: a tie is called a tie)."""
+    rows = [{"model": s.model, "window": short_window(s.window), "metric": m.metric,
+             "template": c.variant, "best": c.best, "sessions": c.n_sessions,
+             "diff": c.mean_diff, "ci_low": c.ci_low, "ci_high": c.ci_high,
+             "holm_p": c.p_adjusted, "label": c.status}
+            for s in verdict.strata for m in s.metrics for c in m.comparisons]
+    return pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))

@@ -10,9 +10,12 @@ defines them.
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["DETECTOR_SHOWN", "detector_text"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["DETECTOR_SHOWN", "detector_shown", "detector_text", "survival_shown"]
 
 DETECTOR_SHOWN = {"strategy": "strategy", "window": "window", "threshold": "threshold",
                   "sessions": "n", "retrigger_rate": "retrig", "post_fill_mean": "fill",
@@ -73,35 +76,46 @@ def _unavailable(results: Any) -> list[str]:
     return lines
 
 
+def detector_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """A `detector_table` as the text shows it: short headers, every value a string."""
+    import pandas as pd  # light start: pandas loads when a replay is shown
+
+    return pd.DataFrame({DETECTOR_SHOWN[c]: [_cell(c, v) for v in table[c]]
+                         for c in DETECTOR_SHOWN if c in table.columns})
+
+
+def survival_shown(curve: pd.DataFrame, max_rounds: int = MAX_ROUNDS) -> pd.DataFrame:
+    """A `survival_curve` as the text shows it: one row per strategy x window x threshold,
+    recall after rounds 1..`max_rounds` (``—`` where no session got there), then the cliff."""
+    import pandas as pd  # light start: pandas loads when a replay is shown
+
+    rows = []
+    for (strategy, window, threshold), g in curve.groupby(
+            ["strategy", "window", "threshold"], sort=False, dropna=False):
+        points = dict(zip(g["round"], g["recall"], strict=True))
+        first = g[g["round"] == 1]["sessions"]
+        row = {"strategy": strategy, "window": _cell("window", window),
+               "threshold": _cell("threshold", threshold),
+               "n": int(first.iloc[0]) if len(first) else 0}
+        row.update({str(k): f"{points[k]:.0%}" if k in points else "—"  # type: ignore[index]
+                    for k in range(1, max_rounds + 1)})
+        row["cliff"] = _cell("cliff", g["cliff"].iloc[0])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def detector_text(results: Any, max_rounds: int = MAX_ROUNDS) -> str:
     """The detectors table, the survival curve per strategy (rounds 1..`max_rounds`, then the
     cliff) and the ``n/a`` strategies with their reasons."""
-    import pandas as pd
-
     table = results.replay_detectors()
     out = [HEADER]
     if table.empty:
         out.append("  (no replay ran)")
     else:
-        shown = pd.DataFrame({DETECTOR_SHOWN[c]: [_cell(c, v) for v in table[c]]
-                              for c in DETECTOR_SHOWN if c in table.columns})
-        out.append(shown.to_string(index=False))
+        out.append(detector_shown(table).to_string(index=False))
     curve = results.replay_survival()  # the cliff may lie past the rounds shown
     if not curve.empty:
-        out += ["", SURVIVAL_HEADER]
-        rows = []
-        for (strategy, window, threshold), g in curve.groupby(
-                ["strategy", "window", "threshold"], sort=False, dropna=False):
-            points = dict(zip(g["round"], g["recall"], strict=True))
-            first = g[g["round"] == 1]["sessions"]
-            row = {"strategy": strategy, "window": _cell("window", window),
-                   "threshold": _cell("threshold", threshold),
-                   "n": int(first.iloc[0]) if len(first) else 0}
-            row.update({str(k): f"{points[k]:.0%}" if k in points else "—"  # type: ignore[index]
-                        for k in range(1, max_rounds + 1)})
-            row["cliff"] = _cell("cliff", g["cliff"].iloc[0])
-            rows.append(row)
-        out.append(pd.DataFrame(rows).to_string(index=False))
+        out += ["", SURVIVAL_HEADER, survival_shown(curve, max_rounds).to_string(index=False)]
     missing = _unavailable(results)
     if missing:
         out += ["", "not run (n/a):", *missing]

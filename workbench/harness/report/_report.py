@@ -20,20 +20,21 @@ from typing import Any
 import pandas as pd
 
 from workbench._redact import redact
+from workbench._storage import write_atomic
 from workbench.errors import WorkbenchError
 from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
-from workbench.harness.results._paired import PairedResult, paired_comparison
-from workbench.harness.results._plots import PLOTS
-from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.report._html_verdict import verdict_comparisons
+from workbench.harness.report._policy_section import policy_report
+from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
+from workbench.harness.results._results import read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
-    column_formats,
     comparison_table,
-    format_cell,
     not_applicable,
     window_label,
 )
+from workbench.harness.results._table_format import column_formats, format_cell
 from workbench.harness.results._verdict import run_verdict
 
 TABLE_NOTE = ("Outcome counts (cells, replies, failed = compaction outcomes, errors = "
@@ -108,20 +109,6 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
 # ---- pieces -------------------------------------------------------------------------------------
 
 
-def _comparisons(cells: pd.DataFrame, seed: int) -> list[PairedResult]:
-    """Each template (then model) against the first one, on probe recall, when there are two."""
-    out: list[PairedResult] = []
-    if "probe_recall" not in cells.columns:
-        return out
-    for on in ("template", "model"):
-        if on not in cells.columns:
-            continue
-        values = list(dict.fromkeys(cells[on].dropna().astype(str)))
-        for other in values[1:]:
-            out.append(paired_comparison(cells, values[0], other, on=on, seed=seed))
-    return out
-
-
 def _session_loader() -> Any:
     cache: dict[tuple[str, str | None], dict[str, Any]] = {}
 
@@ -139,21 +126,23 @@ def _session_loader() -> Any:
     return get
 
 
-def cell_forgotten(run_dir: Path, row: dict[str, Any],
-                   sessions: Any = None) -> dict[str, list[str]] | None:
-    """What one cell's summary forgot: the stored ``.forgotten.json``, else computed.
+def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: Any = None,
+                   stored: str | None = None) -> dict[str, list[str]] | None:
+    """What one cell's summary forgot: its stored ``forgotten.json``, else computed.
 
     Args:
         run_dir: The run folder.
         row: The cell (a dict of its columns).
         sessions: Optional ``(path, format, session_id) -> Session | None`` loader (cached).
+        stored: The cell's ``forgotten.json`` when the caller has read it already.
 
     Returns:
         ``{kind: [items]}``, or None for an error cell or when neither file nor session is found.
     """
-    stored = run_dir / SUMMARIES_DIR / f"{row['cell_id']}.forgotten.json"
-    if stored.is_file():
-        return json.loads(stored.read_text(encoding="utf-8"))
+    if stored is None:
+        stored = read_cell_text(run_dir, str(row["cell_id"]), "forgotten.json")
+    if stored is not None:
+        return json.loads(stored)
     if row.get("status") != "ok":
         return None
     summary = run_dir / str(row.get("summary_path") or f"summaries/{row['cell_id']}.md")
@@ -171,8 +160,11 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any],
 def forgotten_by_cell(run_dir: Path, cells: pd.DataFrame) -> dict[str, Any]:
     """`cell_forgotten` for every cell: ``{cell_id: {kind: [items]} or None}``."""
     sessions = _session_loader()
-    return {str(row["cell_id"]): cell_forgotten(run_dir, row, sessions)
-            for row in cells.to_dict("records")}
+    records = cells.to_dict("records")
+    stored = read_cell_texts(run_dir, "forgotten.json", [str(r["cell_id"]) for r in records])
+    return {str(row["cell_id"]): cell_forgotten(run_dir, row, sessions,
+                                                stored.get(str(row["cell_id"])))
+            for row in records}
 
 
 def forgotten_frame(run_dir: Path, cells: pd.DataFrame,
@@ -238,13 +230,9 @@ def _run_line(results: Any) -> str:
             f"workbench {last.get('workbench_version')}.")
 
 
-def _comparison_frame(comparisons: list[PairedResult]) -> pd.DataFrame:
-    return pd.DataFrame([c.to_dict() for c in comparisons],
-                        columns=["a", "b", "metric", "n_pairs", "n_clusters", "mean_diff",
-                                 "ci_low", "ci_high", "winner", "failed_a", "failed_b"])
-
-
-_CMP_FORMATS = {"mean_diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}"}
+COMPARISONS_TITLE = ("Every comparison of the verdict, per model x window (template - best, "
+                     "cluster bootstrap 95% CI, Holm p; tie: no significant difference)")
+_CMP_FORMATS = {"diff": "{:+.3f}", "ci_low": "{:+.3f}", "ci_high": "{:+.3f}", "holm_p": "{:.3f}"}
 
 # ---- writers ------------------------------------------------------------------------------------
 
@@ -265,7 +253,7 @@ def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.Da
     if verdict_text:
         parts += ["## Verdict\n", "```text\n" + verdict_text + "\n```\n"]
     if not comparisons.empty:
-        parts += ["## Paired comparisons (b - a, cluster bootstrap over sessions, 95% CI)\n",
+        parts += [f"## {COMPARISONS_TITLE}\n",
                   markdown_table(comparisons, _CMP_FORMATS)]
     parts.append("## Plots\n")
     parts += [f"![{name}]({path.name})\n" for name, path in plots.items()]
@@ -307,10 +295,10 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     out.mkdir(parents=True, exist_ok=True)
     cells: pd.DataFrame = results.cells
     spec = getattr(results, "spec", None)
-    seed = int(getattr(spec, "seed", 0) or 0)
 
     table = comparison_table(cells)
-    comparisons = _comparison_frame(_comparisons(cells, seed) if not cells.empty else [])
+    # the verdict's own comparisons, per model x window: the report states nothing else
+    comparisons = verdict_comparisons(results.verdict())
     by_cell = forgotten_by_cell(run_dir, cells)
     forgotten = forgotten_frame(run_dir, cells, by_cell)
     failures = _failures(cells)
@@ -323,29 +311,29 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     # Every text file goes through the redaction layer (stores written by older versions may
     # still hold a key in a traceback).
     for frame, name in ((table, "table_csv"), (cells, "cells_csv"), (forgotten, "forgotten_csv")):
-        paths[name].write_text(redact(frame.to_csv(index=False)), encoding="utf-8")
+        write_atomic(paths[name], redact(frame.to_csv(index=False)))
 
     pngs: dict[str, bytes] = {}
+    text_px: dict[str, float] = {}
     plot_paths: dict[str, Path] = {}
-    for name, fn in PLOTS.items():
+    for name in REPORT_PLOTS:
         buf = io.BytesIO()
-        fn(cells).savefig(buf, format="png", dpi=100)
+        figure = PLOTS[name](cells)
+        figure.savefig(buf, format="png", dpi=PNG_DPI)
+        text_px[name] = smallest_text_pt(figure) * PNG_DPI / 72
         pngs[name] = buf.getvalue()
         plot_paths[name] = out / f"{name}.png"
-        plot_paths[name].write_bytes(pngs[name])
+        write_atomic(plot_paths[name], pngs[name])
         paths[f"plot_{name}"] = plot_paths[name]
 
     title = f"Compaction report: {getattr(spec, 'name', None) or run_dir.name}"
     run_line = _run_line(results)
-    paths["markdown"].write_text(redact(_markdown(title, run_line, table, comparisons, plot_paths,
-                                                  forgotten, failures, verdict_text,
-                                                  found.recommendation_lines())),
-                                 encoding="utf-8")
-    paths["html"].write_text(redact(render_html(results, title=title, table=table,
-                                                comparisons=comparisons, pngs=pngs,
-                                                forgotten=forgotten, failures=failures,
-                                                forgotten_by_cell=by_cell)),
-                             encoding="utf-8")
+    write_atomic(paths["markdown"], redact(_markdown(
+        title, run_line, table, comparisons, plot_paths, forgotten, failures, verdict_text,
+        found.recommendation_lines())))
+    write_atomic(paths["html"], redact(render_html(
+        results, title=title, table=table, comparisons=comparisons, pngs=pngs,
+        forgotten=forgotten, failures=failures, forgotten_by_cell=by_cell, text_px=text_px)))
     _add_replay_section(results, out, paths)
     return paths
 
@@ -358,9 +346,9 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     from workbench.strategies import replay_ranking
     from workbench.strategies._replay_table import REPLAY_KEYS
 
-    table, pngs = replay_report(results, out)
+    table, pngs, text_px = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
-    table.to_csv(paths["replay_csv"], index=False)
+    write_atomic(paths["replay_csv"], table.to_csv(index=False))
     ranking = replay_ranking(table)
     table = table.assign(feasible=["yes" if v else "no" for v in table["feasible"]],
                          window=[short_window(w) for w in table["window"]])
@@ -371,17 +359,20 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     md = [f"\n## {heading}\n", REPLAY_NOTE + "\n", markdown_table(table, formats),
           *(f"- {line}" for line in ranking), ""]
     md += [f"![{name}]({name})\n" for name in pngs]
-    with paths["markdown"].open("a", encoding="utf-8") as fh:
-        fh.write(redact("\n".join(md)))
-    images = "".join(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,'
+    policies = policy_report(results, out, markdown_table)  # detectors, survival, verdict
+    md += policies.markdown if policies is not None else []
+    write_atomic(paths["markdown"], paths["markdown"].read_text(encoding="utf-8")
+                 + redact("\n".join(md)))
+    images = "".join(f'<figure><img alt="{html.escape(name)}" '
+                     f'data-text-px="{text_px[name]:.1f}" src="data:image/png;base64,'
                      f'{base64.b64encode(data).decode()}"></figure>' for name, data in pngs.items())
     items = "".join(f"<li>{html.escape(line)}</li>" for line in ranking)
     section = (f'<section id="replay"><h2>{heading}</h2><p>{html.escape(REPLAY_NOTE)}</p>'
                f'<div class="wb-wide">{plain_table(table, formats)}</div><ul>{items}</ul>'
-               f'<div class="wb-plots">{images}</div></section>')
+               f'<div class="wb-plots">{images}</div>'
+               f'{policies.html if policies is not None else ""}</section>')
     text = paths["html"].read_text(encoding="utf-8")
-    paths["html"].write_text(redact(text.replace('<section id="details">',
-                                                 section + '\n<section id="details">', 1)),
-                             encoding="utf-8")
-    for name in pngs:
+    write_atomic(paths["html"], redact(text.replace('<section id="details">',
+                                                    section + '\n<section id="details">', 1)))
+    for name in [*pngs, *(policies.pngs if policies is not None else ())]:
         paths[f"plot_{name.removesuffix('.png')}"] = out / name

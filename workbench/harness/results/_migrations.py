@@ -1,19 +1,19 @@
 """Named, append-only migrations for ``results.sqlite``.
 
 Each migration is a function ``mNNN_name(db)``; `migrate` applies those not yet recorded in
-``_workbench_migrations(name, applied_at)`` in list order. Shipped migrations are never edited:
-a schema change is a new function at the end of `MIGRATIONS`.
+``_workbench_migrations(name, applied_at)`` in list order (`workbench._sqlite.migrate`, the one
+implementation both stores use). Shipped migrations are never edited: a schema change is a new
+function at the end of `MIGRATIONS`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from functools import lru_cache
 
-Migration = Callable[[sqlite3.Connection], None]
+from workbench._sqlite import Migration, applied, new_store_schema, transaction
+from workbench._sqlite import migrate as _migrate
+
+__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "new_store_schema", "transaction"]
 
 
 def m001_runs(db: sqlite3.Connection) -> None:
@@ -252,91 +252,30 @@ def m017_attempt_node(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN node_id TEXT")
 
 
+def m018_cell_texts(db: sqlite3.Connection) -> None:
+    """The texts a cell leaves beside its row (its raw reply ``raw.txt``, what its summary
+    forgot ``forgotten.json``, its ``[qa]`` answers ``qa.json``), by cell and name: written
+    with the row in one transaction instead of as files of their own. Older run folders keep
+    them as files under ``summaries/`` and ``qa/``; readers look in both."""
+    db.execute("""
+        CREATE TABLE cell_texts (
+            cell_id TEXT,
+            name TEXT,
+            text TEXT,
+            PRIMARY KEY (cell_id, name)
+        )""")
+
+
 MIGRATIONS: list[Migration] = [m001_runs, m002_cells, m003_attempts, m004_attempt_prompt_hash,
                                m005_cell_outcome_columns, m010_replays, m012_shared_calls,
                                m013_template_params, m014_run_executor, m015_qa_calls,
-                               m016_spent_columns, m017_attempt_node]
-
-
-@contextmanager
-def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error (DDL included, unlike ``with db``)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def applied(db: sqlite3.Connection) -> list[str]:
-    """Names of the migrations already applied, in order."""
-    db.execute("CREATE TABLE IF NOT EXISTS _workbench_migrations "
-               "(name TEXT PRIMARY KEY, applied_at TEXT)")
-    return [r[0] for r in db.execute("SELECT name FROM _workbench_migrations ORDER BY rowid")]
+                               m016_spent_columns, m017_attempt_node, m018_cell_texts]
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply every pending migration, all in one transaction.
-
-    One transaction is one commit (a new run folder's store opens in a fraction of the time
-    a commit per migration took) and all or nothing: a migration that fails leaves the
-    database as it was, with none of this call's migrations applied. Connections that
-    migrate one new file at once apply each migration once: what is pending is read again
-    under the write lock.
-
-    Args:
-        db: A connection in autocommit mode (``isolation_level=None``).
+    """Apply every pending results-store migration in one transaction (`workbench._sqlite.migrate`).
 
     Returns:
         The names applied by this call.
     """
-    done = set(applied(db))
-    if all(m.__name__ in done for m in MIGRATIONS):
-        return []
-    with transaction(db):
-        # Again under the write lock: another connection may have migrated it meanwhile.
-        done = set(applied(db))
-        pending = [m for m in MIGRATIONS if m.__name__ not in done]
-        schema = new_store_schema(tuple(MIGRATIONS)) if not done and _blank(db) else None
-        for statement in schema or ():
-            db.execute(statement)
-        for migration in pending:
-            if schema is None:
-                migration(db)
-            db.execute("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
-                       (migration.__name__, datetime.now(UTC).isoformat()))
-    return [m.__name__ for m in pending]
-
-
-def _blank(db: sqlite3.Connection) -> bool:
-    """True when the database holds nothing but the (empty) migrations table."""
-    return db.execute("SELECT count(*) FROM sqlite_master"
-                      " WHERE tbl_name != '_workbench_migrations'").fetchone()[0] == 0
-
-
-@lru_cache(maxsize=4)
-def new_store_schema(migrations: tuple[Migration, ...]) -> tuple[str, ...] | None:
-    """The schema `migrations` build on a blank database, as the statements that build it at
-    once: worked out on an in-memory database (once per process), read back from its
-    ``sqlite_master`` in creation order. A blank file then gets its tables in one step, not
-    by the dozens of ``ALTER TABLE`` a new store otherwise replays (each one makes SQLite parse
-    the whole schema again: 4 of a new store's 5 ms). None when a migration fails or leaves
-    rows behind (then each migration runs on the file itself, as on an older store)."""
-    mem = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        applied(mem)
-        with transaction(mem):
-            for migration in migrations:
-                migration(mem)
-        rows = mem.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
-                           " AND tbl_name != '_workbench_migrations' ORDER BY rowid").fetchall()
-        for kind, name, _ in rows:
-            if kind == "table" and mem.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
-                return None
-        return tuple(sql for _, _, sql in rows)
-    except sqlite3.Error:
-        return None
-    finally:
-        mem.close()
+    return _migrate(db, MIGRATIONS)

@@ -64,8 +64,20 @@ variables the failed cells' errors name)."""
 NAMED_ERRORS = frozenset({"SessionFormatError", "TemplateError", "ConfigError"})
 """Classes whose messages the error summary quotes (the file and line, the template, the key):
 the class alone does not say what to fix."""
+PROVIDER_ERRORS = frozenset({"TransientModelError", "RateLimited", "ModelTimeout",
+                             "AuthenticationError", "ModelCallError"})
+"""Classes whose quoted messages are cut after the host and status they name (``(host
+127.0.0.1:8080, HTTP 503)``): where the call went and what came back."""
+CELL_ERRORS = frozenset({"CacheMiss"})
+"""Classes quoted per cell: the cell named, and the request it missed."""
 MAX_QUOTED = 5
 """Distinct messages quoted per class; the rest are counted."""
+QUOTED_CHARS = 240
+"""Longest quoted message; a longer one is cut with an ellipsis."""
+# Display only (never to decide anything): the host-and-status group the gateway's errors
+# carry, and the model and prompt hash a replay-only cache miss names.
+_WHERE = re.compile(r"^(.*?\((?:host [^,()]+|the provider's default host), [^()]*\))")
+_MISSED = re.compile(r"for model (\S+) \(prompt sha256:([0-9a-f]+)\)")
 UNKNOWN_VARIABLE = "the provider's API key variable"
 # What the gateway's credential errors say to do: "...; set OPENAI_API_KEY to a valid key".
 # Read for display only (to name the variable in the summary), never to decide anything.
@@ -140,13 +152,45 @@ def error_cause(error_class_name: str, messages: Iterable[Any] = ()) -> str:
     return cause
 
 
-def error_details(error_class_name: str, messages: Iterable[Any]) -> list[str]:
-    """What the error summary quotes for a class: its distinct messages (first lines), for the
-    classes in `NAMED_ERRORS`; at most `MAX_QUOTED`, then how many more."""
-    if error_class_name not in NAMED_ERRORS:
+def _quoted(error_class_name: str, message: str) -> str:
+    line = message.splitlines()[0]
+    if error_class_name in PROVIDER_ERRORS:
+        found = _WHERE.match(line)
+        line = found.group(1) if found else line
+    return line if len(line) <= QUOTED_CHARS else line[:QUOTED_CHARS - 3] + "..."
+
+
+def missed_request(message: str) -> str:
+    """What a replay-only cache miss's message says was missing: ``no recording of request
+    sha256:<12 hex> to model <model>`` (the hash is the recordings' ``prompt_hash`` prefix)."""
+    found = _MISSED.search(message)
+    if found is None:
+        return _quoted("CacheMiss", message)
+    return f"no recording of request sha256:{found.group(2)} to model {found.group(1)}"
+
+
+def error_details(error_class_name: str, messages: Iterable[Any],
+                  cells: Iterable[str] = ()) -> list[str]:
+    """What the error summary quotes for a class, at most `MAX_QUOTED` lines, then how many
+    more: per cell for `CELL_ERRORS` (the cell named, then the missing request); the distinct
+    messages (first lines) for `NAMED_ERRORS`, and for `PROVIDER_ERRORS` up to the host and
+    status they name; nothing for other classes.
+
+    Args:
+        error_class_name: The root error's class name.
+        messages: The stored error messages of the class's cells.
+        cells: Those cells' names (`cell_label`), in the same order.
+    """
+    stored = list(messages)
+    texts = [m for m in stored if isinstance(m, str) and m.strip()]
+    if error_class_name in CELL_ERRORS:
+        distinct = [f"cell ({name}): {missed_request(text)}" if name else missed_request(text)
+                    for name, text in zip(cells, stored, strict=False)
+                    if isinstance(text, str) and text.strip()]
+    elif error_class_name in NAMED_ERRORS | PROVIDER_ERRORS:
+        distinct = list(dict.fromkeys(_quoted(error_class_name, m) for m in texts))
+    else:
         return []
-    distinct = list(dict.fromkeys(str(m).splitlines()[0] for m in messages
-                                  if isinstance(m, str) and m.strip()))
     shown = distinct[:MAX_QUOTED]
     if len(distinct) > MAX_QUOTED:
         shown.append(f"... and {len(distinct) - MAX_QUOTED} more")

@@ -39,12 +39,15 @@ LOWER_IS_BETTER = frozenset({
     "billed_output_tokens", "cost", "retries", "attempts", "latency_ms", "compression_ratio",
     "stale_mentioned", "stale_failures", "tool_responses_removed", "max_removal_percent",
     "failed", "failure_rate", "template_echo", "http_retries", "billed_reported",
-    "billed_estimated", "qa_loss", "qa_billed_tokens", "qa_cost",
+    "billed_estimated", "qa_loss_exact", "qa_loss_open", "qa_billed_tokens", "qa_cost",
+    "retrigger_rate",  # the policy verdict's: compaction firing again within a few turns
 })
 """Metrics where a smaller value is better; every other metric is higher-is-better."""
 
 _NO_KEY = "\x00none"  # stands in for a missing key value so pairs with no window still join
 _CHUNK = 256
+Draws = dict[tuple[int, int, tuple[int, ...]], list[np.ndarray]]
+"""Bootstrap draws kept by (seed, resamples, stratum sizes): the cluster indices, chunk by chunk."""
 DEFAULT_STRATA = ("model", "window")
 """Columns that define strata (minus the compared column): never mixed by resampling."""
 DEFAULT_CLUSTER = "session_id"
@@ -99,7 +102,8 @@ class PairedResult:
 
 
 def cluster_bootstrap_means(diffs: np.ndarray, clusters: np.ndarray, strata: np.ndarray, *,
-                            n_boot: int = 2000, seed: int = 0) -> np.ndarray:
+                            n_boot: int = 2000, seed: int = 0,
+                            draws: Draws | None = None) -> np.ndarray:
     """The bootstrap distribution of the mean of `diffs`: one resampled mean per resample.
 
     Each resample draws, in every stratum, as many clusters as the stratum has (with
@@ -113,24 +117,58 @@ def cluster_bootstrap_means(diffs: np.ndarray, clusters: np.ndarray, strata: np.
         strata: The stratum of each pair; clusters are resampled within their stratum.
         n_boot: Bootstrap resamples.
         seed: Seed of the numpy generator.
+        draws: A table the draws are kept in and read from (the verdict compares many
+            variants over the same sessions with one seed: the draws are the same each time).
 
     Returns:
         An array of `n_boot` resampled means.
     """
-    rng = np.random.default_rng(seed)
+    parts = _cluster_sums(diffs, clusters, strata)
+    chunks = iter(_draws(seed, n_boot, tuple(len(c_sum) for c_sum, _ in parts), draws))
     sums = np.zeros(n_boot)
     counts = np.zeros(n_boot)
+    for c_sum, c_cnt in parts:
+        for start in range(0, n_boot, _CHUNK):  # chunks keep memory flat for many sessions
+            idx = next(chunks)
+            sums[start:start + len(idx)] += c_sum[idx].sum(axis=1)
+            counts[start:start + len(idx)] += c_cnt[idx].sum(axis=1)
+    return sums / counts
+
+
+def _draws(seed: int, n_boot: int, sizes: tuple[int, ...],
+           kept: Draws | None) -> list[np.ndarray]:
+    """The resamples' cluster indices, chunk by chunk, stratum after stratum (`kept` keeps
+    them by seed, resamples and stratum sizes)."""
+    key = (seed, n_boot, sizes)
+    if kept is not None and key in kept:
+        return kept[key]
+    rng = np.random.default_rng(seed)
+    out = [rng.integers(0, k, size=(min(_CHUNK, n_boot - start), k))
+           for k in sizes for start in range(0, n_boot, _CHUNK)]
+    if kept is not None:
+        kept[key] = out
+    return out
+
+
+def _cluster_sums(diffs: np.ndarray, clusters: np.ndarray,
+                  strata: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per stratum (in sorted order), each cluster's sum and count of `diffs`, clusters in
+    sorted order. One pair per cluster in one stratum (a run's usual comparison) needs no
+    grouping: each sum is its one value, exactly as the grouped sum would be."""
+    if len(diffs) and (strata == strata[0]).all() and len(set(clusters.tolist())) == len(diffs):
+        try:
+            order = np.argsort(clusters, kind="stable")
+        except TypeError:  # clusters that do not sort among themselves: grouped below
+            order = None
+        if order is not None:
+            values = np.asarray(diffs, float)[order]
+            return [(values, np.ones(len(values)))]
     frame = pd.DataFrame({"d": diffs, "c": clusters, "s": strata})
+    out = []
     for _, part in frame.groupby("s", sort=True):
         per = part.groupby("c", sort=True)["d"].agg(["sum", "count"])
-        c_sum, c_cnt = per["sum"].to_numpy(float), per["count"].to_numpy(float)
-        k = len(per)
-        for start in range(0, n_boot, _CHUNK):  # chunks keep memory flat for many sessions
-            size = min(_CHUNK, n_boot - start)
-            idx = rng.integers(0, k, size=(size, k))
-            sums[start:start + size] += c_sum[idx].sum(axis=1)
-            counts[start:start + size] += c_cnt[idx].sum(axis=1)
-    return sums / counts
+        out.append((per["sum"].to_numpy(float), per["count"].to_numpy(float)))
+    return out
 
 
 def cluster_bootstrap_ci(diffs: np.ndarray, clusters: np.ndarray, strata: np.ndarray, *,

@@ -6,6 +6,11 @@ panel names the sessions it compares. Values are means over the sessions every t
 completed in that panel (like the comparison table); intervals are 95 % normal intervals of
 those means (1.96 standard errors; a proportion's Wilson interval), clipped to the metric's range.
 
+The report draws `REPORT_PLOTS`: one metric per figure (so per panel), its unit on the axis.
+Figures are `FIGURE_WIDTH` inches wide, `PNG_DPI` pixels per inch as written, and no text is
+smaller than `MIN_FONT_PT`: shown at their own width on a 1,400 px page, every label is at least
+11 px tall (`smallest_text_pt` says what a figure holds).
+
 Figures are built with `matplotlib.figure.Figure` directly, never through pyplot: no backend is
 selected, nothing needs a display, and figures made in a loop are freed with their last reference.
 Jupyter shows a returned Figure inline; `Figure.savefig` writes it (the report does).
@@ -14,10 +19,12 @@ Jupyter shows a returned Figure inline; `Figure.savefig` writes it (the report d
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from workbench.harness.experiment._windows import format_window
 from workbench.harness.results._table import NO_WINDOW, mark_common, prepare_cells, window_label
@@ -25,6 +32,27 @@ from workbench.harness.results._table import NO_WINDOW, mark_common, prepare_cel
 _MARKERS = "osD^v<>PX*h"
 MAX_SESSION_NAMES = 4
 """Session ids named under a panel before "(+N more)"."""
+PNG_DPI = 100
+"""Pixels per inch of the PNGs the report writes."""
+FIGURE_WIDTH = 13.5
+"""Inches: 1,350 px at `PNG_DPI`, the width of the report's content on a 1,400 px page."""
+MIN_FONT_PT = 9.0
+"""The smallest text on a plot, in points: 12.5 px at `PNG_DPI`."""
+TITLE_PT, LABEL_PT = 11.0, 10.0
+PANEL_COLUMNS = 4
+"""Panels per row (a model x window each)."""
+PANEL_HEIGHT = 2.9
+"""Inches per row of panels."""
+
+METRIC_AXES: dict[str, tuple[str, str, float]] = {
+    "probe_recall": ("probe recall: % of probe items the summary kept", "recall (%)", 100.0),
+    "retained_tokens": ("retained tokens per cell", "retained (tokens)", 1.0),
+    "failed": ("compaction failures: % of cells with an outcome", "failures (%)", 100.0),
+    "qa_accuracy": ("questions answered exactly: % of questions", "answered (%)", 100.0),
+    "useful_structured": ("useful structured summaries: % of cells", "useful (%)", 100.0),
+}
+"""Per metric a report plot draws: the figure's title, each panel's axis label with the unit,
+and the factor from the stored value to that unit (a rate of 0.85 is drawn as 85 %)."""
 
 METRIC_RANGES: dict[str, tuple[float, float]] = {
     "probe_recall": (0.0, 1.0), "files_recall": (0.0, 1.0), "errors_recall": (0.0, 1.0),
@@ -102,13 +130,15 @@ def _styles(df: pd.DataFrame) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def _grid(n: int, title: str) -> tuple[Figure, list[Any]]:
-    cols = min(n, 2)
+    cols = max(min(n, PANEL_COLUMNS), 1)
     rows = max(math.ceil(n / cols), 1)
-    fig = Figure(figsize=(5.2 * cols + 2.6, 3.6 * rows + 0.6), layout="constrained")
+    fig = Figure(figsize=(FIGURE_WIDTH, PANEL_HEIGHT * rows + 0.9), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
     for ax in axes[n:]:
         ax.set_axis_off()
-    fig.suptitle(title)
+    for ax in axes:
+        ax.tick_params(labelsize=MIN_FONT_PT)
+    fig.suptitle(title, fontsize=TITLE_PT)
     return fig, axes[:max(n, 1)]
 
 
@@ -118,8 +148,11 @@ def _panel_title(ax: Any, model: str, window: Any, g: pd.DataFrame) -> None:
     if len(sessions) > MAX_SESSION_NAMES:
         shown += f" (+{len(sessions) - MAX_SESSION_NAMES} more)"
     label = window if isinstance(window, str) else format_window(int(window))
-    ax.set_title(f"{model} @ {label}\nn={len(sessions)}: {shown or 'no common session'}",
-                 fontsize="small")
+    # A panel is a quarter of the figure: the session list wraps instead of running into the
+    # next panel's title.
+    names = textwrap.fill(f"n={len(sessions)}: {shown or 'no common session'}", width=38,
+                          break_on_hyphens=False)
+    ax.set_title(f"{model} @ {label}\n{names}", fontsize=MIN_FONT_PT)
 
 
 def _legend(fig: Figure, colours: dict[str, Any], markers: dict[str, str]) -> None:
@@ -129,7 +162,18 @@ def _legend(fig: Figure, colours: dict[str, Any], markers: dict[str, str]) -> No
                for t, c in colours.items()]
     handles += [Line2D([], [], color="0.3", marker=m, linestyle="", label=f"model: {name}")
                 for name, m in markers.items()]
-    fig.legend(handles=handles, loc="outside right upper", fontsize="small", title="template")
+    # Below the panels, across the figure: beside them it would take a panel's width.
+    fig.legend(handles=handles, loc="outside lower center", fontsize=MIN_FONT_PT,
+               title="template", title_fontsize=LABEL_PT, ncols=min(len(handles), 5))
+
+
+def smallest_text_pt(fig: Figure) -> float:
+    """The size in points of the smallest visible text on `fig` (titles, labels, ticks,
+    legend); ``inf`` when it holds none."""
+    fig.canvas.draw_idle()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip()]
+    return float(min(sizes)) if sizes else math.inf
 
 
 def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
@@ -165,8 +209,8 @@ def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
                         fmt=markers[model], color=colours[str(template)], capsize=3,
                         markersize=7)
         _panel_title(ax, model, window, g)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        ax.set_xlabel(x, fontsize=LABEL_PT)
+        ax.set_ylabel(y, fontsize=LABEL_PT)
         if y in METRIC_RANGES:
             lo, hi = METRIC_RANGES[y]
             ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
@@ -176,7 +220,7 @@ def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
 
 
 def _bars(cells: pd.DataFrame, metric: str, title: str, ylabel: str,
-          value: Any) -> Figure:
+          value: Any, limits: tuple[float, float | None] | None = None) -> Figure:
     if cells.empty:
         fig = Figure(figsize=(7, 4.5), layout="constrained")
         return _empty(fig, fig.add_subplot(), metric)
@@ -193,11 +237,11 @@ def _bars(cells: pd.DataFrame, metric: str, title: str, ylabel: str,
             ax.bar(i, mean, color=colours[template], width=0.7)
             ax.errorbar(i, mean, yerr=[[mean - low], [high - mean]], fmt=markers[model],
                         color="0.15", capsize=3, markersize=5)
-        ax.set_xticks(range(len(templates)), templates, rotation=20, ha="right",
-                      fontsize="small")
-        lo, hi = METRIC_RANGES.get(metric, (0.0, None))
+        ax.set_xticks(range(len(templates)), templates, rotation=25, ha="right",
+                      fontsize=MIN_FONT_PT)
+        lo, hi = limits if limits is not None else METRIC_RANGES.get(metric, (0.0, None))
         ax.set_ylim(lo, None if hi is None else hi * 1.05)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(ylabel, fontsize=LABEL_PT)
         ax.grid(True, axis="y", alpha=0.3)
         _panel_title(ax, model, window, g)
     _legend(fig, colours, markers)
@@ -219,9 +263,10 @@ def plot_retries(cells: pd.DataFrame) -> Figure:
     if cells.empty or "retries" not in cells:
         fig = Figure(figsize=(7, 4.5), layout="constrained")
         return _empty(fig, fig.add_subplot(), "retries")
-    return _bars(cells, "retries", "Removal-ladder retries (means over common sessions, 95% CI)",
-                 "retries per cell", lambda t: _mean_interval(t.loc[t["_common"], "retries"],
-                                                              "retries"))
+    return _bars(cells, "retries", "removal-ladder retries per cell (means over common sessions, "
+                 "95% CI)",
+                 "retries (per cell)",
+                 lambda t: _mean_interval(t.loc[t["_common"], "retries"], "retries"))
 
 
 def plot_parse_success(cells: pd.DataFrame) -> Figure:
@@ -241,12 +286,64 @@ def plot_parse_success(cells: pd.DataFrame) -> Figure:
         return _wilson(int(replies["parse_success"].sum()), len(replies))
 
     return _bars(cells, "parse_success_pct",
-                 "Structured parse success over common sessions (Wilson 95% CI)",
-                 "parse success (%)", value)
+                 "structured parse success: % of replies (over common sessions, Wilson 95% CI)",
+                 "parsed (% of replies)", value)
 
 
-PLOTS = {"tradeoff": plot_tradeoff, "retries": plot_retries, "parse_success": plot_parse_success}
-"""The plots a report draws, by file stem."""
+def plot_metric(cells: pd.DataFrame, metric: str = "probe_recall") -> Figure:
+    """One metric per template, one panel per model x window, its unit on the axis.
+
+    Bars are means over the panel's common sessions with 95 % intervals; ``failed`` is the
+    failure rate over every cell with an outcome (infrastructure errors apart), with a Wilson
+    interval. Rates are drawn in percent (`METRIC_AXES`).
+
+    Args:
+        cells: One row per cell (`Results.cells`).
+        metric: A cell column; `METRIC_AXES` names its unit.
+
+    Returns:
+        The Figure.
+    """
+    what, axis, factor = METRIC_AXES.get(metric, (metric, metric, 1.0))
+    if cells.empty or (metric != "failed" and metric not in cells):
+        fig = Figure(figsize=(7, 4.5), layout="constrained")
+        return _empty(fig, fig.add_subplot(), metric)
+
+    def value(t: pd.DataFrame) -> tuple[float, float, float]:
+        if metric == "failed":
+            kinds = t["outcome_kind"] if "outcome_kind" in t else t["status"].where(
+                t["status"] == "ok", "failed")
+            outcomes = kinds[kinds != "error"]
+            return _wilson(int((outcomes == "failed").sum()), len(outcomes))
+        mean, low, high = _mean_interval(t.loc[t["_common"], metric], metric)
+        return factor * mean, factor * low, factor * high
+
+    title = f"{what} (means over common sessions, 95% CI)"
+    return _bars(cells, metric, title, axis, value,
+                 limits=(0.0, 100.0) if factor == 100.0 else (0.0, None))
+
+
+def plot_recall(cells: pd.DataFrame) -> Figure:
+    """`plot_metric` of probe recall (percent of probe items the summary kept)."""
+    return plot_metric(cells, "probe_recall")
+
+
+def plot_retained(cells: pd.DataFrame) -> Figure:
+    """`plot_metric` of retained tokens (tokens per cell)."""
+    return plot_metric(cells, "retained_tokens")
+
+
+def plot_failures(cells: pd.DataFrame) -> Figure:
+    """`plot_metric` of the compaction failure rate (percent of cells with an outcome)."""
+    return plot_metric(cells, "failed")
+
+
+PLOTS = {"tradeoff": plot_tradeoff, "retries": plot_retries, "parse_success": plot_parse_success,
+         "recall": plot_recall, "retained_tokens": plot_retained, "failures": plot_failures}
+"""Every plot `Results.plot` draws, by name."""
+REPORT_PLOTS = ("recall", "retained_tokens", "failures", "parse_success", "retries")
+"""The plots the report draws, in order: one metric each (the tradeoff, two metrics on one
+panel, stays for notebooks)."""
 
 
 def plot_results(results: Any, kind: str = "tradeoff", **kwargs: Any) -> Figure:
@@ -254,7 +351,8 @@ def plot_results(results: Any, kind: str = "tradeoff", **kwargs: Any) -> Figure:
 
     Args:
         results: A `Results` or a cells DataFrame.
-        kind: ``tradeoff``, ``retries`` or ``parse_success``.
+        kind: A name in `PLOTS` (``tradeoff``, ``recall``, ``retained_tokens``, ``failures``,
+            ``parse_success``, ``retries``).
         **kwargs: Passed to the plot function.
 
     Returns:

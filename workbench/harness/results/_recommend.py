@@ -20,20 +20,17 @@ Holm-adjusted):
 Whatever the rule, a stratum's line also says where the pick is significantly worse than the
 best on a headline metric the rule does not weigh (questions answered, useful summaries...).
 
-The run-level recommendation aggregates the strata that could recommend something: the
-template *eligible* under the rule in every one of them (for the default, never significantly
-worse on recall or failures anywhere) and recommended in the most of them; equal counts are
-settled by the mean rank of retained tokens over those strata, and an exact tie is said as a
-tie. When no template is eligible everywhere, the most often recommended one is named with the
-strata that exclude it. When no stratum can recommend anything (every template failed
-everywhere, or no session was completed by every template), the line says so.
+A stratum's line states its caveats after its reasons (`Recommendation.caveats`): where the pick
+is significantly worse on a headline metric the rule does not weigh, where no template recalled
+anything, where too few sessions back it. A metric the stratum's cells cannot rank
+(`Evidence.no_evidence`: every template at 0, or one session) is said to have no evidence,
+never to be "not significantly worse". The run-level recommendation, which aggregates the
+strata, is `workbench.harness.results._run_recommendation`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.harness.experiment._verdict_table import (
     DEFAULT_RULE,
@@ -41,104 +38,23 @@ from workbench.harness.experiment._verdict_table import (
     MIN_RETAINED,
     PARETO,
 )
+from workbench.harness.results._recommend_model import (
+    Evidence,
+    Interval,
+    Recommendation,
+)
 from workbench.harness.results._verdict_text import fmt_interval, fmt_mean, fmt_p, label
 from workbench.harness.results._versus_best import (
     BETTER,
     MIN_SESSIONS,
     WORSE,
     Comparison,
-    PairedValues,
 )
 
+__all__ = ["FAILED", "RECALL", "RETAINED", "Evidence", "Interval", "Recommendation",
+           "eligible_templates", "rank_eligible", "recommend_stratum"]
+
 RECALL, RETAINED, FAILED = "probe_recall", "retained_tokens", "failed"
-
-
-@dataclass
-class Evidence:
-    """What a stratum's recommendation reads (built by the verdict).
-
-    Attributes:
-        title: ``model @ window``.
-        variants: The compared templates.
-        n_common: Sessions every template completed.
-        any_ok: Some template produced a summary here.
-        means: Metric -> template -> mean.
-        best: Metric -> the best template (None without data).
-        comparisons: Metric -> template -> its `Comparison` with the best.
-        paired: Metric -> the paired values (for comparisons between any two templates).
-    """
-
-    title: str
-    variants: list[str]
-    n_common: int
-    any_ok: bool
-    means: dict[str, dict[str, float]]
-    best: dict[str, str | None]
-    comparisons: dict[str, dict[str, Comparison]]
-    paired: dict[str, PairedValues]
-
-
-@dataclass
-class Interval:
-    """One piece of evidence: ``template - versus`` on a metric, with its 95 % interval."""
-
-    metric: str
-    template: str
-    versus: str
-    mean_diff: float
-    ci_low: float
-    ci_high: float
-    n_sessions: int
-    p_adjusted: float = math.nan
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (NaN as None)."""
-        return {k: _plain(v) for k, v in self.__dict__.items()}
-
-
-@dataclass
-class Recommendation:
-    """The template to ship, by a rule, and why.
-
-    Attributes:
-        template: The template to ship, or None when none can be recommended.
-        rule: The rule (`RULES`).
-        reasons: Why, as short clauses (the line joins them).
-        intervals: The differences the reasons quote.
-        eligible: Templates the rule allowed.
-        tied: Other templates the choice cannot be told from on the rule's criterion.
-        scope: The stratum title, or ``run``.
-        per_stratum: For the run: one entry per stratum (title, template, eligible).
-    """
-
-    template: str | None
-    rule: str
-    reasons: list[str]
-    intervals: list[Interval] = field(default_factory=list)
-    eligible: list[str] = field(default_factory=list)
-    tied: list[str] = field(default_factory=list)
-    scope: str = ""
-    per_stratum: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_text(self) -> str:
-        """``Recommendation: <template> — <reasons>`` (``none — <why>`` without one)."""
-        name = self.template if self.template is not None else "none"
-        if self.tied:
-            name += f" (tie with {', '.join(self.tied)}: either can ship)"
-        return f"Recommendation: {name} — " + "; ".join(self.reasons)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Structured fields: template, rule, reasons, intervals, eligible, tied, per stratum."""
-        return {"template": self.template, "rule": self.rule, "scope": self.scope,
-                "reasons": list(self.reasons), "intervals": [i.to_dict() for i in self.intervals],
-                "eligible": list(self.eligible), "tied": list(self.tied),
-                "per_stratum": [dict(p) for p in self.per_stratum], "text": self.to_text()}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def _not_worse(ev: Evidence, metric: str, template: str) -> bool:
@@ -161,6 +77,8 @@ def _versus_best(ev: Evidence, metric: str, template: str, what: str) -> tuple[s
     best = ev.best.get(metric)
     if best is None:
         return f"no {what} data", None
+    if ev.no_evidence.get(metric):
+        return f"no evidence on {what}: {ev.no_evidence[metric]}", None
     mean = fmt_mean(ev.means[metric][template], metric)
     top = _BEST_WORDS.get(metric, f"the best {what}")
     if template == best:
@@ -315,15 +233,18 @@ def recommend_stratum(ev: Evidence, rule: str = DEFAULT_RULE, recall_tolerance: 
         retained_clause = f"the fewest retained tokens of the {len(eligible)} eligible, " \
                           + retained_clause.replace(" retained tokens than", " than", 1)
     add(retained_clause, retained_interval)
+    caveats = []
     for clause, interval in _caveats(ev, pick):
-        add(clause, interval)
+        caveats.append(clause)
+        intervals.append(interval)
     if max(ev.means[RECALL].values()) == 0:
-        reasons.append("no template recalled a single probe item here: the choice rests on "
+        caveats.append("no template recalled a single probe item here: the choice rests on "
                        "tokens alone")
     if ev.n_common < MIN_SESSIONS:
-        reasons.append(f"only {ev.n_common} session(s) completed by every template, below the "
+        caveats.append(f"only {ev.n_common} session(s) completed by every template, below the "
                        f"{MIN_SESSIONS} a significance test needs: provisional")
-    return Recommendation(pick, rule, reasons, intervals, eligible, tied, ev.title)
+    return Recommendation(pick, rule, reasons, intervals, eligible, tied, ev.title,
+                          caveats=caveats)
 
 
 def _caveats(ev: Evidence, pick: str) -> list[tuple[str, Interval]]:
@@ -332,75 +253,10 @@ def _caveats(ev: Evidence, pick: str) -> list[tuple[str, Interval]]:
     out = []
     for metric, by_variant in ev.comparisons.items():
         c = by_variant.get(pick)
-        if metric in (RECALL, FAILED, RETAINED) or c is None or c.status != WORSE:
+        if metric in (RECALL, FAILED, RETAINED) or c is None or c.status != WORSE \
+                or ev.no_evidence.get(metric):
             continue
         out.append((f"but significantly worse than the best, {c.best}, on {label(metric)} "
                     f"({fmt_interval(c.mean_diff, c.ci_low, c.ci_high, metric)}, Holm p "
                     f"{fmt_p(c.p_adjusted)})", _cmp_interval(c)))
     return out
-
-
-_ELIGIBLE_WORDS = {
-    DEFAULT_RULE: "not significantly worse on recall or failures",
-    MAX_RECALL: "recall not significantly below the best",
-    MIN_RETAINED: "recall within the tolerance of the best",
-    PARETO: "on the Pareto front",
-}
-
-
-def recommend_run(strata: list[tuple[Evidence, Recommendation]], rule: str = DEFAULT_RULE,
-                  recall_tolerance: float = 0.02) -> Recommendation:
-    """The run's recommendation from the strata's (see the module docstring)."""
-    per = [{"scope": ev.title, "template": rec.template, "eligible": list(rec.eligible)}
-           for ev, rec in strata]
-    decided = [(ev, rec) for ev, rec in strata if rec.template is not None]
-    if not decided:
-        why = "no model x window could recommend a template" if strata else \
-            "no model x window has two templates to compare"
-        return Recommendation(None, rule, [why], scope="run", per_stratum=per)
-    n = len(decided)
-    counts: dict[str, int] = {}
-    for _, rec in decided:
-        for t in [str(rec.template), *rec.tied]:
-            counts[t] = counts.get(t, 0) + 1
-    everywhere = [t for t in sorted({t for ev, _ in decided for t in ev.variants})
-                  if all(t in rec.eligible for _, rec in decided)]
-    pool = everywhere or sorted(counts)
-
-    def rank(t: str) -> float:
-        ranks = []
-        for ev, _ in decided:
-            means = ev.means.get(RETAINED, {})
-            if t in means:
-                ranks.append(1 + sum(v < means[t] for v in means.values()))
-        return sum(ranks) / len(ranks) if ranks else math.inf
-
-    key = {t: (-counts.get(t, 0), rank(t)) for t in pool}
-    ranked = sorted(pool, key=lambda t: (key[t], t))
-    pick = ranked[0]
-    tied = [t for t in ranked[1:] if key[t] == key[pick]]
-    words = _ELIGIBLE_WORDS.get(rule, "eligible")
-    if everywhere:
-        reasons = [f"recommended in {counts.get(pick, 0)} of {n} model x window strata and "
-                   f"{words} in all of them"]
-    else:
-        excluded = [ev.title for ev, rec in decided if pick not in rec.eligible]
-        reasons = [f"no template is {words} in every model x window; {pick} is recommended in "
-                   f"{counts.get(pick, 0)} of {n}, and not eligible in {', '.join(excluded)}"]
-    if n < len(strata):
-        reasons.append(f"{len(strata) - n} model x window could recommend nothing")
-    few = sum(ev.n_common < MIN_SESSIONS for ev, _ in decided)
-    if few:
-        reasons.append(f"{few} of these {n} rest on fewer than {MIN_SESSIONS} sessions, too few "
-                       "for a significance test: provisional")
-    intervals = [i for ev, rec in decided for i in _stratum_recall(ev, pick)]
-    shown = [f"{ev.title} {fmt_interval(i.mean_diff, i.ci_low, i.ci_high, RECALL)}"
-             for ev, _ in decided for i in _stratum_recall(ev, pick)]
-    if shown:
-        reasons.append("recall against each stratum's best: " + ", ".join(shown))
-    return Recommendation(pick, rule, reasons, intervals, everywhere, tied, "run", per)
-
-
-def _stratum_recall(ev: Evidence, template: str) -> list[Interval]:
-    c = ev.comparisons.get(RECALL, {}).get(template)
-    return [_cmp_interval(c)] if c is not None else []

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench._storage import storage_errors
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
 
@@ -23,7 +24,14 @@ SUMMARIES_DIR = "summaries"
 QA_DIR = "qa"
 QUESTIONS_DIR = "qa/questions"
 """The run folder's layout: the spec as run, the results store, rendered summaries, and the
-functional probes: ``qa/<cell_id>.json`` per cell, ``qa/questions/<key>.json`` per session."""
+functional probes' question sets (``qa/questions/<key>.json`` per session). A cell's other
+texts are kept in the store (`Results.cell_text`); folders written before that keep them as
+files (`TEXT_FILES`)."""
+
+TEXT_FILES = {"raw.txt": f"{SUMMARIES_DIR}/{{cell_id}}.raw.txt",
+              "forgotten.json": f"{SUMMARIES_DIR}/{{cell_id}}.forgotten.json",
+              "qa.json": f"{QA_DIR}/{{cell_id}}.json"}
+"""Where an older run folder kept each of a cell's texts."""
 
 
 CELL_ORDER = "session_id, strategy, model, template, window, repeat, rowid"
@@ -59,6 +67,39 @@ def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.
         frames.append(pd.DataFrame.from_records(rows, columns=columns, coerce_float=True))
     cells, attempts, runs = frames
     return cells, attempts, runs
+
+
+def read_cell_text(run_dir: Path, cell_id: str, name: str) -> str | None:
+    """`Results.cell_text` for the run folder `run_dir`."""
+    return read_cell_texts(run_dir, name, [cell_id]).get(cell_id)
+
+
+def read_cell_texts(run_dir: Path, name: str, cell_ids: list[str]) -> dict[str, str]:
+    """The text `name` of each of `cell_ids` that kept one (one query; an older run folder's
+    files, `TEXT_FILES`, for the cells the store has none of)."""
+    found: dict[str, str] = {}
+    db_path = Path(run_dir) / DB_FILE
+    if db_path.is_file():
+        db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = {c: t for c, t in db.execute(
+                "SELECT cell_id, text FROM cell_texts WHERE name = ?", (name,))}
+        except sqlite3.OperationalError:  # an older store: no such table
+            found = {}
+        finally:
+            db.close()
+    old = TEXT_FILES.get(name)
+    out: dict[str, str] = {}
+    for cell_id in cell_ids:
+        text = found.get(cell_id)
+        if text is None and old is not None:
+            try:
+                text = (Path(run_dir) / old.format(cell_id=cell_id)).read_text(encoding="utf-8")
+            except OSError:
+                text = None
+        if text is not None:
+            out[cell_id] = text
+    return out
 
 
 def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
@@ -98,13 +139,15 @@ class Results:
 
         Raises:
             ConfigError: the folder holds no results store.
+            StorageError: the store is damaged.
         """
         folder = Path(run_dir)
         db = folder / DB_FILE
         if not db.is_file():
             raise ConfigError(f"{folder}: no {DB_FILE} here; run `workbench run` with "
                               f"--out {folder} first")
-        return cls._from_tables(folder, _read_tables(db))
+        with storage_errors(db):  # a damaged store is named, with what to do
+            return cls._from_tables(folder, _read_tables(db))
 
     @classmethod
     def from_store(cls, run_dir: str | Path, store: Any) -> Results:
@@ -163,8 +206,12 @@ class Results:
         - Functional probes (a ``[qa]`` table): ``qa_accuracy`` (share of the exactly graded
           questions answered right from the compacted context), ``qa_recall``,
           ``qa_artifact``, ``qa_continuation``, ``qa_decision`` (per kind, open questions by
-          word overlap), ``judge_score`` (the judge's six-dimension mean, 0-5), ``qa_loss``
-          (grade from the full history minus grade from the compacted context),
+          word overlap), ``judge_score`` (the judge's six-dimension mean, 0-5),
+          ``qa_loss_exact`` / ``qa_loss_open`` (of the exact / open questions the full
+          history answers right, the share the compacted context misses; n/a where the
+          session does not fit the window), ``qa_gain`` (the share only the compacted context
+          gets right), ``judge_kappa`` (the judge's Cohen's kappa against the exact grader in
+          the row's model x window, see ``judge_agreement``),
           ``next_action_match`` / ``next_action_match_full`` (the next tool call from the
           compacted context equals the recorded agent's / the answerer's own from the full
           history): means over the common sessions. ``qa_billed_tokens`` / ``qa_cost``: the
@@ -195,6 +242,23 @@ class Results:
         if self.spec is not None:
             kwargs.setdefault("seed", self.spec.seed)
         return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
+
+    def judge_agreement(self, *, seed: int | None = None,
+                        resamples: int | None = None) -> pd.DataFrame:
+        """The judge's agreement with the exact grader per model x window: Cohen's kappa with
+        its 95 % cluster-bootstrap interval (see ``judge_agreement``); empty without a judge.
+
+        Args:
+            seed: The bootstrap's seed (default: the run's spec seed, else 0).
+            resamples: Bootstrap resamples (default `BOOTSTRAP`).
+        """
+        # lazy: the agreement needs numpy and pandas, which loading a run folder does not
+        from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
+
+        if seed is None:
+            seed = int(self.spec.seed) if self.spec is not None else 0
+        return judge_agreement(self.cells, seed=seed,
+                               resamples=BOOTSTRAP if resamples is None else resamples)
 
     @property
     def replays(self) -> pd.DataFrame:
@@ -233,18 +297,54 @@ class Results:
         return survival_curve(self.replay_results(), **kwargs)
 
     def verdict(self, **kwargs: Any) -> Any:
-        """The run's `Verdict` (see ``workbench.harness.verdict``).
+        """The run's `Verdict` (see ``workbench.harness.verdict``): of `verdict_frame`, by the
+        spec's ``[verdict]`` rule and seed unless `kwargs` say otherwise, carrying the policy
+        verdict of the replays when the ``[replay]`` asks for ``detectors``.
 
         The default verdict is computed once per `Results` (the report, its HTML page and the
         CLI all show it); arguments compute a fresh one.
         """
         from workbench.harness.results._verdict import verdict
 
-        if kwargs:
-            return verdict(self, **kwargs)
-        if getattr(self, "_verdict", None) is None:
-            self._verdict = verdict(self)
-        return self._verdict
+        cached: Any = getattr(self, "_verdict", None)
+        if not kwargs and cached is not None:
+            return cached
+        table = getattr(self.spec, "verdict", None)
+        given: dict[str, Any] = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
+        if table is not None:
+            given.update(rule=str(table.rule), recall_tolerance=float(table.recall_tolerance))
+        # light start: the replays are read only when the run reports their policy verdict
+        from workbench.harness.results._policy_verdict import reported_rows
+
+        given["replays"] = reported_rows(self)
+        found = verdict(self.verdict_frame(), **{**given, **kwargs})
+        if not kwargs:
+            self._verdict = found
+        return found
+
+    def verdict_frame(self) -> pd.DataFrame:
+        """The cells as the verdict reads them: with each summary's text as its key
+        (``summary_key``), when every cell that names a summary file still has it."""
+        from workbench.harness.results._verdict import SUMMARY_KEY
+
+        frame = self.cells
+        if "summary_path" not in frame:
+            return frame
+        texts = []
+        for rel in frame["summary_path"]:
+            try:
+                texts.append((self.run_dir / rel).read_text(encoding="utf-8")
+                             if isinstance(rel, str) and rel else None)
+            except OSError:
+                return frame
+        return frame.assign(**{SUMMARY_KEY: texts})
+
+    def cell_text(self, cell_id: str, name: str) -> str | None:
+        """A text a cell kept beside its row: ``raw.txt`` (the reply its summary was parsed
+        from), ``forgotten.json`` (what the summary forgot), ``qa.json`` (its ``[qa]``
+        answers); None when it has none. Read from the store, or from the file an older run
+        folder wrote (`TEXT_FILES`)."""
+        return read_cell_text(self.run_dir, cell_id, name)
 
     def plot(self, *args: Any, **kwargs: Any) -> Any:
         """A matplotlib Figure of the cells (see ``workbench.harness.results._plots``)."""

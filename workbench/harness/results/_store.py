@@ -1,9 +1,10 @@
-"""`ResultsStore`: the run folder's ``results.sqlite`` (runs, cells, attempts).
+"""`ResultsStore`: the run folder's ``results.sqlite`` (runs, cells, attempts, cell texts).
 
 One writer at a time: the runner writes the run's rows, and its `CellWriter` thread the cells
-(``_writer``). A cell row and its attempt rows are written in a single transaction, so a killed
-run loses only the cells in flight or queued and never leaves half a cell. Every
-text value is passed through `workbench._redact` on its way in, so no key reaches the file.
+(``_writer``). A cell's row, its attempt rows and its texts (`CellResult`) are written in a
+single transaction, so a killed run loses only the cells in flight or queued and never leaves
+half a cell. Every text value is passed through `workbench._redact` on its way in, so no key
+reaches the file.
 """
 
 from __future__ import annotations
@@ -18,31 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from workbench._redact import redact, redactor
+from workbench._redact import redact, redact_json, redactor
 from workbench._sqlite import enable_wal
+from workbench.harness.results._cell_result import ATTEMPT_COLUMNS, CELL_COLUMNS, CellResult
 from workbench.harness.results._migrations import migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
-
-CELL_COLUMNS: tuple[str, ...] = (
-    "cell_id", "run_id", "session_id", "session_path", "session_format", "strategy", "model",
-    "template", "window", "repeat", "status", "original_tokens", "retained_tokens",
-    "summary_tokens", "billed_input_tokens", "billed_output_tokens", "cache_read_tokens",
-    "cache_write_tokens", "cost", "parse_outcome", "structured", "attempts", "retries",
-    "max_removal_percent", "tool_responses_removed", "latency_ms", "error_type",
-    "error_message", "traceback", "summary_path", "metrics_json", "started_at", "finished_at",
-    "outcome_kind", "error_class", "http_retries", "reported_tokens", "estimated_tokens",
-    "effective_window", "window_tokenizer",
-    "calls_made", "calls_shared", "template_params",
-    "qa_input_tokens", "qa_output_tokens", "qa_cost", "qa_calls", "spent_input_tokens",
-    "spent_output_tokens", "spent_cost")
-
-ATTEMPT_COLUMNS: tuple[str, ...] = (
-    "attempt_id", "cell_id", "attempt_no", "removal_percent", "messages_removed",
-    "tool_responses_removed", "outcome", "model", "input_tokens", "output_tokens",
-    "cache_read_tokens", "cache_write_tokens", "cost", "latency_ms", "cache_hit", "error",
-    "prompt_hash", "shared", "shared_from", "task_attempt", "purpose", "question_id",
-    "node_id")
 
 _CELL_COLUMN_SET = frozenset(CELL_COLUMNS)
 
@@ -92,6 +74,11 @@ class ResultsStore:
         self.path = Path(path)
         self.db = connect(self.path)
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file as far as readers allow (what the
+        last connection's close would otherwise do, on the caller's time)."""
+        self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
@@ -112,7 +99,7 @@ class ResultsStore:
             self.db.execute(
                 "INSERT INTO runs (run_id, name, spec_json, started_at, workbench_version, status)"
                 " VALUES (?, ?, ?, ?, ?, 'running')",
-                (run_id, redact(name), redact(spec_json), utc_now(), version))
+                (run_id, redact(name), redact_json(spec_json), utc_now(), version))
         return run_id
 
     def mark_interrupted(self, exclude: str | None = None) -> int:
@@ -184,10 +171,29 @@ class ResultsStore:
         """
         self.record_cells([(row, attempts)])
 
-    def record_cells(self, cells: Iterable[tuple[dict[str, Any],
-                                                 Iterable[dict[str, Any]]]]) -> None:
+    def record_results(self, results: Iterable[CellResult]) -> None:
+        """Write finished cells (rows, attempts and kept texts) in one transaction: all of
+        them or none (never part of a cell), at the cost of one commit. A cell written before
+        is replaced."""
+        results = list(results)
+        self.record_cells([(r.row(), [a.row() for a in r.attempt_results]) for r in results],
+                          {r.cell_id: r.texts.kept() for r in results})
+
+    def cell_text(self, cell_id: str, name: str) -> str | None:
+        """A text a cell kept beside its row (``raw.txt``, ``forgotten.json``, ``qa.json``),
+        or None."""
+        row = self.db.execute("SELECT text FROM cell_texts WHERE cell_id = ? AND name = ?",
+                              (cell_id, name)).fetchone()
+        return None if row is None else str(row[0])
+
+    def record_cells(self, cells: Iterable[tuple[dict[str, Any], Iterable[dict[str, Any]]]],
+                     texts: dict[str, dict[str, str]] | None = None) -> None:
         """Write several finished cells, each as `record_cell` does, in one transaction: all
         of them or none (never part of a cell), at the cost of one commit.
+
+        Args:
+            cells: (cell columns, attempt columns) per cell.
+            texts: Cell id -> name -> text kept beside the row (already redacted).
 
         Raises:
             ValueError: a row has a column the table does not (nothing is written).
@@ -203,10 +209,14 @@ class ResultsStore:
                 cell_id = row["cell_id"]
                 self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
                 self.db.execute("DELETE FROM cells WHERE cell_id = ?", (cell_id,))
+                self.db.execute("DELETE FROM cell_texts WHERE cell_id = ?", (cell_id,))
                 self._insert("cells", CELL_COLUMNS, row, clean)
                 for attempt in attempts:
                     full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
                     self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
+                self.db.executemany(
+                    "INSERT INTO cell_texts (cell_id, name, text) VALUES (?, ?, ?)",
+                    [(cell_id, name, text) for name, text in (texts or {}).get(cell_id, {}).items()])
 
     def _insert(self, table: str, columns: tuple[str, ...], row: dict[str, Any],
                 clean: Any = None) -> None:

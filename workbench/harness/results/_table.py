@@ -38,9 +38,14 @@ displays show ``n/a`` there and ``—`` for a missing value.
 - Functional probes (``[qa]``, when the cells have them): ``qa_accuracy`` (exactly graded
   questions answered right), ``qa_recall`` / ``qa_artifact`` / ``qa_continuation`` /
   ``qa_decision`` (per kind), ``qa_authored`` (the ``probe_author``'s questions, apart from the
-  built ones), ``judge_score`` (0-5), ``qa_loss`` (full history minus compacted context), ``next_action_match`` / ``next_action_match_full``: means over the common sessions;
+  built ones), ``judge_score`` (0-5), ``qa_loss_exact`` / ``qa_loss_open`` (of the exact / open
+  questions the full history answers, the share the compacted context misses), ``qa_gain``
+  (the share only the compacted context gets right), ``next_action_match`` /
+  ``next_action_match_full``: means over the common sessions; the three against the full
+  history over the cells whose session fits the window (``n/a`` on a row where none does);
   ``qa_billed_tokens`` / ``qa_cost``: what the QA calls billed per cell (part of ``billed_tokens``
-  and ``cost``).
+  and ``cost``); with a judge that graded exact questions too, ``judge_kappa``: its agreement
+  with the exact grader in the row's model x window (`judge_agreement`).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.harness.results._judge_agreement import with_judge_kappa
 from workbench.harness.results._outcomes import ERROR, FAILED, OK, kind_from_row
 from workbench.probes import QA_METRICS
 
@@ -104,8 +110,15 @@ MODEL_FREE = "none"
 MODEL_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "calls", "retries_mean",
                       "retries_max", "template_echo", "fill_rate")
 """Columns that cannot apply to a model-free row: no reply to parse, no call, no ladder."""
+REFERENCE_COLUMNS = frozenset({"qa_loss_exact", "qa_loss_open", "qa_gain"})
+"""QA columns measured against the full history: n/a where no session fits the window."""
 NOT_APPLICABLE = "n/a"
 """How displays show a metric that cannot apply (a missing value shows as "—")."""
+PARSE_ONLY_COLUMNS = ("parse_success_pct", "useful_structured_pct", "template_echo", "fill_rate")
+"""Columns about a JSON reply: they cannot apply to a strategy whose summary is plain text (the
+agents' policies, awaken: ``parse_outcome`` ``text``) or that made no call."""
+NOT_PARSED = ("text",)
+"""Parse outcomes of a reply that is not parsed at all (a plain-text summary)."""
 
 
 def not_applicable(row: Any) -> frozenset[str]:
@@ -115,10 +128,27 @@ def not_applicable(row: Any) -> frozenset[str]:
         row: A row of a `comparison_table` (a mapping or a pandas Series).
 
     Returns:
-        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``), else nothing.
+        `MODEL_ONLY_COLUMNS` for a model-free row (model ``none``); `PARSE_ONLY_COLUMNS` for a
+        row whose common cells all completed without a reply to parse (a completed cell's
+        parse success is 0 or 1 where parsing applies, so a mean over n > 0 of them is NaN
+        only where it applies to none); `REFERENCE_COLUMNS` for a row with questions answered
+        but no full-history reference (no session of the row fits its window); else nothing.
     """
-    model = row.get("model") if hasattr(row, "get") else None
-    return frozenset(MODEL_ONLY_COLUMNS) if model == MODEL_FREE else frozenset()
+    if not hasattr(row, "get"):
+        return frozenset()
+    out = frozenset(MODEL_ONLY_COLUMNS) if row.get("model") == MODEL_FREE else frozenset()
+    n, parsed = row.get("n"), row.get("parse_success_pct")
+    if not out and isinstance(n, (int, float, np.integer)) and n > 0 and parsed is not None \
+            and pd.isna(parsed):
+        out |= frozenset(PARSE_ONLY_COLUMNS)
+    if _number(row.get("qa_accuracy")) and not any(
+            _number(row.get(c)) for c in REFERENCE_COLUMNS):
+        out |= REFERENCE_COLUMNS
+    return out
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not np.isnan(value)
 
 
 def _several(df: pd.DataFrame, col: str) -> bool:
@@ -158,8 +188,11 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     fill, echo = _numeric(df, "fill_rate"), _numeric(df, "template_echo")
     useful = parsed & (fill > 0) & (echo.isna() | (echo < ECHO_THRESHOLD))
     ok = df["ok"].astype(bool)
-    df["useful_structured"] = useful.astype(float).where(ok, np.nan)
-    df["parse_success"] = parsed.astype(float).where(ok, np.nan)
+    # A plain-text summary, or none (no call was needed), has no reply to parse: NaN, not 0.
+    parses = (df["parse_outcome"].notna() & ~df["parse_outcome"].isin(NOT_PARSED)
+              if "parse_outcome" in df else pd.Series(True, index=df.index))
+    df["useful_structured"] = useful.astype(float).where(ok & parses, np.nan)
+    df["parse_success"] = parsed.astype(float).where(ok & parses, np.nan)
     for col in ("reported_tokens", "estimated_tokens"):
         if col not in df.columns:
             df[col] = np.nan
@@ -331,7 +364,7 @@ def comparison_table(cells: pd.DataFrame,
     for key, g in df.groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(by, key, strict=True)), **_summarise(g, use[g.index], label)})
-    table = pd.DataFrame(rows, columns=columns)
+    table = with_judge_kappa(pd.DataFrame(rows, columns=columns), df, by)
     if "window" in by:
         table["window"] = table["window"].map(window_label).astype(object)
     for col in ("effective_window", "window_tokenizer"):
@@ -342,122 +375,3 @@ def comparison_table(cells: pd.DataFrame,
     return table.reset_index(drop=True)
 
 
-def column_formats(columns: Sequence[str]) -> dict[str, str]:
-    """Format strings per column: recalls as percentages, tokens with thousands separators.
-
-    Args:
-        columns: Column names of a `comparison_table` (others get no entry).
-
-    Returns:
-        ``{column: format string}`` for `str.format`.
-    """
-    fmt: dict[str, str] = {}
-    for col in columns:
-        if col in PERCENT_COLUMNS:
-            fmt[col] = "{:.1%}"
-        elif col == "parse_success_pct":
-            fmt[col] = "{:.1f}%"
-        elif col == "useful_structured_pct":
-            fmt[col] = "{:.1f}%"
-        elif col in ("retained_tokens", "summary_tokens", "billed_tokens", "billed_reported",
-                     "billed_estimated", "qa_billed_tokens"):
-            fmt[col] = "{:,.0f}"
-        elif col in ("cost", "cost_total", "qa_cost"):
-            fmt[col] = "${:,.4f}"
-        elif col == "judge_score":
-            fmt[col] = "{:.2f}"
-        elif col in ("retries_mean", "compression_ratio"):
-            fmt[col] = "{:.3f}"
-        elif col == "calls":
-            fmt[col] = "{:.2f}"
-        elif col in ("cells", "failures", "retries_max", "replies", "failed", "errors", "n",
-                     "spent_tokens", "calls_made_total", "calls_shared_total",
-                     "http_retries_total"):
-            fmt[col] = "{:,.0f}"
-    return fmt
-
-
-def format_cell(value: Any, fmt: str | None) -> str:
-    """One value as display text: "—" for missing, `fmt` applied to numbers."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "—"
-    if fmt is not None and isinstance(value, (int, float, np.integer, np.floating)):
-        return fmt.format(value)
-    return str(value)
-
-
-def style_table(table: pd.DataFrame) -> Any:
-    """A pandas Styler for notebooks: recalls as percentages, tokens with thousands separators.
-
-    Args:
-        table: A `comparison_table` result.
-
-    Returns:
-        ``pandas.io.formats.style.Styler``.
-    """
-    shown = table.astype(object).copy()
-    for i, row in table.iterrows():
-        for col in not_applicable(row) & set(table.columns):
-            shown.at[i, col] = NOT_APPLICABLE
-    formats = {col: (lambda v, f=fmt: v if v == NOT_APPLICABLE else format_cell(v, f))
-               for col, fmt in column_formats(table.columns).items()}
-    return shown.style.format(formats, na_rep="—").hide(axis="index")
-
-
-def table_delta(table_a: pd.DataFrame, table_b: pd.DataFrame,
-                by: Sequence[str] = ("template", "model", "window")) -> pd.DataFrame:
-    """Per group, ``b - a`` of every numeric column of two comparison tables.
-
-    Args:
-        table_a: The baseline run's `comparison_table`.
-        table_b: The other run's table, grouped by the same `by`.
-        by: The grouping columns.
-
-    Returns:
-        The `by` columns, ``present`` (``both``, ``only a``, ``only b``) and one delta column per
-        numeric column (NaN where a group is missing on one side).
-    """
-    by = list(by)
-    value_cols = [c for c in table_a.columns if c not in by and c in table_b.columns
-                  and pd.api.types.is_numeric_dtype(table_a[c])]
-    key = lambda t: t.assign(**{k: t[k].astype(str) for k in by})  # noqa: E731  "none" vs 8000
-    merged = key(table_a).merge(key(table_b), on=by, how="outer", suffixes=("_a", "_b"),
-                                indicator=True)
-    out = merged[by].copy()
-    out["present"] = merged["_merge"].map({"both": "both", "left_only": "only a",
-                                           "right_only": "only b"}).astype(str)
-    for col in value_cols:
-        out[col] = (pd.to_numeric(merged[f"{col}_b"], errors="coerce")
-                    - pd.to_numeric(merged[f"{col}_a"], errors="coerce"))
-    return out.reset_index(drop=True)
-
-
-def changed_cells(cells_a: pd.DataFrame, cells_b: pd.DataFrame,
-                  columns: Sequence[str] = ("status", "parse_outcome")) -> pd.DataFrame:
-    """Cells of two runs, joined on the cell key, whose `columns` differ.
-
-    Args:
-        cells_a: The baseline run's cells.
-        cells_b: The other run's cells.
-        columns: The columns compared (both sides shown as ``<col>_a`` / ``<col>_b``).
-
-    Returns:
-        One row per changed cell: the key columns (window shown as "none" when missing), then
-        ``<col>_a`` and ``<col>_b`` per column. Cells present in one run only are not listed.
-    """
-    keys = [k for k in CELL_KEYS if k in cells_a.columns and k in cells_b.columns]
-    cols = [c for c in columns if c in cells_a.columns and c in cells_b.columns]
-
-    def side(df: pd.DataFrame) -> pd.DataFrame:
-        part = df[keys + cols].copy()
-        part["window"] = part["window"].map(window_label).astype(str)
-        return part
-
-    merged = side(cells_a).merge(side(cells_b), on=keys, suffixes=("_a", "_b"))
-    differs = pd.Series(False, index=merged.index)
-    for c in cols:
-        a, b = merged[f"{c}_a"], merged[f"{c}_b"]
-        differs |= ~((a == b) | (a.isna() & b.isna()))
-    order = keys + [f"{c}_{s}" for c in cols for s in ("a", "b")]
-    out = merged.loc[differs, order].reset_index(drop=True).astype(object)
-    return out.where(out.notna(), None)

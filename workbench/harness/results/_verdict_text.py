@@ -16,11 +16,14 @@ METRIC_LABELS = {
     "failed": "compaction failures",
     "qa_accuracy": "questions answered (exact)",
     "next_action_match": "next action agreement",
+    "judge_score": "judge score (0-5)",
 }
 """The verdict's name for each headline metric."""
 PERCENT = frozenset({"probe_recall", "useful_structured", "failed", "qa_accuracy",
                      "next_action_match"})
 """Metrics that are rates (written in percent, differences in points)."""
+SCORES = frozenset({"judge_score"})
+"""Metrics on a small scale (0-5), written to two decimals."""
 
 
 def label(metric: str) -> str:
@@ -36,6 +39,8 @@ def fmt_mean(value: Any, metric: str) -> str:
     """A mean: ``85.5%`` for rates, ``1,216`` for counts, ``—`` when missing."""
     if _missing(value):
         return "—"
+    if metric in SCORES:
+        return f"{value:.2f}"
     return f"{100 * value:.1f}%" if metric in PERCENT else f"{value:,.0f}"
 
 
@@ -45,6 +50,8 @@ def fmt_diff(value: Any, metric: str, unit: bool = True) -> str:
         return "—"
     if metric in PERCENT:
         return f"{100 * value:+.1f}" + (" pts" if unit else "")
+    if metric in SCORES:
+        return f"{value:+.2f}"
     return f"{value:+,.0f}" if abs(value) >= 1 or value == 0 else f"{value:+.2g}"
 
 

@@ -32,7 +32,11 @@ import numpy as np
 import pandas as pd
 
 from workbench.harness.results._holm import bootstrap_p_value, holm_adjust
-from workbench.harness.results._paired import LOWER_IS_BETTER, cluster_bootstrap_means
+from workbench.harness.results._paired import (
+    LOWER_IS_BETTER,
+    Draws,
+    cluster_bootstrap_means,
+)
 from workbench.harness.results._power import ALPHA
 
 MIN_SESSIONS = 5
@@ -116,19 +120,26 @@ class PairedValues:
         self.table = frame.groupby(["u", "v"], sort=True)["x"].first().unstack("v")
         self.clusters = rows.groupby(unit, sort=True)[cluster].first().astype(str) \
             if cluster in rows else pd.Series(self.table.index, index=self.table.index)
+        # The table as arrays: every comparison reads two columns of it.
+        self._values = self.table.to_numpy(float)
+        self._column = {str(v): i for i, v in enumerate(self.table.columns)}
+        self._clusters = self.clusters.reindex(self.table.index).to_numpy()
+        self._draws: Draws = {}  # every comparison resamples alike
 
     def diff(self, a: str, b: str, *, seed: int, n_boot: int) -> PairedDiff:
         """The paired difference ``b - a`` over the units where both have a value."""
-        if a not in self.table or b not in self.table:
+        if a not in self._column or b not in self._column:
             return PairedDiff(0, math.nan, math.nan, math.nan, math.nan, False, False, math.nan)
-        both = self.table[[a, b]].dropna()
-        d = (both[b] - both[a]).to_numpy(float)
+        first, second = self._values[:, self._column[a]], self._values[:, self._column[b]]
+        both = ~(np.isnan(first) | np.isnan(second))
+        d = second[both] - first[both]
         if len(d) == 0:
             return PairedDiff(0, math.nan, math.nan, math.nan, math.nan, False, False, math.nan)
-        clusters = self.clusters.reindex(both.index).to_numpy()
-        per_session = pd.Series(d).groupby(clusters).mean()
+        clusters = self._clusters[both]
+        per_session = _per_session(d, clusters)
         n = len(per_session)
-        means = cluster_bootstrap_means(d, clusters, np.zeros(len(d)), n_boot=n_boot, seed=seed)
+        means = cluster_bootstrap_means(d, clusters, np.zeros(len(d)), n_boot=n_boot, seed=seed,
+                                        draws=self._draws)
         low, high = np.percentile(means, [2.5, 97.5])
         scale = max(1.0, float(np.abs(d).max()))
         flat = float(d.max() - d.min()) <= 1e-9 * scale
@@ -136,7 +147,25 @@ class PairedValues:
         return PairedDiff(
             n_sessions=n, mean_diff=float(d.mean()), ci_low=float(low), ci_high=float(high),
             p_value=bootstrap_p_value(means), consistent=flat and not all_zero and n >= 2,
-            all_zero=all_zero, sd=float(per_session.std(ddof=1)) if n >= 2 else math.nan)
+            all_zero=all_zero, sd=_sd(per_session) if n >= 2 else math.nan)
+
+
+def _per_session(d: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """The mean difference of each session, sessions in sorted order."""
+    if len(set(clusters.tolist())) == len(d):  # one pair per session: its own mean
+        try:
+            return d[np.argsort(clusters, kind="stable")]
+        except TypeError:  # sessions that do not sort among themselves: grouped below
+            pass
+    return pd.Series(d).groupby(clusters).mean().to_numpy(float)
+
+
+def _sd(values: np.ndarray) -> float:
+    """The SD (ddof 1) of `values`, summed in the order and way pandas' ``std`` sums them (so
+    a figure is the same whichever path made it)."""
+    count = np.float64(len(values))
+    mean = values.sum(dtype=np.float64) / count
+    return float(np.sqrt(((mean - values) ** 2).sum(dtype=np.float64) / (count - 1)))
 
 
 def _direction(metric: str, diff: float) -> str:

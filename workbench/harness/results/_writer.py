@@ -1,10 +1,15 @@
-"""`CellWriter`: the run's finished cells written to ``results.sqlite`` from one thread.
+"""`CellWriter`: the run's finished cells written to the run folder from one thread.
 
-The event loop hands a finished cell over and goes on; the writer thread, with its own
-connection, writes the cells in the order they were handed over, each with its attempts, and
-all the cells waiting when it comes round in one transaction (one commit for a wave of cells
-that finished together; never part of a cell). SQLite's work (and the wait for the
-interpreter lock after each statement) then never holds up the calls of the cells in flight.
+The event loop hands a finished cell (`CellResult`) over and goes on: that is the one thread
+hand-off a cell makes. On a running loop the cells finished within `HAND_OVER_SECONDS` go over
+together (one wake-up of the writer thread, one wait for the interpreter lock, one
+transaction for all of them, rather than one of each per cell); `flush` and `close` hand over
+what is still waiting at once. The writer thread, with its own connection, writes the cells in the
+order they were handed over: each cell's summary file (``summaries/<cell_id>.md``), then its
+row, attempts and kept texts, all the cells waiting when it comes round in one transaction (one
+commit for a wave of cells that finished together; never part of a cell). File and SQLite
+work (and the wait for the interpreter lock after each system call) then never holds up the
+calls of the cells in flight.
 
 A new run folder's store is made here too: given a `prelude`, the thread creates and migrates
 the store and runs the prelude (the run's own rows) before the first cell, so the first calls
@@ -19,15 +24,24 @@ on the loop did.
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
-from collections.abc import Callable, Iterable
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench._storage import write_atomic
+from workbench.harness.results._cell_result import CellResult
+from workbench.harness.results._outcomes import error_class, outcome_kind
+from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
 _STOP = object()
+HAND_OVER_SECONDS = 0.02
+"""How long a cell finished on the event loop may wait for others to go to the writer with it
+(a killed process loses them as it loses the cells still queued: they run again on resume)."""
 
 
 class CellWriter:
@@ -47,27 +61,55 @@ class CellWriter:
         self.path = Path(path)
         self.prelude = prelude
         self.ready = threading.Event()
+        self.flushed = threading.Event()
         self.written = 0
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
+        self._timer: asyncio.TimerHandle | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._write_all, name="workbench-store-writer",
                                         daemon=True)
         self._thread.start()
 
-    def put(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> None:
-        """Queue a finished cell (its row and attempt rows) for writing.
+    def put(self, result: CellResult) -> None:
+        """Queue a finished cell for writing.
 
         Raises:
             Exception: an earlier write failed (the store's own error).
         """
         self._raise_failure()
-        self._queue.put((row, list(attempts)))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: straight to the writer
+            self._queue.put(result)
+            return
+        self._waiting.append(result)
+        if self._timer is None:
+            self._timer = loop.call_later(HAND_OVER_SECONDS, self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Hand the cells waiting on the loop to the writer thread, as one item."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiting, self._waiting = self._waiting, []
+        if waiting:
+            self._queue.put(waiting)
 
     def close(self) -> None:
         """Write everything queued, stop the thread, and raise a write that failed."""
-        if self._thread.is_alive():
+        self.flush()
+        self._thread.join()
+        self._raise_failure()
+
+    def flush(self) -> None:
+        """Write everything queued and stop taking cells; raise a write that failed. The
+        thread then folds its log into the database file (a checkpoint: the slow part of
+        closing a store) while the caller reads the results; `close` waits for it."""
+        self._hand_over()
+        if self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_STOP)
-            self._thread.join()
+            self.flushed.wait()
         self._raise_failure()
 
     def __enter__(self) -> CellWriter:
@@ -105,24 +147,63 @@ class CellWriter:
                 stop = next((i for i, item in enumerate(batch) if item is _STOP), None)
                 if stop is not None:
                     stopping, batch = True, batch[:stop]
-                if self._error is None and batch:
-                    self._write(store, batch)
+                cells = [c for item in batch for c in (item if type(item) is list else [item])]
+                if self._error is None and cells:
+                    self._write(store, cells)
+            self.flushed.set()
+            store.checkpoint()
         finally:
+            self.flushed.set()
             store.close()
 
-    def _write(self, store: ResultsStore, batch: list[Any]) -> None:
+    def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:
         try:
-            store.record_cells(batch)
+            for result in batch:
+                write_summary(self.path.parent, result)
+            store.record_results(batch)
             self.written += len(batch)
             return
         except BaseException as exc:  # noqa: BLE001 - handed to the runner
             if len(batch) == 1:
                 self._error = exc
                 return
-        for item in batch:  # one at a time: every cell before the failing one is kept
+        for result in batch:  # one at a time: every cell before the failing one is kept
             try:
-                store.record_cell(*item)
+                store.record_results([result])
                 self.written += 1
             except BaseException as exc:  # noqa: BLE001 - handed to the runner
                 self._error = exc
                 return
+
+
+def write_summary(folder: Path, result: CellResult) -> None:
+    """Write the cell's summary to ``summaries/<cell_id>.md`` (ending in a newline) and name
+    it in its row; nothing for a cell without one. A file that cannot be written makes the
+    cell an error (its row says why, and names no file); a full disk or a folder that may not
+    be written raises `StorageError` instead, which stops the run (the cell runs on resume)."""
+    text = result.texts.summary
+    if text is None or result.summary_path is not None:
+        return
+    rel = f"{SUMMARIES_DIR}/{result.cell_id}.md"
+    try:
+        write_file(folder / rel, text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        result.status, result.error_type, result.error_message = ("error", type(exc).__name__,
+                                                                  str(exc))
+        result.outcome_kind, result.error_class = outcome_kind(exc), error_class(exc)
+        result.traceback = "".join(traceback.format_exception(exc))
+        result.metrics_json = result.parse_outcome = result.structured = None
+        return
+    result.summary_path = rel
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it
+    atomically (`write_atomic`: a temporary sibling, then a rename) in a few system calls and
+    no Python file object.
+
+    Raises:
+        StorageError: the disk is full or the folder may not be written (the run stops, and
+            the cell runs again on resume).
+    """
+    write_atomic(path, text)

@@ -1,34 +1,36 @@
 """The run budget: reserve a call's estimated cost and tokens before dispatch, settle after.
 
 `RunBudget` keeps what the run folder has really been billed (settled) and what calls in flight
-are expected to cost (reserved). `BudgetedModel` wraps the model a cell sees: before each call
-it reserves an estimate (prompt tokens counted with the workbench's estimator, priced with
-litellm's bundled price map as in ``--dry-run``); after it, the reservation is replaced by the
-usage the provider reported. A call whose estimate does not fit waits while other calls are in
+are expected to cost (reserved). `BudgetStep` is its step in the model pipeline
+(`workbench.models._pipeline`): before each call it reserves an estimate (prompt tokens counted
+with the workbench's estimator, priced with litellm's bundled price map as in ``--dry-run``);
+after it, the reservation is replaced by the usage the provider reported. It is the last step,
+after the concurrency slot: only a call about to be sent reserves. A call whose estimate does not fit waits while other calls are in
 flight (their real usage may leave room) and is refused with `BudgetReached` once the settled
 spend alone reaches a limit; with nothing in flight one call is admitted, so a stop overshoots
 by at most one call. A model with no known price gets one call in flight until its first
 real cost is known, then that cost as its estimate.
 
-Calls answered from a recording (``usage.extra["cache_hit"]``) or shared with another cell
-(``usage.extra["shared"]``) were not billed again and settle at zero.
+A usage flagged as answered from a recording or shared with another cell settles at zero
+(`workbench.models._billing.paid_in_run`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.errors import BudgetReached
 from workbench.messages import Message
+from workbench.models._billing import paid_in_run
+from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply
 
-__all__ = ["BudgetedModel", "RunBudget", "SPENT_MESSAGE"]
+__all__ = ["BudgetStep", "BudgetedModel", "RunBudget", "SPENT_MESSAGE"]
 
 SPENT_MESSAGE = "Spent in this run folder: ${cost:.4f} and {tokens} billed tokens ({input} input, {output} output)."
 """States the real spend after a budget stop."""
 REFUSED_MESSAGE = "budget reached ({what}); the call to {model} was not sent"
-NOT_BILLED_FLAGS = ("cache_hit", "shared")
 _unpriced: set[str] = set()  # model strings litellm has no price for (asking again is slow)
 
 
@@ -77,11 +79,11 @@ class RunBudget:
             return f"{self.tokens} billed tokens >= max_tokens {self.max_tokens}"
         return None
 
-    def charge(self, row: dict[str, Any]) -> None:
-        """Add what a finished cell paid (its ``spent_*`` columns; for cells whose calls ran
-        elsewhere, unwrapped)."""
-        self._add(int(row.get("spent_input_tokens") or 0),
-                  int(row.get("spent_output_tokens") or 0), float(row.get("spent_cost") or 0.0))
+    def charge(self, result: Any) -> None:
+        """Add what a finished cell paid (a `CellResult`'s ``spent_*`` columns; for cells
+        whose calls ran elsewhere, not through this run's budget step)."""
+        self._add(int(result.spent_input_tokens or 0), int(result.spent_output_tokens or 0),
+                  float(result.spent_cost or 0.0))
 
     def _add(self, tokens_in: int, tokens_out: int, cost: float) -> None:
         self.input_tokens += tokens_in
@@ -147,8 +149,7 @@ class RunBudget:
             self.in_flight -= 1
             if ticket.unknown_cost:
                 self._unknown_in_flight[ticket.key] -= 1
-            extra = (getattr(usage, "extra", None) or {}) if usage is not None else {}
-            if usage is not None and not any(extra.get(flag) for flag in NOT_BILLED_FLAGS):
+            if usage is not None and paid_in_run(usage):
                 self._add(usage.input_tokens or 0, usage.output_tokens or 0,
                           float(usage.cost) if usage.cost is not None else 0.0)
                 if usage.cost is not None:
@@ -157,11 +158,68 @@ class RunBudget:
             self._cond.notify_all()
 
 
-class BudgetedModel:
-    """A `CompactionModel` wrapper that reserves budget before every call of `inner`.
+class BudgetStep:
+    """The pipeline's budget step: reserve before the call, settle after.
 
-    Composes with any other wrapper: attributes it does not define (``cache_identity``,
-    ``context_window``, ``check_window``, ``describe``...) are the inner model's.
+    Args:
+        budget: The run's `RunBudget`.
+        model_string: The model string (prices the estimate; names the model in refusals).
+        output_tokens: Output tokens assumed per call.
+        estimator: A `TokenEstimator` for the prompt (default: the process-wide one).
+
+    Attributes:
+        refused: True once a call of this step was refused by the budget.
+    """
+
+    kind: ClassVar[str] = "budget"
+
+    def __init__(self, budget: RunBudget, model_string: str, *, output_tokens: int,
+                 estimator: Any = None) -> None:
+        self.budget = budget
+        self.model_string = model_string
+        self.output_tokens = output_tokens
+        self.estimator = estimator
+        self.refused = False
+
+    async def run(self, call: Call, proceed: Proceed) -> Reply:
+        """Reserve, let the call through, settle with its real usage.
+
+        Raises:
+            BudgetReached: no room left; the call was not sent.
+        """
+        tokens, cost = estimate(self, call.system, call.messages)
+        try:
+            ticket = await self.budget.reserve(self.model_string, tokens, cost)
+        except BudgetReached:
+            self.refused = True
+            raise
+        try:
+            reply, usage = await proceed(call)
+        except BaseException:
+            await self.budget.settle(ticket, None)
+            raise
+        await self.budget.settle(ticket, usage)
+        return reply, usage
+
+
+def estimate(step: BudgetStep, system: str, messages: list[Message]) -> tuple[int, float | None]:
+    """(input + output tokens, dollars or None when the price is unknown) of one call."""
+    from workbench.harness.run._estimate import cell_cost
+    from workbench.tokens import default_estimator
+
+    estimator = step.estimator or default_estimator()
+    tokens_in = estimator.count_chat_tokens(system, messages)
+    if step.model_string in _unpriced:
+        return tokens_in + step.output_tokens, None
+    cost = cell_cost(step.model_string, tokens_in, step.output_tokens)
+    if cost is None:
+        _unpriced.add(step.model_string)
+    return tokens_in + step.output_tokens, cost
+
+
+class BudgetedModel(ModelPipeline):
+    """A model whose calls reserve budget first (a pipeline of one budget step, merged into
+    any pipeline it is composed with).
 
     Args:
         inner: The model the cell would otherwise see.
@@ -169,53 +227,19 @@ class BudgetedModel:
         model_string: The model string (prices the estimate; names the model in refusals).
         output_tokens: Output tokens assumed per call.
         estimator: A `TokenEstimator` for the prompt (default: the process-wide one).
-
-    Attributes:
-        refused: True once a call of this wrapper was refused by the budget.
     """
 
     def __init__(self, inner: Any, budget: RunBudget, model_string: str, *,
                  output_tokens: int, estimator: Any = None) -> None:
-        self.inner = inner
-        self.budget = budget
-        self.model_string = model_string
-        self.output_tokens = output_tokens
-        self.estimator = estimator
-        self.refused = False
+        self.budget_step = BudgetStep(budget, model_string, output_tokens=output_tokens,
+                                      estimator=estimator)
+        super().__init__(inner, [self.budget_step])
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    @property
+    def refused(self) -> bool:
+        """True once a call was refused by the budget."""
+        return self.budget_step.refused
 
     def estimate(self, system: str, messages: list[Message]) -> tuple[int, float | None]:
         """(input + output tokens, dollars or None when the price is unknown) of one call."""
-        from workbench.harness.run._estimate import cell_cost
-        from workbench.tokens import default_estimator
-
-        estimator = self.estimator or default_estimator()
-        tokens_in = estimator.count_chat_tokens(system, messages)
-        if self.model_string in _unpriced:
-            return tokens_in + self.output_tokens, None
-        cost = cell_cost(self.model_string, tokens_in, self.output_tokens)
-        if cost is None:
-            _unpriced.add(self.model_string)
-        return tokens_in + self.output_tokens, cost
-
-    async def complete(self, system: str, messages: list[Message]) -> Any:
-        """Reserve, call the inner model, settle with its real usage.
-
-        Raises:
-            BudgetReached: no room left; the inner model was not called.
-        """
-        tokens, cost = self.estimate(system, messages)
-        try:
-            ticket = await self.budget.reserve(self.model_string, tokens, cost)
-        except BudgetReached:
-            self.refused = True
-            raise
-        try:
-            reply, usage = await self.inner.complete(system, messages)
-        except BaseException:
-            await self.budget.settle(ticket, None)
-            raise
-        await self.budget.settle(ticket, usage)
-        return reply, usage
+        return estimate(self.budget_step, system, messages)

@@ -4,6 +4,7 @@ sums that join the cell's billed tokens and cost (and its own ``qa_*`` columns).
 `QACalls.call` sends one call through the model the runner built for the role (cache, shared
 calls, budget, executor routing already wrapped around it) and records it, whatever happens:
 its purpose (``answer``, ``answer_full``, ``next_action``, ``next_action_full``, ``judge``,
+``judge_exact`` (a calibration sample),
 ``author``), the question it was for, usage, latency, outcome, prompt hash. A provider that
 reports no usage is estimated with the workbench's estimator, and counted as estimated.
 """
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import ContextLengthExceeded
+from workbench.harness.results._cell_result import AttemptResult
 from workbench.messages import Message
-from workbench.models._cache import prompt_hash
+from workbench.models._cache_keys import prompt_hash
 from workbench.tokens import default_estimator
 
 __all__ = ["QACall", "QACalls"]
@@ -99,32 +101,31 @@ class QACalls:
             "calls": len(self.calls),
         }
 
-    def attempt_rows(self, first_number: int = 1) -> list[dict[str, Any]]:
-        """One ``attempts`` row per call, numbered from `first_number`."""
-        rows = []
+    def attempt_results(self, first_number: int = 1) -> list[AttemptResult]:
+        """One `AttemptResult` per call, numbered from `first_number`."""
+        out = []
         for n, call in enumerate(self.calls, first_number):
             usage = call.usage
             extra = (usage.extra or {}) if usage is not None else {}
             hit = extra.get("cache_hit")
             shared = bool(extra.get("shared"))
-            row = {
-                "attempt_no": n, "outcome": call.outcome, "purpose": call.purpose,
-                "question_id": call.question or None,
-                "model": (usage.model if usage is not None and usage.model else call.model),
-                "input_tokens": usage.input_tokens if usage else None,
-                "output_tokens": usage.output_tokens if usage else None,
-                "cache_read_tokens": usage.cache_read_input_tokens if usage else None,
-                "cache_write_tokens": usage.cache_write_input_tokens if usage else None,
-                "cost": usage.cost if usage else None, "latency_ms": call.latency_ms,
-                "cache_hit": None if hit is None else int(bool(hit)), "error": call.error,
-                "prompt_hash": call.prompt_hash,
-                "shared": int(shared) if usage is not None else None,
-                "shared_from": extra.get("shared_from"),
-            }
-            if usage is not None and not shared and extra.get("call_id"):
-                row["attempt_id"] = extra["call_id"]  # what sharers' shared_from points at
-            rows.append(row)
-        return rows
+            attempt = AttemptResult(
+                attempt_no=n, outcome=call.outcome, purpose=call.purpose,
+                question_id=call.question or None,
+                model=usage.model if usage is not None and usage.model else call.model,
+                latency_ms=call.latency_ms, error=call.error, prompt_hash=call.prompt_hash,
+                cache_hit=None if hit is None else int(bool(hit)))
+            if usage is not None:
+                attempt.input_tokens, attempt.output_tokens = (usage.input_tokens,
+                                                               usage.output_tokens)
+                attempt.cache_read_tokens = usage.cache_read_input_tokens
+                attempt.cache_write_tokens = usage.cache_write_input_tokens
+                attempt.cost, attempt.shared = usage.cost, int(shared)
+                attempt.shared_from = extra.get("shared_from")
+                if not shared and extra.get("call_id"):
+                    attempt.attempt_id = extra["call_id"]  # what sharers' shared_from names
+            out.append(attempt)
+        return out
 
 
 def _filled(usage: Any, system: str, messages: list[Message], reply: Message,

@@ -5,8 +5,9 @@ Per cell, with a model answerer, each question is one call on the compacted cont
 summarizing strategy the summary's assumed size; for one that keeps
 messages, the history up to the window) and, with ``full_context``, one on the full history,
 counted once per session and repeat since every cell of a session sends the same prompt (shared
-calls); at a recorded boundary the next action adds one of each. A judge adds one call per open
-question, a probe author one per session. ``lookup`` calls nothing.
+calls), and only where the history fits the cell's window; at a recorded boundary the next
+action adds one of each. A judge adds one call per open question and per calibration sample
+(``judge_calibration`` exact questions), a probe author one per session. ``lookup`` calls nothing.
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ def estimate_qa(experiment: Experiment, todo: list[Cell], sessions: dict[str, An
             asked = [q for q in qs.questions if q.kind in qa.kinds]
             messages = session.messages if boundary is None else session.messages[:boundary]
             sizes[key] = (estimator.count_context_tokens(messages), len(asked),
-                          sum(1 for q in asked if q.judged), boundary is not None)
+                          sum(1 for q in asked if q.judged)
+                          + min(qa.judge_calibration, sum(1 for q in asked if q.exact)),
+                          boundary is not None)
         history, n, judged, action = sizes[key]
         saved = bank.known(key) if bank is not None else None
         if qa.probe_author is not None and (saved is None or saved.author is None):
@@ -121,7 +124,8 @@ def estimate_qa(experiment: Experiment, todo: list[Cell], sessions: dict[str, An
                 context = min(history, cell.window) if cell.window else history
             out.add(answerer.model, context + QUESTION_TOKENS, _output(answerer), calls)
             if (qa.full_context and (key, cell.repeat) not in full_done
-                    and (window is None or history + QUESTION_TOKENS <= window)):
+                    and (window is None or history + QUESTION_TOKENS <= window)
+                    and (not cell.window or history <= cell.window)):
                 full_done.add((key, cell.repeat))
                 out.add(answerer.model, history + QUESTION_TOKENS, _output(answerer), calls)
         if qa.judge is not None:

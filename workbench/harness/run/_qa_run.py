@@ -3,7 +3,8 @@
 In: a finished cell (its strategy's next context), its session, the experiment's ``[qa]``
 table, the run's `QuestionBank`, and ``model_for(cell, role)`` (the runner's models: cache,
 shared calls, budget and executor routing included). Out: the cell's ``qa_*`` metrics, its QA
-calls (attempt rows and billed sums) and ``qa/<cell_id>.json``.
+calls (attempt rows and billed sums) and its questions and answers as JSON (kept beside the
+cell as ``qa.json``).
 
 1. The question set: saved, or built from the session (and the ``probe_author``'s questions),
    then saved under ``qa/questions/``.
@@ -11,9 +12,11 @@ calls (attempt rows and billed sums) and ``qa/<cell_id>.json``.
    messages of the strategy's context, as the agent sees them; for a recorded boundary only
    what covers the prefix), the question as the next user message. ``lookup`` answers by
    retrieval, without a model. With ``full_context`` each question is also answered from the
-   full history, where it fits the answerer's window (``qa_loss``).
+   full history where it fits the cell's window (``full_fits``) and a model answerer's: the
+   reference of ``qa_loss_exact``, ``qa_loss_open`` and ``qa_gain``; elsewhere they are n/a.
 3. Grades: exact questions deterministically; open ones by word overlap and, with a judge, on
-   the rubric. A judge reply that is not the rubric's JSON fails the cell (`ReplyFormatError`
+   the rubric. The judge also grades ``judge_calibration`` exact questions per cell (the same
+   ones in every cell of a session), so its agreement with the exact grader is measured. A judge reply that is not the rubric's JSON fails the cell (`ReplyFormatError`
    naming the cell), never scores 0.
 4. At a recorded compaction boundary (``next_action``), the answerer takes the next turn from
    the compacted context (and from the full history); its tool call is compared with the
@@ -26,6 +29,7 @@ still counts what was billed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench._redact import redact
+from workbench._storage import write_atomic
 from workbench.errors import ContextLengthExceeded, ReplyFormatError
 from workbench.harness.experiment._qa_table import QATable
-from workbench.harness.results._results import QA_DIR, QUESTIONS_DIR
+from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls
 from workbench.messages import Message
@@ -66,12 +71,14 @@ from workbench.probes import (
     question_set_key,
 )
 
-__all__ = ["QAOutcome", "compacted_context", "run_qa"]
+__all__ = ["QAOutcome", "calibration_sample", "compacted_context", "run_qa"]
 
 QA_CONCURRENCY = 4
 """At most this many QA calls of one cell in flight at once."""
 CONTEXT_TOO_LONG = "the compacted context exceeds the answerer's window"
 FULL_TOO_LONG = "the full history exceeds the answerer's window"
+FULL_NOT_IN_WINDOW = ("the full history exceeds the cell's window: no agent at that window could "
+                      "read it, so there is no full-history reference (qa_loss n/a)")
 AUTHOR_TOO_LONG = "probe author {model} skipped: the full history exceeds its window"
 LOOKUP_NO_ACTION = "next action not taken: lookup answers questions, it does not act"
 NO_ANSWER_REASON = "no answer was given (not sent to the judge)"
@@ -86,12 +93,12 @@ class QAOutcome:
     Attributes:
         metrics: The ``qa_*`` metrics (`workbench.probes.qa_metrics`).
         calls: Every model call the step made.
-        path: ``qa/<cell_id>.json``, relative to the run folder.
+        text: The cell's questions, answers and grades as JSON (redacted).
     """
 
     metrics: dict[str, float | int]
     calls: QACalls
-    path: str
+    text: str
 
 
 def compacted_context(context: Sequence[Message], session: Any,
@@ -110,7 +117,8 @@ def agent_view(messages: Sequence[Message]) -> list[Message]:
 
 
 async def run_qa(cell: Any, session: Any, scored: Any, context: Sequence[Message],
-                 qa: QATable, bank: QuestionBank, model_for: ModelFor, out: Path) -> QAOutcome:
+                 qa: QATable, bank: QuestionBank, model_for: ModelFor, out: Path,
+                 full_fits: bool = True) -> QAOutcome:
     """Run the QA step of one cell (see the module docstring).
 
     Args:
@@ -122,6 +130,7 @@ async def run_qa(cell: Any, session: Any, scored: Any, context: Sequence[Message
         bank: The run's question sets.
         model_for: ``(cell, role) -> model`` for ``answerer``, ``judge``, ``probe_author``.
         out: The run folder (or a worker's scratch folder).
+        full_fits: The scored history fits the cell's window: only then is it answered whole.
 
     Raises:
         ReplyFormatError: a judge's or author's reply is not in the format asked (names the
@@ -129,24 +138,29 @@ async def run_qa(cell: Any, session: Any, scored: Any, context: Sequence[Message
     """
     calls = QACalls()
     try:
-        return await _run(cell, session, scored, context, qa, bank, model_for, out, calls)
+        return await _run(cell, session, scored, context, qa, bank, model_for, out, calls,
+                          full_fits)
     except BaseException as exc:
         exc.qa_calls = calls  # type: ignore[attr-defined]
         raise
 
 
 async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message], qa: QATable,
-               bank: QuestionBank, model_for: ModelFor, out: Path, calls: QACalls) -> QAOutcome:
+               bank: QuestionBank, model_for: ModelFor, out: Path, calls: QACalls,
+               full_fits: bool) -> QAOutcome:
     boundary = len(scored.messages) if scored is not session else None
     question_set = await _question_set(cell, session, scored, boundary, qa, bank, model_for,
                                        calls, out)
     questions = [q for q in question_set.questions if q.kind in qa.kinds]
     compacted = compacted_context(context, session, boundary)
     notes: list[str] = []
+    full_context = qa.full_context and full_fits
+    if qa.full_context and not full_fits:
+        notes.append(FULL_NOT_IN_WINDOW)
     if qa.uses_lookup:
         answerer = LookupAnswerer(compacted)
         answered = [AnsweredQuestion(q, answerer.answer(q)) for q in questions]
-        if qa.full_context:
+        if full_context:
             full = bank.full_lookup(question_set, scored.messages)
             for item in answered:
                 item.full_answer = full.get(item.question.id)
@@ -154,10 +168,11 @@ async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message],
         model = model_for(cell, "answerer")
         answered = await _model_answers(model, qa.answerer.model, questions,
                                         agent_view(compacted),
-                                        agent_view(scored.messages) if qa.full_context else None,
+                                        agent_view(scored.messages) if full_context else None,
                                         calls)
     if qa.judge is not None:
-        await _judge(cell, model_for(cell, "judge"), qa.judge.model, answered, calls)
+        await _judge(cell, model_for(cell, "judge"), qa.judge.model, answered, calls,
+                     calibration_sample(answered, qa.judge_calibration))
     next_result = None
     case = next_action_case(session, boundary) if qa.next_action else None
     if case is not None:
@@ -165,10 +180,11 @@ async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message],
             notes.append(LOOKUP_NO_ACTION)
         else:
             next_result = await _next_action(model_for(cell, "answerer"), qa, compacted,
-                                             scored.messages, case, calls, notes)
+                                             scored.messages if full_context else None, case,
+                                             calls, notes)
     metrics = qa_metrics(answered, next_result)
-    path = _write_cell(out, cell, question_set, qa, answered, next_result, metrics, notes)
-    return QAOutcome(metrics, calls, path)
+    text = _cell_json(cell, question_set, qa, answered, next_result, metrics, notes)
+    return QAOutcome(metrics, calls, text)
 
 
 async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | None,
@@ -187,7 +203,7 @@ async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | No
         target = out / QUESTIONS_DIR / f"{key}.json"
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(redact(found.to_json()), encoding="utf-8")
+            write_atomic(target, redact(found.to_json()))
     return found
 
 
@@ -256,21 +272,30 @@ async def _model_answers(model: Any, model_string: str, questions: list[Question
     return answered
 
 
+def calibration_sample(answered: Sequence[AnsweredQuestion], size: int) -> set[str]:
+    """The ids of the exact questions a judge also grades: up to `size` answered ones (an
+    answer saying nothing is not worth a call), picked by a hash of the question id, so every
+    cell of a session gives the judge the same questions."""
+    ids = [a.question.id for a in answered if a.question.exact and not a.question.authored
+           and a.answer is not None and not is_unknown(a.answer)]
+    return set(sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())[:size])
+
+
 async def _judge(cell: Any, model: Any, model_string: str, answered: list[AnsweredQuestion],
-                 calls: QACalls) -> None:
+                 calls: QACalls, sample: set[str]) -> None:
     limit = asyncio.Semaphore(QA_CONCURRENCY)
 
     async def one(item: AnsweredQuestion) -> None:
         q = item.question
-        if not q.judged or item.answer is None:
+        if not (q.judged or q.id in sample) or item.answer is None:
             return
         if is_unknown(item.answer):
             item.judge = JudgeGrade(dict.fromkeys(DIMENSIONS, 0),
                                     dict.fromkeys(DIMENSIONS, NO_ANSWER_REASON))
             return
         async with limit:
-            reply = await calls.call(model, model_string, "judge", JUDGE_SYSTEM,
-                                     [judge_message(q, item.answer)], q.id)
+            reply = await calls.call(model, model_string, "judge" if q.judged else "judge_exact",
+                                     JUDGE_SYSTEM, [judge_message(q, item.answer)], q.id)
         text = reply.concat_text()
         try:
             item.judge = parse_judge_reply(text)
@@ -282,7 +307,7 @@ async def _judge(cell: Any, model: Any, model_string: str, answered: list[Answer
 
 
 async def _next_action(model: Any, qa: QATable, compacted: Sequence[Message],
-                       history: Sequence[Message], case: Any, calls: QACalls,
+                       history: Sequence[Message] | None, case: Any, calls: QACalls,
                        notes: list[str]) -> NextActionResult | None:
     system = next_action_system(case.tools)
     lead_in = agent_view(case.lead_in)
@@ -294,7 +319,7 @@ async def _next_action(model: Any, qa: QATable, compacted: Sequence[Message],
         return None
     action = parse_action(reply)
     full_action = None
-    if qa.full_context:
+    if history is not None:
         try:
             full_reply = await calls.call(model, qa.answerer.model, "next_action_full", system,
                                           [*agent_view(history), *lead_in])
@@ -309,10 +334,9 @@ async def _next_action(model: Any, qa: QATable, compacted: Sequence[Message],
         reply=reply.concat_text())
 
 
-def _write_cell(out: Path, cell: Any, question_set: QuestionSet, qa: QATable,
-                answered: list[AnsweredQuestion], next_result: NextActionResult | None,
-                metrics: dict[str, Any], notes: list[str]) -> str:
-    rel = f"{QA_DIR}/{cell.cell_id}.json"
+def _cell_json(cell: Any, question_set: QuestionSet, qa: QATable,
+               answered: list[AnsweredQuestion], next_result: NextActionResult | None,
+               metrics: dict[str, Any], notes: list[str]) -> str:
     data = {
         "cell_id": cell.cell_id, "key": cell.key, "session_id": cell.session_id,
         "question_set": question_set.key, "boundary": question_set.boundary,
@@ -321,8 +345,4 @@ def _write_cell(out: Path, cell: Any, question_set: QuestionSet, qa: QATable,
         "next_action": next_result.to_dict() if next_result is not None else None,
         "notes": notes + list(question_set.notes),
     }
-    path = out / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(redact(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n",
-                    encoding="utf-8")
-    return rel
+    return redact(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n"

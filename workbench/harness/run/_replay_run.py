@@ -22,6 +22,7 @@ from typing import Any
 
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._strategy_spec import StrategyEntry
+from workbench.harness.experiment._validate import check_replay_count
 from workbench.harness.results._replays import REPLAY_COLUMNS
 from workbench.harness.results._store import ResultsStore, utc_now
 
@@ -65,6 +66,9 @@ def replay_tasks(experiment: Experiment,
         chosen = [s for s in sessions if s.id in wanted or str(s.path) in files]
     else:
         chosen = list(sessions)
+    # The whole product, before it is built.
+    check_replay_count(len(chosen), len(_strategies(experiment)), len(spec.windows),
+                       len(spec.thresholds))
     return [(session, entry, int(window), None if threshold == "policy" else float(threshold))
             for session in chosen for entry in _strategies(experiment)
             for window in spec.windows if window is not None

@@ -11,8 +11,12 @@ One writer per folder: the run holds `RunLock` from before it reads the store un
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
 A new folder has nothing to resume, so its store is created, migrated and given the run's own
 rows by the writer thread while the first calls go out.
-With a budget, every model call reserves its estimated cost first (`BudgetedModel`). Everything
-written (spec copy, rows, logs) passes through the redaction layer.
+
+Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
+cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
+budget, every call about to be sent reserves its estimated cost first (`BudgetStep`). The run
+keeps its caches in one `workbench._memo.RunMemo`, dropped when it ends. Everything written
+(spec copy, rows, logs) passes through the redaction layer.
 """
 
 from __future__ import annotations
@@ -23,24 +27,38 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from workbench._memo import run_memo
 from workbench._redact import install_log_redaction, redact, register_secrets_in
+from workbench._storage import write_atomic
 from workbench._version import __version__
 from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
-from workbench.harness.run._budget import BudgetedModel, RunBudget
-from workbench.harness.run._cell_run import CellOutcome, error_outcome
+from workbench.harness.run._budget import BudgetStep, RunBudget
+from workbench.harness.run._cell_run import error_result
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
+from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
 from workbench.harness.run._heap import still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_estimate import QA_OUTPUT_TOKENS
 from workbench.harness.run._run_folder import check_run_folder, fresh_folder
+from workbench.harness.run._run_models import (
+    load_cell_model,
+    load_qa_model,
+    qa_entry,
+)
 from workbench.harness.run.executors import CellJob, Executor, make_executor
+from workbench.models._pipeline import Step, compose
 from workbench.models._shared import SharedCalls
+
+__all__ = ["BUDGET_MESSAGE", "BUDGET_STOPPED", "ModelFactory", "QAModelFactory", "cells_to_run",
+           "default_out", "load_qa_model", "log", "qa_entry", "run_experiment",
+           "run_experiment_async", "write_spec"]
 
 log = logging.getLogger("workbench.harness")
 
@@ -66,10 +84,11 @@ def write_spec(experiment: Experiment, out: Path) -> Path:
     base = str(Path(experiment.base_dir or ".").resolve())
     as_run = experiment.model_copy(update={"base_dir": base})
     path = out / SPEC_FILE
-    path.write_text(redact(as_run.to_toml()), encoding="utf-8")
+    write_atomic(path, redact(as_run.to_toml()))
     return path
 
 
+@storage_faults
 async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
@@ -112,7 +131,18 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         ConfigError: `out` holds the cells of an experiment with different cells (see
             `check_run_folder`), and `new` is false.
     """
-    experiment = _coerce(spec)
+    with run_memo():  # every cache the run keeps, dropped when it ends
+        return await _run_async(_coerce(spec), out, retry_errors, dry_run, progress,
+                                model_factory, concurrency, new, share_calls, only_sessions,
+                                check_folder, executor, address, qa_model_factory)
+
+
+async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool, dry_run: bool,
+                     progress: bool, model_factory: ModelFactory | None,
+                     concurrency: int | None, new: bool, share_calls: bool | SharedCalls,
+                     only_sessions: Collection[str] | None, check_folder: bool,
+                     executor: str | None, address: str | None,
+                     qa_model_factory: QAModelFactory | None) -> Any:
     out = fresh_folder(Path(out)) if new else Path(out)
     if check_folder:
         check_run_folder(experiment, out)
@@ -160,8 +190,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 
         def started(s: ResultsStore) -> None:  # the executor, and the cells that cannot start
             s.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
-            for cell in doomed:
-                s.record_cell(error_outcome(cell, plan.doomed[cell.cell_id], run_id).row)
+            s.record_results(error_result(cell, plan.doomed[cell.cell_id], run_id)
+                             for cell in doomed)
 
         def new_folder(s: ResultsStore) -> None:
             open_run(s)
@@ -170,6 +200,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
         # A new folder has nothing to resume: its store is made by the writer thread while the
         # first calls go out (the `CellWriter` prelude). An existing one is read here first.
         store: ResultsStore | None = ResultsStore(db_path) if db_path.exists() else None
+        writer: CellWriter | None = None
         try:
             if store is not None:
                 store.mark_interrupted()
@@ -203,7 +234,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                             # checkpointed once, when this one closes at the end.
                             store = ResultsStore(db_path)
                     finally:
-                        writer.close()
+                        writer.flush()  # every cell written; its checkpoint goes on meanwhile
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
@@ -224,15 +255,19 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
 
             return Results.from_store(out, store)
         finally:
-            if store is not None:
-                store.close()
+            try:
+                if writer is not None:
+                    writer.close()
+            finally:
+                if store is not None:
+                    store.close()
 
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
     """The cells a run (or its dry run) still has to do: not stored yet, stopped by the budget
-    after billing (they run again), or stored as errors when `retry_errors`."""
+    after billing or by a storage fault (run again), or stored as errors when `retry_errors`."""
     stored = store.cell_statuses()
-    rerun = store.cells_with_error_type(BUDGET_STOPPED)
+    rerun = {c for t in (BUDGET_STOPPED, STORAGE_ERROR) for c in store.cells_with_error_type(t)}
     return [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
             or (retry_errors and stored[c.cell_id] == "error")]
 
@@ -247,9 +282,9 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
     from tqdm.auto import tqdm
 
     budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *billed)
-    wrappers: dict[str, list[BudgetedModel]] = {}
+    budget_steps: dict[str, list[BudgetStep]] = {}
     stopped: list[str] = []
-    skipped = 0
+    skipped, faults = 0, HeldFaults()  # faults: cells a full or read-only disk stopped
     models: dict[tuple[int, int | None], Any] = {}
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
@@ -258,7 +293,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             return model_factory(cell)
         key = (cell.model_index, cell.window)
         if key not in models:
-            models[key] = _load_model(experiment, cell)
+            models[key] = load_cell_model(experiment, cell)
         return models[key]
 
     qa_models: dict[str, Any] = {}
@@ -270,62 +305,64 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             qa_models[role] = load_qa_model(experiment, role)
         return qa_models[role]
 
-    def model_for(c: Cell, role: str | None = None) -> Any:
-        # Sharing sits outside the budget: a cell answered by another cell's call never
-        # reserves. Repeats are independent samples: they never share a call.
+    def model_for(c: Cell, role: str | None = None, *, record: Step | None = None,
+                  slot: Step | None = None) -> Any:
+        """A cell's model (a ``[qa]`` model with `role`) and every step its calls pass, in
+        the pipeline's order: record (the cell's), window and cache (the model's own, from
+        its string), share (the run's table; repeats are independent samples and never
+        share), slot (the executor's), budget (when the spec sets one)."""
         if role is None:
             model, string, params = base_model(c), c.model_string, c.params
         else:
             entry = qa_entry(experiment, role)
             model, string, params = qa_base(c, role), entry.model, entry.params
+        budget_step = None
         if budget.active:
             default = OUTPUT_TOKENS_ESTIMATE if role is None else QA_OUTPUT_TOKENS
-            model = BudgetedModel(model, budget, string, output_tokens=int(
+            budget_step = BudgetStep(budget, string, output_tokens=int(
                 params.get("max_tokens") or default))
-            wrappers.setdefault(c.cell_id, []).append(model)
-        return shared.wrap(model, scope=c.repeat)
+            budget_steps.setdefault(c.cell_id, []).append(budget_step)
+        return compose(model, record=record, share=shared.step(scope=c.repeat),
+                       budget=budget_step, slot=slot)
 
-    def record(outcome: CellOutcome) -> None:
+    def record(result: CellResult) -> None:
         nonlocal skipped
-        cell_wrappers = wrappers.pop(outcome.row["cell_id"], [])
+        steps = budget_steps.pop(result.cell_id, [])
         if executor.kind != "local":
             # Remote workers call their own models, not the driver's budgeted ones: the
             # budget learns their spend from the finished cell.
-            budget.charge(outcome.row)
-        if any(w.refused for w in cell_wrappers):
+            budget.charge(result)
+        if any(s.refused for s in steps):
             if not stopped:
                 stopped.append(budget.reached() or "no room for another call")
             skipped += 1
-            if not _billed(outcome.row):
+            if not result.billed:
                 return  # nothing was billed: the cell simply runs next time
-            outcome.row["error_type"] = BUDGET_STOPPED
-        writer.put(outcome.row, outcome.attempts)
+            result.error_type = BUDGET_STOPPED
+        if faults.hold(result.error_type, result.error_message):
+            return  # not stored: it runs again on resume, its reply then from the cache
+        writer.put(result)
         bar.update(1)
 
     job = CellJob(experiment=experiment, out=out, run_id=run_id, cells=todo,
                   sessions={s.id: s for s in sessions}, variants=variants,
                   concurrency=concurrency or experiment.concurrency, model_for=model_for,
-                  record=record, budget_reached=budget.reached, model_factory=model_factory,
-                  shared=shared,
+                  record=record, model_factory=model_factory, shared=shared,
+                  budget_reached=lambda: faults.stop_reason() or budget.reached(),
                   qa_bank=qa_bank, qa_model_factory=qa_model_factory)
     try:
         with still_heap():  # no pass over the loaded heap stalls the calls in flight
             report = await executor.run(job)
     finally:
         bar.close()
+    faults.raise_first()
     reason = stopped[0] if stopped else report.stopped
     if reason:
         message = (BUDGET_MESSAGE.format(what=reason, left=skipped + report.skipped) + " "
                    + budget.spent_line())
-        log.warning(message)
-        print(message)
+        log.warning(message)  # once: the CLI exits 4 and does not repeat it
         return "budget_reached"
     return "finished"
-
-
-def _billed(row: dict[str, Any]) -> bool:
-    return bool(row.get("spent_cost") or row.get("spent_input_tokens")
-                or row.get("spent_output_tokens"))
 
 
 def _executor(experiment: Experiment, kind: str | None, address: str | None) -> Executor:
@@ -336,46 +373,6 @@ def _executor(experiment: Experiment, kind: str | None, address: str | None) -> 
         return make_executor(kind, address)
     return make_executor("ray", address or spec.address, cpus_per_cell=spec.cpus_per_cell,
                          max_retries=spec.max_retries)
-
-
-def _load_model(experiment: Experiment, cell: Cell) -> Any:
-    from workbench.models import load_model
-
-    cache = experiment.cache
-    kwargs: dict[str, Any] = {}
-    if cache.mode is not None:
-        kwargs["cache"] = cache.mode
-    if cache.path or experiment.models[cell.model_index].cache_path:
-        kwargs["cache_path"] = experiment.cache_file(cell.model_index)
-    return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
-
-
-def qa_entry(experiment: Experiment, role: str) -> Any:
-    """The ``[qa]`` model entry of `role` (``answerer``, ``judge``, ``probe_author``).
-
-    Raises:
-        ConfigError: the experiment names no model for that role.
-    """
-    from workbench.errors import ConfigError
-
-    entry = experiment.qa.models().get(role) if experiment.qa is not None else None
-    if entry is None:
-        raise ConfigError(f"the experiment's [qa] table names no {role} model")
-    return entry
-
-
-def load_qa_model(experiment: Experiment, role: str) -> Any:
-    """The ``[qa]`` model of `role`, loaded like a summarizer (the experiment's cache)."""
-    from workbench.models import load_model
-
-    entry = qa_entry(experiment, role)
-    cache = experiment.cache
-    kwargs: dict[str, Any] = {}
-    if cache.mode is not None:
-        kwargs["cache"] = cache.mode
-    if cache.path:
-        kwargs["cache_path"] = experiment.resolve_path(cache.path)
-    return load_model(entry.model, **kwargs, **entry.params)
 
 
 def default_out(experiment: Experiment) -> Path:

@@ -80,6 +80,13 @@ class Problems:
         self.skipped.append(str(err))
         warnings.warn(f"skipped a bad record: {err}", stacklevel=3)
 
+    def duplicate(self, where: int | str, first: int | str, key: object) -> None:
+        """Note a record read once because it repeats the one at `first` (same id and content)."""
+        note = SessionFormatError(str(self.path), where,
+                                  f"a duplicate of {first} (id {key!r}); read once")
+        self.skipped.append(str(note))
+        warnings.warn(f"read a duplicate record once: {note}", stacklevel=3)
+
     def into(self, meta: dict[str, Any]) -> dict[str, Any]:
         """Store the skipped records under ``meta["warnings"]`` and return `meta`."""
         meta["warnings"] = list(self.skipped)

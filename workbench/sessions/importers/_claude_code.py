@@ -6,6 +6,12 @@ importer builds one assistant message per ``message.id`` at the place of its fir
 tool results that were interleaved come after it. ``progress``, ``file-history-snapshot`` and
 ``queue-operation`` records duplicate content or are UI state and are skipped (counted in
 ``meta["skipped_records"]``); a ``system/compact_boundary`` becomes a recorded compaction point.
+A line repeating an earlier record byte for byte (same ``uuid``) is read once and noted in
+``meta["warnings"]``.
+
+A sub-agent transcript carries its parent's ``sessionId``; loaded on its own (a glob over a
+project folder picks up ``<session>/subagents/agent-*.jsonl`` too) it gets the id it has under
+``include_subagents``, ``<session>/agent-<agentId>``, so it is never taken for its parent.
 """
 
 from __future__ import annotations
@@ -114,7 +120,8 @@ class _Reader:
         self.titles: list[str] = []
 
     def read(self) -> None:
-        for number, rec in iter_json_lines(self.path, self.problems, EXPECTED_LINE):
+        for number, rec in iter_json_lines(self.path, self.problems, EXPECTED_LINE,
+                                           identity=_uuid):
             if not isinstance(rec, dict):
                 self.problems.bad(number, f"record is a JSON {type(rec).__name__}, not an object",
                                   expected="a Claude Code record object with a 'type'")
@@ -237,10 +244,20 @@ class _Reader:
                        meta=meta)
 
 
+def _uuid(record: object) -> object:
+    return record.get("uuid") if isinstance(record, dict) else None
+
+
 def _read_file(path: Path, errors: str, sid: str | None = None) -> Session:
     reader = _Reader(path, Problems(path, errors))
     reader.read()
-    return reader.session(sid or str(reader.envelope.get("sessionId") or path.stem))
+    parent = str(reader.envelope.get("sessionId") or path.stem)
+    agent = reader.envelope.get("agentId")
+    if sid is None and isinstance(agent, str) and agent:
+        session = reader.session(f"{parent}/agent-{agent}")
+        session.meta["parent_session"] = parent
+        return session
+    return reader.session(sid or parent)
 
 
 def _acompact_summary(path: Path, errors: str) -> dict[str, Any] | None:

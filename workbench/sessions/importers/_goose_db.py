@@ -6,6 +6,14 @@ falls back to the defaults (both visible). Every message is kept with its visibi
 ``usage_ledger`` rows (one per billed call, compaction calls flagged) become ``meta["usage"]``.
 `write_goose_db_session` is the one writer: it replaces a session's messages the way Goose's
 ``replace_conversation`` does after a compaction.
+
+Rows are read with their types checked and their sizes bounded (`_goose_db_rows`): a
+timestamp that is text, or a content larger than `MAX_RECORD_BYTES`, is a bad record naming
+the row and column. Before any message is read, the sessions selected are counted: more than
+`MAX_MESSAGES` messages, or more than `MAX_FILE_BYTES` of content, is an error asking to select
+fewer sessions; then the messages are streamed from the cursor. A message row repeating an
+earlier one (same ``message_id``, role, time, content and metadata) is read once and noted in
+``meta["warnings"]``.
 """
 
 from __future__ import annotations
@@ -21,14 +29,31 @@ from typing import Any
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import Message
+from workbench.sessions._limits import (
+    MAX_FILE_BYTES,
+    MAX_RECORD_BYTES,
+    SELECT_FEWER,
+    check_message_count,
+)
 from workbench.sessions._registry import importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._goose_common import read_goose_message, visibility_meta
+from workbench.sessions.importers._goose_db_rows import (
+    build_message,
+    checked_row,
+    guarded_rows,
+    message_of,
+    message_rows,
+    number,
+    same_record,
+    session_infos,
+    table_columns,
+    text,
+)
 from workbench.sessions.importers._readers import Problems, loads
 
 FORMAT = "goose-db"
 SQLITE_MAGIC = "SQLite format 3"
-EXPECTED_CONTENT = "a JSON array of Goose content items in content_json"
 _SESSION_SCALARS = ("name", "description", "session_type", "working_dir", "created_at",
                     "updated_at", "provider_name", "schedule_id", "project_id",
                     "parent_session_id", "goose_mode", "total_tokens", "input_tokens",
@@ -36,6 +61,10 @@ _SESSION_SCALARS = ("name", "description", "session_type", "working_dir", "creat
                     "accumulated_total_tokens", "accumulated_input_tokens",
                     "accumulated_output_tokens", "accumulated_cache_read_tokens",
                     "accumulated_cache_write_tokens", "accumulated_cost")
+SESSION_COLUMNS = ("id", *_SESSION_SCALARS, "model_config_json")
+LEDGER_TEXT = ("model", "cost_source")
+LEDGER_NUMBERS = ("id", "created_timestamp", "input_tokens", "output_tokens", "total_tokens",
+                  "cache_read_tokens", "cache_write_tokens", "cost", "is_compaction")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -82,71 +111,60 @@ def list_goose_sessions(path: str | Path) -> list[dict[str, Any]]:
         One dict per session: ``id``, ``name`` (falls back to the legacy description),
         ``created`` (the ``created_at`` text) and ``messages`` (row count).
     """
-    with closing(_open_checked(Path(path))) as conn:
-        rows = conn.execute(
-            "SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n "
-            "FROM sessions s ORDER BY s.created_at, s.id").fetchall()
-    return [{"id": r["id"], "name": _name(r), "created": r["created_at"], "messages": r["n"]}
-            for r in rows]
+    path = Path(path)
+    with closing(_open_checked(path)) as conn:
+        infos = session_infos(conn, path, "raise", SESSION_COLUMNS)
+        counts = dict(conn.execute("SELECT session_id, COUNT(*) FROM messages "
+                                   "GROUP BY session_id").fetchall())
+    return [{"id": sid, "name": _name(info), "created": info.get("created_at"),
+             "messages": counts.get(sid, 0)} for sid, info in infos]
 
 
-def _name(row: sqlite3.Row) -> str:
-    keys = row.keys()
-    name = row["name"] if "name" in keys else ""
-    if not name and "description" in keys:
-        name = row["description"]
-    return name or ""
+def _name(info: dict[str, object]) -> str:
+    name = info.get("name") or info.get("description") or ""
+    return name if isinstance(name, str) else str(name)
 
 
 def _read_messages(conn: sqlite3.Connection, sid: str, problems: Problems,
                    stats: dict[str, int]) -> list[Message]:
     out: list[Message] = []
-    rows = conn.execute(
-        "SELECT * FROM messages WHERE session_id = ? ORDER BY created_timestamp, id", (sid,))
-    for row in rows:
-        where = f"messages row {row['id']}"
-        if row["role"] not in ("user", "assistant"):
-            stats["skipped_roles"] += 1
+    first: dict[str, tuple[int, str]] = {}  # message_id -> (row id, where) of its first row
+    for row_id, values in message_rows(conn, sid):
+        where = f"messages row {row_id}"
+        if values is None:  # a value of the wrong type or size: say which, cell by cell
+            raw = message_of(checked_row(conn, row_id), where, problems, stats)
+        else:
+            raw = build_message(values, where, problems, stats)
+        if raw is None:
             continue
-        try:
-            content = loads(row["content_json"])
-        except (TypeError, json.JSONDecodeError) as exc:
-            problems.bad(where, f"invalid JSON: {exc}", expected=EXPECTED_CONTENT)
-            continue
-        if not isinstance(content, list):
-            problems.bad(where, f"content_json is a JSON {type(content).__name__}",
-                         expected=EXPECTED_CONTENT)
-            continue
-        meta = _metadata(row["metadata_json"] if "metadata_json" in row.keys() else None)
-        if meta is None:
-            stats["metadata_defaults"] += 1
-            meta = {"userVisible": True, "agentVisible": True}
-        created = row["created_timestamp"] or 0
-        raw = {"id": row["message_id"] if "message_id" in row.keys() else None,
-               "role": row["role"], "created": int(created / 1000) if created > 1e10 else created,
-               "content": content, "metadata": meta}
+        if raw["id"]:
+            earlier = first.setdefault(raw["id"], (row_id, where))
+            if earlier[0] != row_id and same_record(conn, earlier[0], row_id):
+                problems.duplicate(where, earlier[1], raw["id"])
+                continue
         msg = read_goose_message(raw, where, problems)
         if msg is not None:
             out.append(msg)
     return out
 
 
-def _metadata(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        value = loads(text)
-    except (TypeError, json.JSONDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _ledger(conn: sqlite3.Connection, sid: str) -> list[dict[str, Any]]:
+def _ledger(conn: sqlite3.Connection, sid: str, problems: Problems) -> list[dict[str, object]]:
     if "usage_ledger" not in _tables(conn):
         return []
-    rows = conn.execute("SELECT * FROM usage_ledger WHERE session_id = ? "
-                        "ORDER BY created_timestamp, id", (sid,))
-    return [dict(r) for r in rows]
+    present = table_columns(conn, "usage_ledger")
+    found = []
+    for row in guarded_rows(conn, "usage_ledger", (*LEDGER_NUMBERS, *LEDGER_TEXT), present,
+                            "WHERE session_id = ? ORDER BY created_timestamp, id", (sid,)):
+        where = "usage_ledger row " + str(row["id"].value if "id" in row else "?")
+        entry: dict[str, object] = {"session_id": sid}
+        for name in LEDGER_NUMBERS:
+            if name in row:
+                entry[name] = number(row, name, where, problems)
+        for name in LEDGER_TEXT:
+            if name in row:
+                entry[name] = text(row, name, where, problems)
+        found.append(entry)
+    return found
 
 
 def _usage(ledger: list[dict[str, Any]], session_row: dict[str, Any]) -> dict[str, Any] | None:
@@ -170,22 +188,22 @@ def _usage(ledger: list[dict[str, Any]], session_row: dict[str, Any]) -> dict[st
                  cost=session_row.get("accumulated_cost")).to_dict()
 
 
-def _session(conn: sqlite3.Connection, path: Path, row: sqlite3.Row, errors: str) -> Session:
-    sid = row["id"]
-    problems = Problems(f"{path}#{sid}", errors)
+def _session(conn: sqlite3.Connection, path: Path, sid: str, info: dict[str, object]) -> Session:
+    problems = info.pop("_problems")
+    assert isinstance(problems, Problems)  # put there by session_infos
     stats = {"skipped_roles": 0, "metadata_defaults": 0}
     messages = _read_messages(conn, sid, problems, stats)
-    info = dict(row)
-    ledger = _ledger(conn, sid)
+    ledger = _ledger(conn, sid, problems)
     meta: dict[str, Any] = {k: info[k] for k in _SESSION_SCALARS if k in info}
-    meta["name"] = _name(row)
+    meta["name"] = _name(info)
+    config_json = info.get("model_config_json")
     try:
-        model_config = loads(info.get("model_config_json") or "null")
+        model_config = loads(config_json) if isinstance(config_json, str) else None
     except json.JSONDecodeError:
-        model_config = info.get("model_config_json")
+        model_config = config_json
     meta["model_config"] = model_config
     models = [r["model"] for r in ledger if r.get("model")]
-    if isinstance(model_config, dict) and model_config.get("model_name"):
+    if isinstance(model_config, dict) and isinstance(model_config.get("model_name"), str):
         models.insert(0, model_config["model_name"])
     meta["models"] = list(dict.fromkeys(models))
     usage = _usage(ledger, info)
@@ -226,16 +244,40 @@ def load_goose_db(path: Path, errors: str = "raise", session_id: str | list[str]
 
 def _load(path: Path, errors: str, wanted: list[str] | None) -> list[Session]:
     with closing(_open_checked(path)) as conn:
-        rows = conn.execute("SELECT * FROM sessions ORDER BY created_at, id").fetchall()
+        infos = session_infos(conn, path, errors, SESSION_COLUMNS)
         if wanted is not None:
-            by_id = {r["id"]: r for r in rows}
+            by_id = dict(infos)
             missing = [w for w in wanted if w not in by_id]
             if missing:
                 known = ", ".join(by_id) or "(none)"
                 raise SessionFormatError(str(path), None, f"no session {missing[0]!r}; "
                                          f"sessions in this file: {known}")
-            rows = [by_id[w] for w in wanted]
-        return [_session(conn, path, r, errors) for r in rows]
+            infos = [(w, by_id[w]) for w in dict.fromkeys(wanted)]
+        _check_selected(conn, path, [sid for sid, _ in infos], wanted is None)
+        return [_session(conn, path, sid, info) for sid, info in infos]
+
+
+def _check_selected(conn: sqlite3.Connection, path: Path, sids: list[str], every: bool) -> None:
+    """Refuse, before reading any message, sessions holding more messages or content than one
+    session file may (`MAX_MESSAGES`, `MAX_FILE_BYTES`)."""
+    # Rows over the record limit are never fetched (each is a bad record): not counted here.
+    sized = "content_json" in table_columns(conn, "messages")
+    fetched = (f"COALESCE(SUM(CASE WHEN length(content_json) <= {MAX_RECORD_BYTES} THEN "
+               "length(content_json) END), 0)")
+    totals = f"SELECT COUNT(*), {fetched if sized else '0'} FROM messages"
+    count = size = 0
+    if every:
+        count, size = conn.execute(totals).fetchone()
+    for start in range(0, 0 if every else len(sids), 500):
+        chunk = sids[start:start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        more, bytes_ = conn.execute(f"{totals} WHERE session_id IN ({marks})", chunk).fetchone()
+        count, size = count + more, size + bytes_
+    check_message_count(path, count, selected=True)
+    if size > MAX_FILE_BYTES:
+        raise SessionFormatError(str(path), None, f"the sessions selected hold {size:,} bytes "
+                                 f"of messages; the limit is {MAX_FILE_BYTES:,} per session "
+                                 f"file ({SELECT_FEWER})")
 
 
 def _message_row(session_id: str, message: Message) -> tuple[Any, ...]:

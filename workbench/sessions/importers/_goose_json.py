@@ -20,7 +20,12 @@ from workbench.sessions.importers._goose_common import (
     read_goose_message,
     visibility_meta,
 )
-from workbench.sessions.importers._readers import Problems, first_element, load_json_document
+from workbench.sessions.importers._readers import (
+    Problems,
+    first_element,
+    load_json_document,
+)
+from workbench.sessions.importers._records import Duplicates
 
 FORMAT = "goose-json"
 EXPECTED_DOC = ("a Goose session object with a 'conversation' (or 'messages') list of Goose "
@@ -71,7 +76,13 @@ def load_goose_json(path: Path, errors: str = "raise", **select: Any) -> list[Se
     items = _conversation(data, path)
     problems = Problems(path, errors)
     messages: list[Message] = []
+    seen = Duplicates()
     for i, raw in enumerate(items):
+        first = seen.first_of(raw.get("id"), raw, f"conversation[{i}]") if isinstance(
+            raw, dict) else None
+        if first is not None:
+            problems.duplicate(f"conversation[{i}]", first, raw["id"])
+            continue
         msg = read_goose_message(raw, f"conversation[{i}]", problems)
         if msg is not None:
             messages.append(msg)

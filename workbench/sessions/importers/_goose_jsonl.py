@@ -1,7 +1,8 @@
 """Goose's legacy session files (``sessions/<id>.jsonl``): a metadata line, then one message per line.
 
 Goose itself skips lines that do not parse; here a bad line raises `SessionFormatError` naming the
-file and line, or with ``errors="skip"`` is skipped and counted in ``meta["warnings"]``.
+file and line, or with ``errors="skip"`` is skipped and counted in ``meta["warnings"]``. A line
+repeating an earlier message byte for byte (same ``id``) is read once and noted there too.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def _detect(path: Path, head: str) -> bool:
     return looks_like_goose_message(lines[0])
 
 
+def _message_id(record: object) -> object:
+    return record.get("id") if isinstance(record, dict) and "role" in record else None
+
+
 @importer(FORMAT, detect=_detect, description="Goose legacy session JSONL")
 def load_goose_jsonl(path: Path, errors: str = "raise", **select: Any) -> list[Session]:
     """Load a legacy Goose ``.jsonl`` session (id = file stem).
@@ -52,7 +57,7 @@ def load_goose_jsonl(path: Path, errors: str = "raise", **select: Any) -> list[S
     problems = Problems(path, errors)
     messages: list[Message] = []
     header: dict[str, Any] = {}
-    for number, raw in iter_json_lines(path, problems, EXPECTED_LINE):
+    for number, raw in iter_json_lines(path, problems, EXPECTED_LINE, identity=_message_id):
         if number == 1 and _is_metadata(raw):
             header = raw
             continue

@@ -43,6 +43,7 @@ from workbench.sessions.importers._agent_common import (
     usage_from_openai,
 )
 from workbench.sessions.importers._readers import loads
+from workbench.sessions.importers._records import Duplicates
 
 FORMAT = "openhands"
 EXPECTED = "an OpenHands event stream: a JSON array of event objects"
@@ -137,10 +138,15 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
         messages.append(msg)
         return msg
 
+    seen = Duplicates()
     for i, event in enumerate(events):
         if not isinstance(event, dict) or not ("action" in event or "observation" in event):
             problems.bad(f"event[{i}]", "an event that is neither an action nor an observation",
                          expected='an object with "action" or "observation"')
+            continue
+        first = seen.first_of(event.get("id"), event, f"event[{i}]")
+        if first is not None:
+            problems.duplicate(f"event[{i}]", first, event["id"])
             continue
         created = _created(event, created)
         if event.get("source") == "environment":

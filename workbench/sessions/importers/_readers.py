@@ -19,16 +19,19 @@ import codecs
 import contextlib
 import contextvars
 import json
+import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import SessionFormatError
 from workbench.messages import CallToolResult, McpBlock, ToolResponse, ToolResponseResult
+from workbench.sessions._limits import MAX_MESSAGES, MAX_RECORD_BYTES, check_message_count
+from workbench.sessions.importers._records import json_lines
 
 _HEAD_LINES = 8
 _DECODER = json.JSONDecoder()
@@ -156,7 +159,7 @@ def too_deep_at(text: str, limit: int = MAX_REPORTED_DEPTH) -> int:
 
 
 class Problems:
-    """Collects (or raises) bad-record errors for one file.
+    """Collects (or raises) bad-record errors for one file, and notes duplicate records.
 
     Args:
         path: The file being read (named in every error).
@@ -167,36 +170,62 @@ class Problems:
         self.path = str(path)
         self.errors = errors
         self.warnings: list[str] = []
+        self.skipped = 0
+        self.duplicates = 0
 
     def bad(self, line: int | str | None, message: str, expected: str | None = None) -> None:
         """Report a bad record: raise under ``"raise"``, remember it under ``"skip"``."""
         err = SessionFormatError(self.path, line, message, expected=expected)
         if self.errors == "raise":
             raise err
+        self.skipped += 1
         self.warnings.append(str(err))
 
+    def duplicate(self, where: int | str, first: int | str, key: Any) -> None:
+        """Note a record read once because it repeats the one at `first` (same id, same text)."""
+        self.duplicates += 1
+        place = f"line {first}" if isinstance(first, int) else str(first)
+        self.warnings.append(str(SessionFormatError(
+            self.path, where, f"a duplicate of {place} (id {key!r}); read once")))
+
     def finish(self, meta: dict[str, Any]) -> dict[str, Any]:
-        """Store the skipped-record messages in ``meta["warnings"]`` and warn once; returns meta."""
+        """Store the skipped and duplicate records in ``meta["warnings"]`` (the duplicates'
+        count in ``meta["duplicates"]``) and warn once; returns meta."""
         meta["warnings"] = list(meta.get("warnings") or []) + self.warnings
-        if self.warnings:
-            warnings.warn(f"{self.path}: skipped {len(self.warnings)} bad record(s); "
-                          "see session.meta['warnings']", stacklevel=3)
+        if self.duplicates:
+            meta["duplicates"] = self.duplicates
+        parts = [f"skipped {self.skipped} bad record(s)"] if self.skipped else []
+        parts += [f"read {self.duplicates} duplicate record(s) once"] if self.duplicates else []
+        if parts:
+            warnings.warn(f"{self.path}: {'; '.join(parts)}; see session.meta['warnings']",
+                          stacklevel=3)
         return meta
 
 
-def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[tuple[int, Any]]:
+def iter_json_lines(path: Path, problems: Problems, expected: str,
+                    identity: Callable[[Any], Any] | None = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSONL file.
 
-    Streams the file, so one huge line costs one parse. A line that is not JSON (nested too
-    deeply included) or not UTF-8 goes to `problems` with the parser's message.
+    Streams the file, so one huge line costs one parse, and a line over `MAX_RECORD_BYTES` is
+    a bad record read past without being held; more than `MAX_MESSAGES` records is an error.
+    A line that is not JSON (nested too deeply included) or not UTF-8 goes to `problems` with
+    the parser's message. With `identity` (record -> its id, or None), a line repeating an
+    earlier one with the same id byte for byte is noted as a duplicate and not yielded.
     """
-    offset = 0
+    offset = records = 0
+    # id -> (line number, offset, length) of its first line; only a repeated id of the same
+    # length reads that line again to compare, so unique records cost nothing.
+    first: dict[Any, tuple[int, int, int]] = {}
     with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            start, offset = offset, offset + len(raw)
+        for number, (raw, length, size) in enumerate(json_lines(fh), start=1):
+            start, offset = offset, offset + length
+            if raw is None:
+                problems.bad(number, f"the record is {size:,} bytes long; the limit is "
+                             f"{MAX_RECORD_BYTES:,} bytes per record", expected=expected)
+                continue
             if number == 1 and raw.startswith(BOM):
                 raw, start = raw[len(BOM):], len(BOM)
-            if not raw.strip():
+            if not raw or raw.isspace():
                 continue
             try:
                 line = raw.decode("utf-8")
@@ -210,6 +239,16 @@ def iter_json_lines(path: Path, problems: Problems, expected: str) -> Iterator[t
             except json.JSONDecodeError as exc:
                 problems.bad(number, f"invalid JSON: {exc}", expected=expected)
                 continue
+            key = identity(value) if identity is not None else None
+            if isinstance(key, str | int) and not isinstance(key, bool) and key != "":
+                earlier = first.setdefault(key, (number, start, len(raw)))
+                if earlier[0] != number and earlier[2] == len(raw) and os.pread(
+                        fh.fileno(), earlier[2], earlier[1]) == raw:
+                    problems.duplicate(number, earlier[0], key)
+                    continue
+            records += 1
+            if records > MAX_MESSAGES:
+                check_message_count(path, records)
             yield number, value
 
 

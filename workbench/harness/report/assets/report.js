@@ -211,7 +211,9 @@
     const m = q.metrics || {};
     box.appendChild(el("p", {cls: "wb-note", text: "answerer " + (q.answerer || "—") +
       (q.judge ? " · judge " + q.judge : "") + " · exact questions right " + pct(m.qa_accuracy) +
-      " · loss against the full history " + pct(m.qa_loss)}));
+      " · lost against the full history: exact " + (m.qa_loss_exact === undefined ? "n/a" : pct(m.qa_loss_exact)) +
+      ", open " + (m.qa_loss_open === undefined ? "n/a" : pct(m.qa_loss_open)) +
+      " · gained " + (m.qa_gain === undefined ? "n/a" : pct(m.qa_gain))}));
     const head = el("tr", {}, ["kind", "question", "expected", "answer", "grade", "full history", "judge"]
       .map(function (h) { return el("th", {text: h}); }));
     const rows = (q.questions || []).map(function (r) {

@@ -2,8 +2,9 @@
 
 The runner (``workbench.harness.run._runner``) owns the run folder: it expands the cells, opens the
 results store, keeps the budget and the progress bar. An executor only decides *where* cells
-run. It gets a `CellJob` and calls ``job.record(outcome)`` on the driver, once per finished cell,
-in completion order; the runner's callback writes the store. Nothing else writes the run folder.
+run. It gets a `CellJob` and calls ``job.record(result)`` on the driver with each finished cell's
+`CellResult`, in completion order; the runner's callback hands it to the store's writer. Nothing
+else writes the run folder.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ class CellJob:
         sessions: Session id -> loaded `Session`.
         variants: Template variant name -> resolved `Variant`.
         concurrency: The global limit: model calls in flight (local), cells in flight (Ray).
-        model_for: Driver-side ``(cell, role=None) -> CompactionModel`` (the local executor
-            calls it: the summarizer, or with a role a ``[qa]`` model).
+        model_for: Driver-side ``(cell, role=None, *, record=None, slot=None) ->
+            CompactionModel``: the cell's model pipeline (the summarizer, or with a role a
+            ``[qa]`` model), with the cell's record step and the executor's slot step.
         model_factory: The user's factory, when one was given (shipped to Ray workers).
         shared: The run's `SharedCalls` table (``model_for`` already wraps models with it; a
             remote executor shares calls the same way through its own copy, then merges it
             back), or None.
-        record: Called on the driver with each finished `CellOutcome`.
+        record: Called on the driver with each finished `CellResult`.
         budget_reached: Returns the reason the budget stops new cells, or None.
         qa_bank: The run's `QuestionBank` when the experiment has a ``[qa]`` table.
         qa_model_factory: The user's ``(cell, role) -> model`` for ``[qa]`` models, if given.

@@ -2,22 +2,25 @@
 
 The default. Cells run as asyncio tasks. The run's concurrency (and a model's own
 ``concurrency``) bounds the model calls in flight: a call holds its slots only while it is out
-(`CallSlot`), so a cell prepares its prompt before it takes one and frees it the moment the
-reply is in. At most `LOOKAHEAD` times the concurrency cells are admitted at once (preparing,
-waiting for a slot or calling), which bounds memory and keeps a queue of prompts ready; a cell
-leaves that count once its calls are done and scores (metrics, probes, files) in the scoring
-pool. The budget is checked when a cell is admitted (and every call reserves its cost).
+(the pipeline's slot step, `SlotStep`), so a cell prepares its prompt before it takes one and
+frees it the moment the reply is in. At most `LOOKAHEAD` times the concurrency cells are
+admitted at once (preparing, waiting for a slot or calling), which bounds memory and keeps a
+queue of prompts ready; a cell leaves that count once its calls are done, and is scored on the
+loop while the next ones call. The budget is checked when a cell is admitted (and every call
+about to be sent reserves its cost).
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+from collections import Counter
 from typing import Any
 
+from workbench._memo import memo
 from workbench.harness.run._cell_run import run_cell
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
-from workbench.harness.run.executors._call_slot import CallSlot
+from workbench.harness.run.executors._call_slot import SlotStep
 
 LOOKAHEAD = 2
 
@@ -39,11 +42,18 @@ class LocalExecutor:
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                       if m.concurrency}
         report = ExecutorReport()
+        left = Counter(cell.session_id for cell in job.cells)
 
-        def model_for(cell: Any, role: str | None = None) -> CallSlot:
+        def session_done(cell: Any) -> None:
+            # what was derived from its messages is not needed again: drop it now
+            left[cell.session_id] -= 1
+            if left[cell.session_id] == 0 and cell.session_id in job.sessions:
+                memo().messages.forget(job.sessions[cell.session_id].messages)
+
+        def model_for(cell: Any, role: str | None = None, **steps: Any) -> Any:
             own = model_sems.get(cell.model_index) if role is None else None
             slots = [own, calls] if own is not None else [calls]
-            return CallSlot(job.model_for(cell, role), slots)
+            return job.model_for(cell, role, slot=SlotStep(slots), **steps)
 
         async def one(cell: Any) -> None:
             held: list[asyncio.Semaphore] = []
@@ -60,13 +70,14 @@ class LocalExecutor:
                     report.stopped = report.stopped or reason
                     report.skipped += 1
                     return
-                outcome = await run_cell(cell, job.sessions[cell.session_id],
-                                         job.variants[cell.template], model_for,
-                                         experiment, job.out, job.run_id, job.qa_bank,
-                                         calls_done=leave)
+                result = await run_cell(cell, job.sessions[cell.session_id],
+                                        job.variants[cell.template], model_for,
+                                        experiment, job.out, job.run_id, job.qa_bank,
+                                        calls_done=leave)
             finally:
                 leave()
-            job.record(outcome)
+                session_done(cell)
+            job.record(result)
 
         await asyncio.gather(*(one(c) for c in job.cells))
         return report

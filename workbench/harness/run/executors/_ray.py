@@ -46,7 +46,9 @@ import time
 import traceback
 from typing import Any
 
+from workbench._storage import write_atomic
 from workbench.errors import ConfigError
+from workbench.harness.results._cell_result import AttemptResult, CellResult
 from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.results._store import utc_now
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
@@ -227,9 +229,9 @@ class RayExecutor:
         try:
             result = future.result()
         except Exception as exc:  # every try of the cell died: the cell is an error row
-            outcome = _crashed_outcome(cell, job.run_id, exc)
-            _apply_lost(outcome, await coordinator.lost_calls.remote(cell.cell_id, None), None)
-            return outcome
+            crashed = _crashed_result(cell, job.run_id, exc)
+            _apply_lost(crashed, await coordinator.lost_calls.remote(cell.cell_id, None), None)
+            return crashed
         if result.get("skipped"):
             return None
         for rel, text in result["files"].items():
@@ -237,14 +239,14 @@ class RayExecutor:
             if rel.startswith(QUESTIONS_DIR + "/") and target.exists():
                 continue  # a session's saved questions are written once, never replaced
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_atomic(target, text)
         if result["counts"] and recording is not None:  # prompt sizes the worker counted
             write_back(recording, counts=result["counts"])
-        outcome = result["outcome"]
+        done = result["result"]
         lost = (await coordinator.lost_calls.remote(cell.cell_id, result["try"])
                 if result["try"] else [])
-        _apply_lost(outcome, lost, result["try"], result["node"])
-        return outcome
+        _apply_lost(done, lost, result["try"], result["node"])
+        return done
 
 
 def _connect(ray: Any, address: str, options: dict[str, Any]) -> None:
@@ -305,50 +307,44 @@ def _qa_cache_plans(experiment: Any) -> dict[str, tuple[str, str | None]]:
     return plans
 
 
-def _crashed_outcome(cell: Any, run_id: str, exc: BaseException) -> Any:
+def _crashed_result(cell: Any, run_id: str, exc: BaseException) -> CellResult:
     from workbench.harness.results._outcomes import error_class, outcome_kind
-    from workbench.harness.run._cell_run import CellOutcome, cell_identity
+    from workbench.harness.run._cell_run import cell_result
 
     now = utc_now()
-    row = {
-        **cell_identity(cell, run_id), "started_at": now, "finished_at": now,
-        "status": "error", "outcome_kind": outcome_kind(exc), "error_class": error_class(exc),
-        "error_type": type(exc).__name__, "error_message": str(exc),
-        "traceback": "".join(traceback.format_exception(exc)), "billed_input_tokens": 0,
-        "billed_output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "cost": 0.0,
-        "attempts": 0, "retries": 0,
-    }
-    return CellOutcome(row, [])
+    return cell_result(
+        cell, run_id, started_at=now, finished_at=now, status="error",
+        outcome_kind=outcome_kind(exc), error_class=error_class(exc),
+        error_type=type(exc).__name__, error_message=str(exc),
+        traceback="".join(traceback.format_exception(exc)), billed_input_tokens=0,
+        billed_output_tokens=0, cache_read_tokens=0, cache_write_tokens=0, cost=0.0,
+        attempts=0, retries=0)
 
 
-def _apply_lost(outcome: Any, lost: list[dict[str, Any]], kept_try: int | None,
+def _apply_lost(result: CellResult, lost: list[dict[str, Any]], kept_try: int | None,
                 node_id: str | None = None) -> None:
     """Tag the kept try's attempts with its try number and node, and add the lost calls (see
     the module docstring)."""
-    for attempt in outcome.attempts:
-        attempt["task_attempt"] = kept_try
-        attempt["node_id"] = node_id
-    row = outcome.row
+    for attempt in result.attempt_results:
+        attempt.task_attempt = kept_try
+        attempt.node_id = node_id
     for call in lost:
         usage = call["usage"]
-        outcome.attempts.append({
-            "attempt_no": call["seq"], "outcome": "lost", "model": call["model"] or row["model"],
-            "input_tokens": usage.input_tokens if usage else None,
-            "output_tokens": usage.output_tokens if usage else None,
-            "cache_read_tokens": usage.cache_read_input_tokens if usage else None,
-            "cache_write_tokens": usage.cache_write_input_tokens if usage else None,
-            "cost": usage.cost if usage else None, "cache_hit": 0 if usage else None,
-            "error": LOST_PAID if usage else LOST_UNKNOWN, "prompt_hash": call["prompt_hash"],
-            "task_attempt": call["try_no"], "node_id": call.get("node_id"),
-        })
-        if call.get("call_id"):  # other cells shared this paid call: their shared_from names it
-            outcome.attempts[-1]["attempt_id"] = call["call_id"]
+        attempt = AttemptResult(
+            attempt_no=call["seq"], outcome="lost", model=call["model"] or result.model,
+            error=LOST_PAID if usage else LOST_UNKNOWN, prompt_hash=call["prompt_hash"],
+            task_attempt=call["try_no"], node_id=call.get("node_id"),
+            attempt_id=call.get("call_id") or None)  # shared: other cells' shared_from names it
+        result.attempt_results.append(attempt)
         if usage is None:
             continue
-        for column, value in (("billed_input_tokens", usage.input_tokens),
-                              ("billed_output_tokens", usage.output_tokens),
-                              ("cache_read_tokens", usage.cache_read_input_tokens),
-                              ("cache_write_tokens", usage.cache_write_input_tokens)):
-            row[column] = (row.get(column) or 0) + (value or 0)
-        if row.get("cost") is not None:
-            row["cost"] = None if usage.cost is None else row["cost"] + usage.cost
+        attempt.input_tokens, attempt.output_tokens = usage.input_tokens, usage.output_tokens
+        attempt.cache_read_tokens = usage.cache_read_input_tokens
+        attempt.cache_write_tokens = usage.cache_write_input_tokens
+        attempt.cost, attempt.cache_hit = usage.cost, 0
+        result.add("billed_input_tokens", usage.input_tokens)
+        result.add("billed_output_tokens", usage.output_tokens)
+        result.add("cache_read_tokens", usage.cache_read_input_tokens)
+        result.add("cache_write_tokens", usage.cache_write_input_tokens)
+        if result.cost is not None:
+            result.cost = None if usage.cost is None else result.cost + usage.cost

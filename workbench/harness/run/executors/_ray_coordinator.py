@@ -109,6 +109,8 @@ class Coordinator:
         self._ended: set[str] = set()
         self.counts = {"paid": 0, "hits": 0, "deduplicated": 0, "refused": 0, "failed": 0,
                        "shared": 0}
+        self.clock = time.monotonic  # how a rate-limit pause is timed (a test sets its own)
+        self.sleep = asyncio.sleep
 
     # -- cells ------------------------------------------------------------------------------
 
@@ -290,10 +292,10 @@ class Coordinator:
                     waited = True
                     await asyncio.shield(owner[1])  # then look again: recorded, or free to call
                     continue
-            pause = self._paused_until.get(model, 0.0) - time.monotonic()
+            pause = self._paused_until.get(model, 0.0) - self.clock()
             if pause <= 0:
                 break
-            await asyncio.sleep(pause)  # the provider said 429: nobody calls it meanwhile
+            await self.sleep(pause)  # the provider said 429: nobody calls it meanwhile
         call = self._note(cell_id, try_no, key, STARTED, model=model,
                           prompt_sha256=prompt_sha256, share=share)
         call_id = next(self._ids)
@@ -343,7 +345,7 @@ class Coordinator:
             call.state = FAILED
             self.counts["failed"] += 1
             if outcome == "rate_limited":
-                until = time.monotonic() + (payload if payload is not None else RATE_LIMIT_PAUSE)
+                until = self.clock() + (payload if payload is not None else RATE_LIMIT_PAUSE)
                 self._paused_until[model] = max(self._paused_until.get(model, 0.0), until)
         owner = self._inflight.get(key) if key is not None else None
         if key is not None and owner is not None and owner[0] == call_id:

@@ -1,11 +1,11 @@
 """What runs inside a Ray worker: one cell per task, its model calls routed through the coordinator.
 
-`run_cell_task` runs the same `run_cell` as the local executor, into a scratch folder, and
-returns the outcome rows plus the files the cell wrote (its summary and what it forgot), the
-node it ran on and the prompt sizes it counted for the recording; the driver writes them all.
-`RoutedModel` stands where `SharedModel` over `CachedModel` stands locally: it checks the
-simulated window, then asks the coordinator for a shared reply, a recording, a slot for the
-call, or a wait.
+`run_cell_task` runs the same `run_cell` as the local executor and returns its `CellResult`,
+the files it wrote into a scratch folder (a session's question set), the node it ran on and
+the prompt sizes it counted for the recording; the driver writes them all. `RouteStep` stands
+in the model pipeline where the share and cache steps stand locally: after the simulated
+window, it asks the coordinator for a shared reply, a recording, a slot for the call, or a
+wait.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from workbench._memo import RunMemo, use_memo
 from workbench.errors import CacheMiss, ContextLengthExceeded, RateLimited
-from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.run._cell_run import run_cell
-from workbench.messages import Message
-from workbench.models._cache import CACHE_MISS_MESSAGE, cache_key, prompt_hash
-from workbench.models._identity import model_identity, model_name
-from workbench.models._shared import billed_answer, find_window_check, share_key
+from workbench.models._cache import CACHE_MISS_MESSAGE
+from workbench.models._cache_keys import cache_key, prompt_hash
+from workbench.models._pipeline import Call, Proceed, Reply, compose
+from workbench.models._shared import share_key
 
 # Per worker process: one event loop for every task it runs (models may hold clients bound to
 # it) and the models built from the spec, keyed by (run id, model index, window).
@@ -34,18 +34,20 @@ _MODELS: dict[tuple[str, int, int | str | None], Any] = {}
 # deserializes each session once, however many of its cells it runs.
 _OBJECTS: dict[str, Any] = {}
 _OBJECTS_RUN: list[str] = [""]
+# The run memo of each run this worker serves (its cells share what they derive).
+_MEMOS: dict[str, RunMemo] = {}
 # Prompt sizes counted by the task running now (a worker runs one task at a time), which it
 # returns for the driver to record: the models above outlive the task that built them.
 _FRESH_COUNTS: list[tuple[str, str, int]] = []
 
 
-class RoutedModel:
-    """A model whose calls are limited, shared, deduplicated and cached by the coordinator.
+class RouteStep:
+    """The pipeline's share-and-cache step on a Ray worker: the coordinator limits, shares,
+    deduplicates and caches the call.
 
     Args:
-        inner: The model without a cache layer (a window cap, if any, included).
         coordinator: The coordinator actor handle.
-        cell_id: The cell this model serves.
+        cell_id: The cell this step serves.
         try_no: The cell's try number.
         mode: Cache mode: ``"rw"``, ``"replay"`` or ``"off"``.
         cache_path: The recording file (on the driver's machine; the coordinator holds a copy).
@@ -53,9 +55,10 @@ class RoutedModel:
         scope: Calls share only within an equal scope (the cell's repeat, as locally).
     """
 
-    def __init__(self, inner: Any, coordinator: Any, cell_id: str, try_no: int, mode: str,
+    kind: ClassVar[str] = "share"
+
+    def __init__(self, coordinator: Any, cell_id: str, try_no: int, mode: str,
                  cache_path: str | None, share: bool = False, scope: Any = None) -> None:
-        self.inner = inner
         self.coordinator = coordinator
         self.cell_id = cell_id
         self.try_no = try_no
@@ -63,46 +66,36 @@ class RoutedModel:
         self.cache_path = cache_path
         self.share = share
         self.scope = scope
-        self._identity = model_identity(inner) if mode != "off" or share else None
-        self._check = find_window_check(inner)
 
-    @property
-    def model(self) -> str:
-        """The inner model's id."""
-        return model_name(self.inner)
-
-    async def complete(self, system: str, messages: list[Message]) -> Any:
-        """Answer from an equal call or a recording when the coordinator has one, else call
-        the inner model."""
+    async def run(self, call: Call, proceed: Proceed) -> Reply:
+        """Answer from an equal call or a recording when the coordinator has one, else let
+        the call through and report how it ended."""
         key = share = None
-        if (self.mode != "off" or self.share) and self._check is not None:
-            # As in SharedModel and CachedModel: a simulated window refuses before any lookup.
-            self._check(system, messages)
         if self.mode != "off":
-            key = cache_key(self._identity, system, messages)
+            key = cache_key(call.identity, call.system, call.messages)
         if self.share:
-            share = share_key(self._identity, self.scope, system, messages)
-        phash = prompt_hash(system, messages)
+            share = share_key(call.identity, self.scope, call.system, call.messages)
+        phash = prompt_hash(call.system, call.messages)
         decision = await self.coordinator.call_begin.remote(
-            self.cell_id, self.try_no, key, self.mode, self.cache_path, self.model, phash, share)
+            self.cell_id, self.try_no, key, self.mode, self.cache_path, call.model, phash, share)
         if decision[0] == "shared":
+            call.shared_from = decision[2].extra.get("shared_from")
             return decision[1], decision[2]
         if decision[0] == "gone":
             raise RuntimeError(f"cell {self.cell_id}: try {self.try_no} was superseded by a retry")
         if decision[0] == "hit":
-            message, usage = decision[1], decision[2]
-            usage.extra["cache_hit"] = True
-            return message, usage
+            call.cache_hit = True
+            return decision[1], decision[2]
         if decision[0] == "refusal":
-            raise ContextLengthExceeded(decision[1], model=self.model)
+            raise ContextLengthExceeded(decision[1], model=call.model)
         if decision[0] == "miss":
-            raise CacheMiss(CACHE_MISS_MESSAGE.format(model=self.model, prompt12=phash[:12]),
-                            model=self.model)
+            raise CacheMiss(CACHE_MISS_MESSAGE.format(model=call.model, prompt12=phash[:12]),
+                            model=call.model)
         call_id = decision[1]
         end = self.coordinator.call_end
         started = time.perf_counter()
         try:
-            message, usage = await self.inner.complete(system, messages)
+            message, usage = await proceed(call)
         except ContextLengthExceeded as exc:
             await end.remote(call_id, "refusal", str(exc), self.mode, self.cache_path)
             raise
@@ -117,9 +110,9 @@ class RoutedModel:
         shared_id = await end.remote(call_id, "ok", (message, usage, latency_ms), self.mode,
                                      self.cache_path)
         if self.mode != "off":
-            usage.extra["cache_hit"] = False
+            call.cache_hit = False
         if shared_id is not None:  # what the cells sharing this call name in shared_from
-            usage = billed_answer(message, usage, shared_id)[1]
+            call.call_id = shared_id
         return message, usage
 
 
@@ -198,7 +191,7 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
         qa_plans: ``[qa]`` role -> (cache mode, cache file) of its model.
 
     Returns:
-        ``{"outcome": CellOutcome, "files": {relative path: text}, "try": int, "node": str,
+        ``{"result": CellResult, "files": {relative path: text}, "try": int, "node": str,
         "worker": str, "counts": [(key, tokenizer, tokens)]}`` (the prompt sizes it counted
         for a read-write recording), or ``{"skipped": True}`` when the budget stopped new cells
         before this one got its slot. The driver gives the slot back after recording the cell.
@@ -215,24 +208,28 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
     _FRESH_COUNTS.clear()
     counts = _counts(snapshot, plan)
 
-    def model_for(c: Any, role: str | None = None) -> Any:
+    def model_for(c: Any, role: str | None = None, **steps: Any) -> Any:
         if role is not None:
             base = qa_factory(c, role) if qa_factory is not None else _qa_base_model(
                 experiment, role, run_id)
             role_mode, role_path = (qa_plans or {}).get(role, ("off", None))
-            return RoutedModel(base, coordinator, c.cell_id, try_no, role_mode, role_path,
-                               share, scope=c.repeat)
-        base = model_factory(c) if model_factory is not None else _base_model(
-            experiment, c, run_id, counts)
-        return RoutedModel(base, coordinator, c.cell_id, try_no, mode, cache_path, share,
-                           scope=c.repeat)
+            route = RouteStep(coordinator, c.cell_id, try_no, role_mode, role_path, share,
+                              scope=c.repeat)
+        else:
+            base = model_factory(c) if model_factory is not None else _base_model(
+                experiment, c, run_id, counts)
+            route = RouteStep(coordinator, c.cell_id, try_no, mode, cache_path, share,
+                              scope=c.repeat)
+        return compose(base, share=route, **steps)
 
-    with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp:
+    if run_id not in _MEMOS:
+        _MEMOS.clear()  # an older run's memo is not needed again
+        _MEMOS[run_id] = RunMemo(f"ray worker of {run_id}")
+    with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp, use_memo(_MEMOS[run_id]):
         folder = Path(tmp)
-        (folder / SUMMARIES_DIR).mkdir()
-        outcome = _loop().run_until_complete(
+        result = _loop().run_until_complete(
             run_cell(cell, session, variant, model_for, experiment, folder, run_id, qa_bank))
         files = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
                  for p in sorted(folder.rglob("*")) if p.is_file()}
-    return {"outcome": outcome, "files": files, "try": try_no, "node": node,
+    return {"result": result, "files": files, "try": try_no, "node": node,
             "worker": f"{socket.gethostname()}:{os.getpid()}", "counts": list(_FRESH_COUNTS)}

@@ -1,24 +1,24 @@
-"""A cell frees its concurrency slot once its calls are done and is scored off the event loop:
-the next cell calls while it is being scored, and the rows do not depend on the scheduling."""
+"""A cell's path: its calls, then its scoring while the next cell calls, then its rows and its
+one file, written by the store's writer. The rows do not depend on the scheduling."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import threading
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from workbench.compaction import Usage
 from workbench.harness import Experiment, run_experiment
+from workbench.harness.results import _writer
 from workbench.harness.run import _cell_run
 from workbench.testing import ScriptedModel
 
 REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["finish the task"], '
          '"current_work": "benchmarking"}\n```')
-SCORING_SECONDS = 0.4
 
 
 def _spec(concurrency: int, repeats: int = 2) -> Experiment:
@@ -27,35 +27,31 @@ def _spec(concurrency: int, repeats: int = 2) -> Experiment:
                                  "concurrency": concurrency})
 
 
-def test_the_next_cell_calls_while_the_last_one_is_scored(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[float] = []
-    scoring: list[tuple[float, float, str]] = []
-    original = _cell_run._score
+def test_the_next_cell_starts_before_the_last_one_is_scored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.run.executors import _local
 
-    def slow_score(*args: object) -> object:
-        started = time.perf_counter()
-        time.sleep(SCORING_SECONDS)
-        value = original(*args)  # type: ignore[arg-type]
-        scoring.append((started, time.perf_counter(), threading.current_thread().name))
-        return value
+    events: list[str] = []
+    original_score, original_run = _cell_run.score, _local.run_cell
 
-    def respond(system: str, messages: list) -> str:
-        calls.append(time.perf_counter())
-        return REPLY
+    def score(*args: Any) -> Any:
+        events.append("score")
+        return original_score(*args)
 
-    monkeypatch.setattr(_cell_run, "_score", slow_score)
-    results = run_experiment(_spec(concurrency=1, repeats=1), tmp_path / "run", progress=False,
-                             model_factory=lambda cell: ScriptedModel(respond=respond))
+    async def run_cell(cell: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(f"start {cell.repeat}")
+        return await original_run(cell, *args, **kwargs)
 
+    monkeypatch.setattr(_cell_run, "score", score)
+    monkeypatch.setattr(_local, "run_cell", run_cell)
+    monkeypatch.setattr(_local, "LOOKAHEAD", 1)  # one cell admitted per slot
+    spec = Experiment.from_dict({"name": "order", "sessions": ["gen-005k-s1"],
+                                 "models": ["extractive"], "repeats": 2, "concurrency": 1})
+    results = run_experiment(spec, tmp_path / "run", progress=False,
+                             model_factory=lambda cell: ScriptedModel([REPLY]))
     assert list(results.cells["status"]) == ["ok", "ok"]
-    assert len(calls) == 2 and len(scoring) == 2
-    first_scoring = min(scoring)
-    # one slot, yet the second cell's call came before the first cell's scoring ended (its
-    # scoring thread may start after that call on a loaded machine: the slot is freed first)
-    assert calls[0] < calls[1] < first_scoring[1]
-    assert first_scoring[1] - calls[0] >= SCORING_SECONDS
-    assert all(name.startswith("workbench-scoring") for _, _, name in scoring)
+    # the second cell was admitted when the first one's calls were done, not after its scoring
+    assert events == ["start 0", "start 1", "score", "score"]
 
 
 def _rows(folder: Path) -> list[tuple]:
@@ -85,25 +81,29 @@ def test_rows_are_the_same_at_any_concurrency(tmp_path: Path) -> None:
                 (tmp_path / "eight" / name / file).read_bytes()
 
 
-def test_the_loop_writes_the_cells_files_after_the_pool_scored_it(
+def test_a_cell_writes_one_file_and_keeps_its_other_texts_in_the_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     writers: list[tuple[str, str]] = []
-    original = _cell_run.write_file
+    original = _writer.write_file
 
     def spy(path: Path, text: str) -> None:
         writers.append((path.name, threading.current_thread().name))
         original(path, text)
 
-    monkeypatch.setattr(_cell_run, "write_file", spy)
+    monkeypatch.setattr(_writer, "write_file", spy)
     results = run_experiment(_spec(concurrency=2, repeats=1), tmp_path / "run", progress=False,
                              model_factory=lambda cell: ScriptedModel([REPLY]))
     ids = sorted(results.cells["cell_id"])
-    assert sorted(name for name, _ in writers) == sorted(
-        f"{i}{ext}" for i in ids for ext in (".md", ".raw.txt", ".forgotten.json"))
-    assert {thread for _, thread in writers} == {threading.main_thread().name}
+    assert sorted(name for name, _ in writers) == sorted(f"{i}.md" for i in ids)
+    # written by the store's writer: the one thread a cell's work is handed to
+    assert {thread for _, thread in writers} == {"workbench-store-writer"}
     for cell_id, path in zip(results.cells["cell_id"], results.cells["summary_path"],
                              strict=True):
         assert path == f"summaries/{cell_id}.md" and (tmp_path / "run" / path).is_file()
+        assert results.cell_text(cell_id, "raw.txt") == REPLY
+        assert json.loads(results.cell_text(cell_id, "forgotten.json") or "null") is not None
+    assert sorted(p.name for p in (tmp_path / "run" / "summaries").iterdir()) == \
+        sorted(f"{i}.md" for i in ids)
 
 
 def test_a_scoring_step_that_fails_part_way_keeps_the_files_it_made(
@@ -119,10 +119,10 @@ def test_a_scoring_step_that_fails_part_way_keeps_the_files_it_made(
     rows = results.cells
     assert set(rows["status"]) == {"error"} and set(rows["error_message"]) == {"metric exploded"}
     for cell_id, path in zip(rows["cell_id"], rows["summary_path"], strict=True):
-        # the summary and the raw reply were made before the metrics: written, and named
+        # the summary and the raw reply were made before the metrics: kept, and named
         assert path == f"summaries/{cell_id}.md" and (tmp_path / "run" / path).is_file()
-        assert (tmp_path / "run" / "summaries" / f"{cell_id}.raw.txt").is_file()
-        assert not (tmp_path / "run" / "summaries" / f"{cell_id}.forgotten.json").exists()
+        assert results.cell_text(cell_id, "raw.txt") == REPLY
+        assert results.cell_text(cell_id, "forgotten.json") is None
 
 
 def test_a_file_that_cannot_be_written_makes_the_cell_an_error_without_its_path(
@@ -130,7 +130,7 @@ def test_a_file_that_cannot_be_written_makes_the_cell_an_error_without_its_path(
     def full(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_cell_run, "write_file", full)
+    monkeypatch.setattr(_writer, "write_file", full)
     results = run_experiment(_spec(concurrency=1, repeats=1), tmp_path / "run", progress=False,
                              model_factory=lambda cell: ScriptedModel([REPLY]))
     rows = results.cells

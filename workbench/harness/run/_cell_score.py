@@ -1,0 +1,98 @@
+"""A finished compaction measured: token counts, metrics, probes and what the summary forgot.
+
+Pure in its inputs, so cells that produce the same summary of the same session (repeats
+answered alike, render-only template parameters beyond what the summary holds, models that
+agree) share one scoring: the run memo's ``scores`` (`workbench._memo`). A render-only tune of
+528 points over 6 sessions scores 62 distinct summaries, not 3,168.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workbench._memo import memo
+from workbench._redact import redact
+from workbench.compaction._reuse import parsed_reply
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._variants import Variant
+from workbench.harness.results._cell_result import CellResult
+from workbench.harness.run._strategy_run import scored_session
+from workbench.messages import Message
+from workbench.sessions import Session
+
+__all__ = ["score", "session_tokens"]
+
+METRICS_MODULE = "workbench.metrics"
+
+
+def session_tokens(session: Session, estimator: Any) -> int:
+    """``estimator.count_context_tokens(session.messages)``, counted once per session object
+    (and again if its message list is replaced, or grows or shrinks): the run memo's
+    ``session_tokens``. A run never edits its sessions; each run loads its own."""
+    messages = session.messages
+
+    def count() -> tuple[Any, list[Message], int]:
+        return estimator, messages, estimator.count_context_tokens(messages)
+
+    # The entry holds the estimator and the list, so the ids in its key cannot be reused.
+    key = (id(estimator), id(messages), len(messages))
+    tokens: int = memo().session_tokens.get(session, key, count)[2]
+    return tokens
+
+
+def _metrics_module() -> Any:
+    try:
+        import workbench.metrics as metrics  # a missing metrics package scores nothing
+    except ModuleNotFoundError as exc:
+        if exc.name != METRICS_MODULE:
+            raise
+        return None
+    return metrics
+
+
+def _parse_structured(raw: str | None) -> Any:
+    if not raw:
+        return None
+    return parsed_reply(raw).summary  # read only (metrics and the echo check read it)
+
+
+def score(result: CellResult, cell: Cell, session: Session, variant: Variant, strategy: Any,
+          last_text: str | None, estimator: Any) -> dict[str, Any]:
+    """Measure a finished compaction into `result` (columns and texts, filled as they are
+    known, so a failure part way keeps what came before, as the row always did) and return
+    its metrics, in the ``metrics_json`` order."""
+    text = strategy.summary_text
+    summary_tokens = estimator.count_text_tokens(text)
+    result.status, result.retained_tokens = "ok", strategy.retained_tokens
+    result.summary_tokens, result.parse_outcome = summary_tokens, strategy.parse_outcome
+    result.structured = int(bool(strategy.structured)) if cell.uses_model else None
+    result.texts.summary = redact(text)
+    if last_text is not None:  # the parser's input (drill-down)
+        result.texts.raw = redact(last_text)
+    original_tokens = result.original_tokens or 0
+    if "scored_messages" in strategy.detail:  # a recorded summary covers only a prefix
+        session = scored_session(session, strategy)
+        original_tokens = result.original_tokens = \
+            estimator.count_context_tokens(session.messages)
+    metrics = _metrics_module()
+    if metrics is None:
+        return {}
+    reply = last_text if strategy.structured else None
+
+    def compute() -> tuple[Any, dict[str, Any], str]:
+        structured = _parse_structured(reply)
+        with metrics.shared_probes():  # the metrics and the forgotten items run each probe once
+            values = metrics.compute_metrics(session, text, structured,
+                                             original_tokens=original_tokens,
+                                             summary_tokens=summary_tokens)
+            forgotten = metrics.compute_forgotten(session, text)
+        return structured, values, redact(json.dumps(forgotten, ensure_ascii=False, indent=1))
+
+    structured, computed, forgotten_json = memo().scores.get(
+        session, (text, reply, original_tokens, summary_tokens), compute)
+    values = dict(computed)
+    values["template_echo"] = metrics.template_echo(structured,
+                                                    variant.templates.baked().compaction)
+    result.texts.forgotten = forgotten_json
+    return values

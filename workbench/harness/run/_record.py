@@ -1,0 +1,74 @@
+"""The record step: what a cell's calls sent and got back, for its attempt rows.
+
+The first step of the model pipeline (`workbench.models._pipeline`) a cell's summarizer calls
+pass. It keeps, in call order: the hash of each prompt (one per attempt; it links an attempt to
+its recording), the usage of each call that returned as the model reported it (before the
+summarizer estimates what is missing), and the text of the last reply (the summary parser's
+input, kept beside the cell).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from workbench.harness.results._cell_result import AttemptResult
+from workbench.models._cache_keys import prompt_hash
+from workbench.models._pipeline import Call, Proceed, Reply
+
+__all__ = ["RecordStep", "attempt_results"]
+
+
+class RecordStep:
+    """The pipeline's record step (see the module docstring).
+
+    Attributes:
+        prompt_hashes: sha256 of each prompt sent, in call order.
+        raw_usages: Each returned call's usage, as the model reported it.
+        last_text: The text of the last reply, or None before any.
+    """
+
+    kind: ClassVar[str] = "record"
+
+    def __init__(self) -> None:
+        self.prompt_hashes: list[str] = []
+        self.raw_usages: list[Any] = []
+        self.last_text: str | None = None
+
+    async def run(self, call: Call, proceed: Proceed) -> Reply:
+        """Note the prompt, let the call through, note what came back."""
+        self.prompt_hashes.append(prompt_hash(call.system, call.messages))
+        reply, usage = await proceed(call)
+        self.last_text = reply.concat_text()
+        self.raw_usages.append(usage.copy() if usage is not None else None)
+        return reply, usage
+
+
+def attempt_results(records: list[Any], model: str,
+                    prompt_hashes: list[str] | None = None) -> list[AttemptResult]:
+    """One `AttemptResult` per summarizer attempt (`workbench.compaction.Attempt`), with its
+    usage as the caller got it (flags included: `workbench.models._billing`)."""
+    out = []
+    hashes = list(prompt_hashes or [])
+    for i, rec in enumerate(records):
+        usage = rec.usage
+        extra = (usage.extra or {}) if usage is not None else {}
+        hit = extra.get("cache_hit")
+        shared = bool(extra.get("shared"))
+        attempt = AttemptResult(
+            attempt_no=rec.number, outcome=rec.outcome, removal_percent=rec.removal_percent,
+            messages_removed=rec.messages_removed,
+            tool_responses_removed=rec.tool_responses_removed,
+            model=usage.model if usage is not None and usage.model else model,
+            latency_ms=rec.latency_ms, error=rec.error,
+            prompt_hash=hashes[i] if i < len(hashes) else None)
+        if usage is not None:
+            attempt.input_tokens, attempt.output_tokens = usage.input_tokens, usage.output_tokens
+            attempt.cache_read_tokens = usage.cache_read_input_tokens
+            attempt.cache_write_tokens = usage.cache_write_input_tokens
+            attempt.cost, attempt.shared = usage.cost, int(shared)
+            attempt.shared_from = extra.get("shared_from")
+            if not shared and extra.get("call_id"):
+                attempt.attempt_id = extra["call_id"]  # what sharers' shared_from points at
+        attempt.cache_hit = None if hit is None else int(bool(hit))
+        out.append(attempt)
+    return out

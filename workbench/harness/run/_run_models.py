@@ -1,0 +1,53 @@
+"""The models a run loads: each cell's summarizer (its model string at its window, through the
+experiment's response cache) and the ``[qa]`` models by role, loaded the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._spec import Experiment
+
+__all__ = ["load_cell_model", "load_qa_model", "qa_entry"]
+
+
+def load_cell_model(experiment: Experiment, cell: Cell) -> Any:
+    """The summarizer of `cell`: its model string at its window, with the experiment's cache."""
+    from workbench.models import load_model
+
+    cache = experiment.cache
+    kwargs: dict[str, Any] = {}
+    if cache.mode is not None:
+        kwargs["cache"] = cache.mode
+    if cache.path or experiment.models[cell.model_index].cache_path:
+        kwargs["cache_path"] = experiment.cache_file(cell.model_index)
+    return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
+
+
+def qa_entry(experiment: Experiment, role: str) -> Any:
+    """The ``[qa]`` model entry of `role` (``answerer``, ``judge``, ``probe_author``).
+
+    Raises:
+        ConfigError: the experiment names no model for that role.
+    """
+    from workbench.errors import ConfigError
+
+    entry = experiment.qa.models().get(role) if experiment.qa is not None else None
+    if entry is None:
+        raise ConfigError(f"the experiment's [qa] table names no {role} model")
+    return entry
+
+
+def load_qa_model(experiment: Experiment, role: str) -> Any:
+    """The ``[qa]`` model of `role`, loaded like a summarizer (the experiment's cache)."""
+    from workbench.models import load_model
+
+    entry = qa_entry(experiment, role)
+    cache = experiment.cache
+    kwargs: dict[str, Any] = {}
+    if cache.mode is not None:
+        kwargs["cache"] = cache.mode
+    if cache.path:
+        kwargs["cache_path"] = experiment.resolve_path(cache.path)
+    return load_model(entry.model, **kwargs, **entry.params)
