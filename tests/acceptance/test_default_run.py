@@ -97,7 +97,11 @@ def test_the_default_run_answers_in_one_screen_of_120_columns(
     strata = lines[start + 1:start + 1 + len(verdict.strata)]
     assert [line.split(":")[0].strip() for line in strata] == [s.title for s in verdict.strata]
     extractive = strata[0]
-    assert extractive.startswith("  extractive @ 8k: lean-facts, -") and "vs default" in extractive
+    assert extractive.startswith("  extractive @ 8k: lean-facts, -") and " tokens (-" in extractive
+    assert lines[start].startswith("Per model x window: ") and "against default" in lines[start]
+    assert not any(line.endswith("…") for line in lines)  # nothing cut: wrapped, or short
+    caveats = [line for line in lines if line.startswith("  caveat: ")]
+    assert len(caveats) == len(verdict.recommendation.caveats)
     assert extractive.endswith(")") and "significant (Holm p " in extractive
     assert "\nErrors and failures:\n" in stdout and " x context exhausted (failed)" in stdout
     assert "Verdict: which template wins" not in stdout  # behind --verbose
@@ -354,3 +358,20 @@ def test_the_default_run_replays_two_sessions_under_five_strategies(
     assert "whole-session replay" in stdout
     none = table[table["strategy"] == "none"]
     assert (none["compactions"] == 0).all() and (none["overflow_turns"] > 0).all()
+
+
+def test_the_readme_shows_what_the_default_run_prints(default_run: tuple[Path, str]) -> None:
+    """The README's tour quotes the main command's output: it must be what the run prints
+    (the spent line depends on which cell reached a shared call first, and the folder differs)."""
+    import re
+
+    out, stdout = default_run
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- run-output -->\s*```text\n(.+?)```", readme, re.S)
+    assert block, "README.md must mark the default run's output with <!-- run-output -->"
+
+    def comparable(text: str) -> list[str]:
+        return [line.replace(str(out), "runs/default") for line in text.splitlines()
+                if not line.startswith("spent by this run:")]
+
+    assert comparable(block.group(1)) == comparable(stdout)

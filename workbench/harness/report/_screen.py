@@ -10,6 +10,8 @@ the `Verdict`, as the Markdown and HTML renderers' do.
 
 from __future__ import annotations
 
+import textwrap
+
 from workbench.harness.results._outcomes import ERROR
 from workbench.harness.results._verdict_model import StratumVerdict, Verdict
 from workbench.harness.results._verdict_text import fmt_interval, fmt_p
@@ -28,8 +30,16 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def _wrap(text: str, indent: str, more: str) -> list[str]:
+    """`text` in lines of at most `WIDTH` columns: the first after `indent`, the rest after
+    `more` (nothing is cut: a reason or caveat is read whole)."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=more,
+                         break_on_hyphens=False, break_long_words=False) or [indent.rstrip()]
+
+
 def headline(verdict: Verdict) -> list[str]:
-    """``Recommendation: <template>`` (ties named), then its reasons as short indented lines."""
+    """``Recommendation: <template>`` (ties named), then its reasons and caveats as indented
+    lines, wrapped at `WIDTH` columns."""
     rec = verdict.recommendation
     if rec is None:
         return ["Recommendation: none (no model x window has two templates to compare)"]
@@ -37,7 +47,12 @@ def headline(verdict: Verdict) -> list[str]:
     if rec.tied:
         name += f" (tie with {', '.join(rec.tied)}: either can ship)"
     head = f"Recommendation: {name} (rule {rec.rule})"
-    return [_cut(head, MAX_HEADLINE)] + [_cut(f"  {reason}", WIDTH) for reason in rec.reasons]
+    lines = [_cut(head, MAX_HEADLINE)]
+    for reason in rec.reasons:
+        lines += _wrap(reason, "  ", "    ")
+    for caveat in rec.caveats:
+        lines += _wrap(caveat, "  caveat: ", "    ")
+    return lines
 
 
 def _versus_baseline(stratum: StratumVerdict, pick: str) -> str:
@@ -49,7 +64,9 @@ def _versus_baseline(stratum: StratumVerdict, pick: str) -> str:
         return f"no {BASELINE} here to compare with"
     saves = retained.means[BASELINE] - retained.means[pick]
     share = saves / retained.means[BASELINE] if retained.means[BASELINE] else 0.0
-    amount = f"{-saves:+,.0f} retained tokens ({-share:+.0%}) vs {BASELINE}"
+    # The header names the metric and the baseline: the line keeps to the figures, so one
+    # model x window fits one line of `WIDTH` columns.
+    amount = f"{-saves:+,.0f} tokens ({-share:+.0%})"
     by_variant: dict[str, Comparison] = {c.variant: c for c in retained.comparisons}
     # The verdict tests every template against the best: the pair is tested when one of them
     # is the best on retained tokens.
@@ -64,7 +81,7 @@ def _versus_baseline(stratum: StratumVerdict, pick: str) -> str:
     if c.status == IDENTICAL:
         return f"{amount}, identical summaries"
     if c.n_sessions < MIN_SESSIONS:
-        same = "the same gap in all" if c.consistent else "over"
+        same = "same gap in all" if c.consistent else "over"
         return f"{amount}, {same} {c.n_sessions} sessions: too few to test"
     low, high = sorted((sign * c.ci_low, sign * c.ci_high))
     interval = fmt_interval(sign * c.mean_diff, low, high, RETAINED).split(" ", 1)[1]
@@ -73,7 +90,7 @@ def _versus_baseline(stratum: StratumVerdict, pick: str) -> str:
 
 
 def stratum_line(stratum: StratumVerdict) -> str:
-    """``  model @ window: <template>, -303 retained tokens (-31%) vs default [...], ...``."""
+    """``  model @ window: <template>, -303 tokens (-31%) [...], significant (...)``: one line."""
     rec = stratum.recommendation
     if rec is None or rec.template is None:
         why = rec.reasons[0] if rec is not None and rec.reasons else "nothing to recommend"
@@ -95,7 +112,7 @@ def screen_lines(verdict: Verdict) -> list[str]:
         # An infrastructure error says its cause and quotes what names it (the cell and the
         # request a recording lacks, the host and status): what to fix. An outcome is counted.
         if e.kind != ERROR:
-            lines.append(_cut(f"  {e.count} x {e.label} ({e.kind})", WIDTH))
+            lines += _wrap(f"{e.count} x {e.label} ({e.kind})", "  ", "    ")
             continue
         # Whole, never cut: the variable to set, the file and line, the cell and request.
         lines.append(f"  {e.to_text()}")
