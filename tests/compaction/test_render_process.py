@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -81,3 +83,16 @@ def test_the_render_process_sees_no_credentials_in_its_environment(
     names = {entry.split(b"=", 1)[0] for entry in environ if entry}
     assert b"PATH" in names
     assert b"OPENAI_API_KEY" not in names and b"RAY_ADDRESS" not in names
+
+
+def test_the_render_process_is_stopped_when_the_interpreter_exits() -> None:
+    """A process that rendered exits without leaving its render process running (which the
+    interpreter would report as a ResourceWarning at the end of every session)."""
+    program = ("from workbench.compaction import _sandbox\n"
+               "from workbench.compaction._limits import RenderLimits\n"
+               "print(_sandbox.call('render', 'hi {{ x }}', {'x': 1}, 't.md', RenderLimits()))\n")
+    done = subprocess.run([sys.executable, "-X", "dev", "-c", program], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hi 1\n"
+    assert "ResourceWarning" not in done.stderr, done.stderr

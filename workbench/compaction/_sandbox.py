@@ -29,6 +29,7 @@ wrong) is raised here from the detail.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import subprocess
 import sys
@@ -362,3 +363,8 @@ def shutdown() -> None:
     """Stop the idle render processes (the next render starts a fresh one)."""
     _POOL.close()
     _SYNC_POOL.close()
+
+
+# At exit the render processes are stopped and reaped here: left to the interpreter, each one
+# still running is a ResourceWarning at the end of every session that rendered.
+atexit.register(shutdown)
