@@ -19,7 +19,7 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "workbench"
 
 BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy", "_sqlite",
-        "_resources", "_suggest", "_memo", "_memo_tables", "_storage"}
+        "_resources", "_suggest", "_memo", "_memo_tables", "_storage", "_json_types"}
 """The foundation: no workbench imports beyond each other."""
 
 MAY_IMPORT: dict[str, set[str]] = {
@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_memo_tables": set(),
     "_redact": {"errors"},
     "_storage": {"errors"},
+    "_json_types": set(),
     "messages": BASE,
     "tokens": BASE | {"messages"},
     "compaction": BASE | {"messages", "tokens"},
