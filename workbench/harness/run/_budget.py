@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import BudgetReached
+from workbench.harness.results._cell_result import CellResult
+from workbench.harness.run._estimate import cell_cost
 from workbench.messages import Message
 from workbench.models._billing import paid_in_run
 from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply
+from workbench.tokens import TokenEstimator, default_estimator
 
 __all__ = ["BudgetStep", "BudgetedModel", "RunBudget", "SPENT_MESSAGE"]
 
@@ -79,7 +83,7 @@ class RunBudget:
             return f"{self.tokens} billed tokens >= max_tokens {self.max_tokens}"
         return None
 
-    def charge(self, result: Any) -> None:
+    def charge(self, result: CellResult) -> None:
         """Add what a finished cell paid (a `CellResult`'s ``spent_*`` columns; for cells
         whose calls ran elsewhere, not through this run's budget step)."""
         self._add(int(result.spent_input_tokens or 0), int(result.spent_output_tokens or 0),
@@ -140,7 +144,7 @@ class RunBudget:
                 self._unknown_in_flight[key] = self._unknown_in_flight.get(key, 0) + 1
             return ticket
 
-    async def settle(self, ticket: _Ticket, usage: Any = None) -> None:
+    async def settle(self, ticket: _Ticket, usage: Usage | None = None) -> None:
         """Replace a reservation by the call's real usage (None: the call billed nothing)."""
         assert self._cond is not None
         async with self._cond:
@@ -174,7 +178,7 @@ class BudgetStep:
     kind: ClassVar[str] = "budget"
 
     def __init__(self, budget: RunBudget, model_string: str, *, output_tokens: int,
-                 estimator: Any = None) -> None:
+                 estimator: TokenEstimator | None = None) -> None:
         self.budget = budget
         self.model_string = model_string
         self.output_tokens = output_tokens
@@ -204,9 +208,6 @@ class BudgetStep:
 
 def estimate(step: BudgetStep, system: str, messages: list[Message]) -> tuple[int, float | None]:
     """(input + output tokens, dollars or None when the price is unknown) of one call."""
-    from workbench.harness.run._estimate import cell_cost
-    from workbench.tokens import default_estimator
-
     estimator = step.estimator or default_estimator()
     tokens_in = estimator.count_chat_tokens(system, messages)
     if step.model_string in _unpriced:
@@ -229,8 +230,8 @@ class BudgetedModel(ModelPipeline):
         estimator: A `TokenEstimator` for the prompt (default: the process-wide one).
     """
 
-    def __init__(self, inner: Any, budget: RunBudget, model_string: str, *,
-                 output_tokens: int, estimator: Any = None) -> None:
+    def __init__(self, inner: CompactionModel, budget: RunBudget, model_string: str, *,
+                 output_tokens: int, estimator: TokenEstimator | None = None) -> None:
         self.budget_step = BudgetStep(budget, model_string, output_tokens=output_tokens,
                                       estimator=estimator)
         super().__init__(inner, [self.budget_step])

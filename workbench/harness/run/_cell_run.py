@@ -15,8 +15,8 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from workbench.compaction import Attempt
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
@@ -25,7 +25,8 @@ from workbench.harness.results._outcomes import error_class, outcome_kind, root_
 from workbench.harness.results._store import utc_now
 from workbench.harness.run._cell_score import score, session_tokens
 from workbench.harness.run._qa_bank import QuestionBank
-from workbench.harness.run._qa_run import run_qa
+from workbench.harness.run._qa_calls import QACalls, QACount, QASums
+from workbench.harness.run._qa_run import ModelFor, run_qa
 from workbench.harness.run._record import RecordStep, attempt_results
 from workbench.harness.run._strategy_run import run_strategy, scored_session
 from workbench.models._billing import billing_columns, http_retries, usage_columns
@@ -35,20 +36,31 @@ from workbench.tokens import default_estimator
 
 __all__ = ["add_qa_calls", "cell_result", "error_result", "run_cell"]
 
-ModelFor = Callable[..., Any]
-"""``(cell, role=None, **steps) -> CompactionModel``: the runner's pipeline for a cell."""
+QA_SUM_COLUMNS: tuple[tuple[str, QACount], ...] = (
+    ("billed_input_tokens", "input_tokens"), ("billed_output_tokens", "output_tokens"),
+    ("cache_read_tokens", "cache_read_tokens"), ("cache_write_tokens", "cache_write_tokens"),
+    ("reported_tokens", "reported_tokens"), ("estimated_tokens", "estimated_tokens"),
+    ("calls_made", "calls_made"), ("calls_shared", "calls_shared"),
+    ("http_retries", "http_retries"))
+"""(cell column, `QASums` name) of the QA sums added to a cell's own."""
 
 
-def cell_result(cell: Cell, run_id: str, **columns: Any) -> CellResult:
-    """A `CellResult` naming `cell` (whatever became of it), with `columns` set."""
-    return CellResult(cell_id=cell.cell_id, run_id=run_id, session_id=cell.session_id,
-                      session_path=cell.session_path, session_format=cell.session_format,
-                      strategy=cell.strategy, model=cell.model, template=cell.template,
-                      window=cell.window, repeat=cell.repeat, **columns)
+def cell_result(cell: Cell, run_id: str, **columns: object) -> CellResult:
+    """A `CellResult` naming `cell` (whatever became of it), with `columns` set.
+
+    Raises:
+        ValueError: a name in `columns` is not a cell column.
+    """
+    result = CellResult(cell_id=cell.cell_id, run_id=run_id, session_id=cell.session_id,
+                        session_path=cell.session_path, session_format=cell.session_format,
+                        strategy=cell.strategy, model=cell.model, template=cell.template,
+                        window=cell.window, repeat=cell.repeat)
+    result.update(columns)
+    return result
 
 
-def _ladder_columns(records: list[Any]) -> dict[str, Any]:
-    extras = [(r.usage.extra or {}) for r in records if getattr(r, "usage", None) is not None]
+def _ladder_columns(records: list[Attempt]) -> dict[str, int | None]:
+    extras = [(u.extra or {}) for r in records if (u := getattr(r, "usage", None)) is not None]
     return {
         "calls_made": sum(1 for e in extras if not e.get("shared")),
         "calls_shared": sum(1 for e in extras if e.get("shared")),
@@ -67,7 +79,8 @@ def _gave_up_after(exc: BaseException | None) -> int | None:
 
 async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: ModelFor,
                    experiment: Experiment, out: Path, run_id: str,
-                   qa_bank: Any = None, calls_done: Callable[[], None] | None = None
+                   qa_bank: QuestionBank | None = None,
+                   calls_done: Callable[[], None] | None = None
                    ) -> CellResult:
     """Compact `session` as `cell` says and return its result (errors become an error result).
 
@@ -91,9 +104,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
     if variant.params:
         result.template_params = json.dumps(variant.params, ensure_ascii=False)
     started = time.perf_counter()
-    records: list[Any] = []
+    records: list[Attempt] = []
     record = RecordStep()
-    qa_calls: Any = None
+    qa_calls: QACalls | None = None
     try:
         result.original_tokens = session_tokens(session, estimator)
         model = model_for(cell, record=record) if cell.uses_model else None
@@ -106,7 +119,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
                       | billing_columns(records, record.raw_usages))
         result.http_retries = http_retries(record.raw_usages)
         result.outcome_kind = outcome_kind(None)
-        qa_metrics: dict[str, Any] = {}
+        qa_metrics: dict[str, float | int] = {}
         if experiment.qa is not None:  # the cell's last model calls
             scored = scored_session(session, done)
             window = result.effective_window or cell.window
@@ -136,7 +149,7 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
     return result
 
 
-def _failed(result: CellResult, exc: Exception, records: list[Any], record: RecordStep,
+def _failed(result: CellResult, exc: Exception, records: list[Attempt], record: RecordStep,
             started: float) -> None:
     """Turn `result` into the cell's error result: what was billed before `exc`, and `exc`."""
     if result.latency_ms is None:
@@ -155,21 +168,14 @@ def _failed(result: CellResult, exc: Exception, records: list[Any], record: Reco
     result.parse_outcome = result.structured = None
 
 
-def add_qa_calls(result: CellResult, calls: Any) -> None:
+def add_qa_calls(result: CellResult, calls: QACalls | None) -> None:
     """Fold the QA step's calls into the cell: the billed totals, cost, reported and estimated
     tokens, call counts and gateway retries, and the ``qa_*`` billing columns."""
-    sums: dict[str, Any] = calls.sums() if calls is not None else {
+    sums: QASums = calls.sums() if calls is not None else {
         "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
         "cache_write_tokens": 0, "cost": 0.0, "reported_tokens": 0, "estimated_tokens": 0,
         "calls_made": 0, "calls_shared": 0, "http_retries": 0, "calls": 0}
-    for column, name in (("billed_input_tokens", "input_tokens"),
-                         ("billed_output_tokens", "output_tokens"),
-                         ("cache_read_tokens", "cache_read_tokens"),
-                         ("cache_write_tokens", "cache_write_tokens"),
-                         ("reported_tokens", "reported_tokens"),
-                         ("estimated_tokens", "estimated_tokens"),
-                         ("calls_made", "calls_made"), ("calls_shared", "calls_shared"),
-                         ("http_retries", "http_retries")):
+    for column, name in QA_SUM_COLUMNS:
         result.add(column, sums[name])
     if result.cost is not None:
         result.cost = None if sums["cost"] is None else result.cost + sums["cost"]

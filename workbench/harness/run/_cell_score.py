@@ -9,30 +9,46 @@ agree) share one scoring: the run memo's ``scores`` (`workbench._memo`). A rende
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Protocol
 
 from workbench._memo import memo
 from workbench._redact import redact
 from workbench.compaction._reuse import parsed_reply
+from workbench.compaction._structured import StructuredSummary
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.run._strategy_run import scored_session
 from workbench.messages import Message
 from workbench.sessions import Session
+from workbench.strategies import StrategyResult
+from workbench.tokens import GooseCounter
 
-__all__ = ["score", "session_tokens"]
+__all__ = ["ContextCounter", "score", "session_tokens"]
 
 METRICS_MODULE = "workbench.metrics"
 
+Metrics = dict[str, float | int | None]
+"""A cell's metrics by name (`workbench.metrics.compute_metrics`), in ``metrics_json`` order."""
 
-def session_tokens(session: Session, estimator: Any) -> int:
+
+class ContextCounter(Protocol):
+    """What `session_tokens` needs of an estimator: Goose's retained-context count."""
+
+    def count_context_tokens(self, messages: Sequence[Message]) -> int:
+        """Agent-visible tokens of `messages`."""
+        ...
+
+
+def session_tokens(session: Session, estimator: ContextCounter) -> int:
     """``estimator.count_context_tokens(session.messages)``, counted once per session object
     (and again if its message list is replaced, or grows or shrinks): the run memo's
     ``session_tokens``. A run never edits its sessions; each run loads its own."""
     messages = session.messages
 
-    def count() -> tuple[Any, list[Message], int]:
+    def count() -> tuple[ContextCounter, list[Message], int]:
         return estimator, messages, estimator.count_context_tokens(messages)
 
     # The entry holds the estimator and the list, so the ids in its key cannot be reused.
@@ -41,7 +57,7 @@ def session_tokens(session: Session, estimator: Any) -> int:
     return tokens
 
 
-def _metrics_module() -> Any:
+def _metrics_module() -> ModuleType | None:
     try:
         import workbench.metrics as metrics  # a missing metrics package scores nothing
     except ModuleNotFoundError as exc:
@@ -51,14 +67,14 @@ def _metrics_module() -> Any:
     return metrics
 
 
-def _parse_structured(raw: str | None) -> Any:
+def _parse_structured(raw: str | None) -> StructuredSummary | None:
     if not raw:
         return None
     return parsed_reply(raw).summary  # read only (metrics and the echo check read it)
 
 
-def score(result: CellResult, cell: Cell, session: Session, variant: Variant, strategy: Any,
-          last_text: str | None, estimator: Any) -> dict[str, Any]:
+def score(result: CellResult, cell: Cell, session: Session, variant: Variant,
+          strategy: StrategyResult, last_text: str | None, estimator: GooseCounter) -> Metrics:
     """Measure a finished compaction into `result` (columns and texts, filled as they are
     known, so a failure part way keeps what came before, as the row always did) and return
     its metrics, in the ``metrics_json`` order."""
@@ -80,7 +96,7 @@ def score(result: CellResult, cell: Cell, session: Session, variant: Variant, st
         return {}
     reply = last_text if strategy.structured else None
 
-    def compute() -> tuple[Any, dict[str, Any], str]:
+    def compute() -> tuple[StructuredSummary | None, Metrics, str]:
         structured = _parse_structured(reply)
         with metrics.shared_probes():  # the metrics and the forgotten items run each probe once
             values = metrics.compute_metrics(session, text, structured,

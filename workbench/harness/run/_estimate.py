@@ -7,10 +7,17 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject
+from workbench._offline import ensure_offline
+from workbench.compaction._format import format_transcript
+from workbench.context_mgmt import summarizer_input
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import Variant
+from workbench.harness.run._qa_bank import QuestionBank
+from workbench.harness.run._qa_estimate import estimate_qa
+from workbench.sessions import Session
 from workbench.tokens import default_estimator
 
 OUTPUT_TOKENS_ESTIMATE = 1000
@@ -69,7 +76,7 @@ def _base_model(model_string: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _price_map() -> dict[str, Any]:
+def _price_map() -> JSONObject:
     # litellm's bundled price table, read without importing litellm (a slow import); names it
     # does not list directly still go through litellm.cost_per_token below.
     spec = importlib.util.find_spec("litellm")
@@ -91,14 +98,14 @@ def cell_cost(model_string: str, input_tokens: int, output_tokens: int) -> float
         return 0.0
     prices = _price_map()
     for name in (model, model.split("/", 1)[-1]):
-        entry = prices.get(name) or {}
-        if "input_cost_per_token" in entry and "output_cost_per_token" in entry:
-            return (entry["input_cost_per_token"] * input_tokens
-                    + entry["output_cost_per_token"] * output_tokens)
-    from workbench._offline import ensure_offline
-
+        entry = prices.get(name)
+        if not isinstance(entry, dict):  # every entry of litellm's table is an object
+            continue
+        per_in, per_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+        if isinstance(per_in, (int, float)) and isinstance(per_out, (int, float)):
+            return per_in * input_tokens + per_out * output_tokens
     ensure_offline()
-    import litellm
+    import litellm  # a slow import (seconds), needed only for a model the table above lacks
 
     try:
         prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=input_tokens,
@@ -109,19 +116,16 @@ def cell_cost(model_string: str, input_tokens: int, output_tokens: int) -> float
 
 
 def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
-                   sessions: list[Any], variants: dict[str, Any],
-                   qa_bank: Any = None) -> DryRunEstimate:
+                   sessions: list[Session], variants: dict[str, Variant],
+                   qa_bank: QuestionBank | None = None) -> DryRunEstimate:
     """Estimate the cells in `todo` (transcript tokens + `OUTPUT_TOKENS_ESTIMATE` each, plus
     the ``[qa]`` step's calls: `estimate_qa`)."""
-    from workbench.compaction._format import format_transcript
-    from workbench.context_mgmt import summarizer_input
-
     estimator = default_estimator()
     by_id = {s.id: s for s in sessions}
     transcript_tokens: dict[tuple[str, str], int] = {}
     total_tokens = 0
     total_cost: float | None = 0.0
-    calls: set[tuple[Any, ...]] = set()
+    calls: set[tuple[object, ...]] = set()
     shared = 0
     for cell in todo:
         if not cell.uses_model:  # masking, truncation...: no call to estimate
@@ -142,8 +146,6 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
         total_tokens += tokens_in + OUTPUT_TOKENS_ESTIMATE
         cost = cell_cost(cell.model_string, tokens_in, OUTPUT_TOKENS_ESTIMATE)
         total_cost = None if cost is None or total_cost is None else total_cost + cost
-    from workbench.harness.run._qa_estimate import estimate_qa
-
     qa = estimate_qa(experiment, todo, by_id, qa_bank, price=cell_cost,
                      summary_tokens=OUTPUT_TOKENS_ESTIMATE)
     total_cost = None if total_cost is None or qa.cost is None else total_cost + qa.cost

@@ -17,8 +17,8 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject
 from workbench.errors import RunFolderLocked
 from workbench.harness.results._store import utc_now
 
@@ -51,7 +51,7 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def _parse(text: str) -> dict[str, Any]:
+def _parse(text: str) -> JSONObject:
     try:
         data = json.loads(text)
     except ValueError:
@@ -73,10 +73,10 @@ class RunLock:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.path = self.folder / LOCK_FILE
-        self.previous: dict[str, Any] | None = None
+        self.previous: JSONObject | None = None
         self._fd: int | None = None
 
-    def holder_info(self) -> dict[str, Any]:
+    def holder_info(self) -> dict[str, int | str]:
         """What this process writes into the lock file."""
         return {"pid": os.getpid(), "host": socket.gethostname(), "started_at": utc_now()}
 
@@ -99,7 +99,7 @@ class RunLock:
                 return self
         raise RunFolderLocked(f"could not take the lock {self.path}: it kept changing under us")
 
-    def _refuse(self, holder: dict[str, Any]) -> RunFolderLocked:
+    def _refuse(self, holder: JSONObject) -> RunFolderLocked:
         return RunFolderLocked(LOCKED_MESSAGE.format(
             folder=self.folder, path=self.path, pid=holder.get("pid", "?"),
             host=holder.get("host", "?"), started_at=holder.get("started_at", "?")), holder)

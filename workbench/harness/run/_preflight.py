@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.errors import TemplateError
 from workbench.harness.experiment._cells import (
@@ -28,6 +27,7 @@ from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import Variant, load_variant
 from workbench.harness.results._store import ResultsStore
+from workbench.sessions import Session
 
 __all__ = ["Preflight", "forget_fixed_sessions", "prepare"]
 
@@ -46,7 +46,7 @@ class Preflight:
     """
 
     cells: list[Cell]
-    sessions: list[Any]
+    sessions: list[Session]
     variants: dict[str, Variant]
     unreadable: list[UnreadableSession] = field(default_factory=list)
     broken: dict[str, TemplateError] = field(default_factory=dict)

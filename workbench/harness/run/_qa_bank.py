@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._qa_table import QATable
+from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._results import QUESTIONS_DIR
+from workbench.messages import Message
 from workbench.probes import LookupAnswerer, QuestionSet, build_questions, read_question_set
+from workbench.sessions import Session
 
 __all__ = ["QuestionBank"]
 
@@ -37,7 +40,7 @@ class QuestionBank:
         self._full_lookup: dict[str, dict[str, str]] = {}
 
     @classmethod
-    def load(cls, experiment: Any, out: Path) -> QuestionBank:
+    def load(cls, experiment: Experiment, out: Path) -> QuestionBank:
         """The saved sets of the run folder `out` and of ``[qa] questions``.
 
         Raises:
@@ -74,11 +77,11 @@ class QuestionBank:
         """Keep a set built in this process."""
         self._built[question_set.key] = question_set
 
-    def build(self, session: Any, boundary: int | None, qa: Any) -> QuestionSet:
+    def build(self, session: Session, boundary: int | None, qa: QATable) -> QuestionSet:
         """A freshly built set (`build_questions` with the ``[qa]`` table's counts)."""
         return build_questions(session, boundary=boundary, **qa.build_options())
 
-    def full_lookup(self, question_set: QuestionSet, messages: list[Any]) -> dict[str, str]:
+    def full_lookup(self, question_set: QuestionSet, messages: list[Message]) -> dict[str, str]:
         """The ``lookup`` answers of `question_set` from the full history `messages` (once per
         set and process: every cell of a session shares them)."""
         answers = self._full_lookup.get(question_set.key)
@@ -88,9 +91,9 @@ class QuestionBank:
             self._full_lookup[question_set.key] = answers
         return answers
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, dict[str, QuestionSet]]:
         # Locks do not travel (Ray pickles the bank); memos of a worker stay its own.
         return {"saved": self.saved}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, dict[str, QuestionSet]]) -> None:
         self.__init__(state["saved"])  # type: ignore[misc]

@@ -13,15 +13,37 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, TypedDict
 
+from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import ContextLengthExceeded
 from workbench.harness.results._cell_result import AttemptResult
 from workbench.messages import Message
 from workbench.models._cache_keys import prompt_hash
 from workbench.tokens import default_estimator
 
-__all__ = ["QACall", "QACalls"]
+__all__ = ["QACall", "QACalls", "QACount", "QASums"]
+
+QACount = Literal["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                  "reported_tokens", "estimated_tokens", "calls_made", "calls_shared",
+                  "http_retries", "calls"]
+"""The whole-number sums of `QASums`."""
+
+
+class QASums(TypedDict):
+    """What a cell's QA calls add to it (`QACalls.sums`)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost: float | None
+    reported_tokens: int
+    estimated_tokens: int
+    calls_made: int
+    calls_shared: int
+    http_retries: int
+    calls: int
 
 
 @dataclass
@@ -43,7 +65,7 @@ class QACall:
     purpose: str
     question: str
     model: str
-    usage: Any = None
+    usage: Usage | None = None
     estimated: bool = False
     outcome: str = "ok"
     latency_ms: float = 0.0
@@ -57,7 +79,7 @@ class QACalls:
 
     calls: list[QACall] = field(default_factory=list)
 
-    async def call(self, model: Any, model_string: str, purpose: str, system: str,
+    async def call(self, model: CompactionModel, model_string: str, purpose: str, system: str,
                    messages: list[Message], question: str = "") -> Message:
         """Send one call and record it; re-raises the model's error after recording it."""
         record = QACall(purpose, question, model_string, prompt_hash=prompt_hash(system, messages))
@@ -76,23 +98,24 @@ class QACalls:
         record.usage, record.estimated = _filled(usage, system, messages, reply, model_string)
         return reply
 
-    def sums(self) -> dict[str, Any]:
+    def sums(self) -> QASums:
         """Billed sums of the calls: input, output, cache tokens, cost (None when any answered
         call has no known price), reported vs estimated tokens, calls made and shared,
         gateway retries."""
-        used = [c for c in self.calls if c.usage is not None]
-        extras = [c.usage.extra or {} for c in used]
+        used = [(c, c.usage) for c in self.calls if c.usage is not None]
+        extras = [u.extra or {} for _, u in used]
 
         def total(name: str) -> int:
-            return sum(getattr(c.usage, name) or 0 for c in used)
+            return sum(getattr(u, name) or 0 for _, u in used)
 
-        tokens = [(c, (c.usage.input_tokens or 0) + (c.usage.output_tokens or 0)) for c in used]
-        costs = [c.usage.cost for c in used]
+        tokens = [(c, (u.input_tokens or 0) + (u.output_tokens or 0)) for c, u in used]
+        costs = [u.cost for _, u in used]
+        known = [c for c in costs if c is not None]
         return {
             "input_tokens": total("input_tokens"), "output_tokens": total("output_tokens"),
             "cache_read_tokens": total("cache_read_input_tokens"),
             "cache_write_tokens": total("cache_write_input_tokens"),
-            "cost": None if any(c is None for c in costs) else float(sum(costs)),
+            "cost": None if len(known) < len(costs) else float(sum(known)),
             "reported_tokens": sum(n for c, n in tokens if not c.estimated),
             "estimated_tokens": sum(n for c, n in tokens if c.estimated),
             "calls_made": sum(1 for e in extras if not e.get("shared")),
@@ -128,11 +151,9 @@ class QACalls:
         return out
 
 
-def _filled(usage: Any, system: str, messages: list[Message], reply: Message,
-            model_string: str) -> tuple[Any, bool]:
+def _filled(usage: Usage | None, system: str, messages: list[Message], reply: Message,
+            model_string: str) -> tuple[Usage, bool]:
     """`usage` with token counts the provider left out estimated (and whether it was)."""
-    from workbench.compaction._model import Usage
-
     if usage is None:
         usage = Usage(model=model_string)
     if usage.input_tokens is not None and usage.output_tokens is not None:

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._qa_table import QAModel
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.run._qa_bank import QuestionBank
 from workbench.models._spec import parse_model_spec
 from workbench.probes import build_questions, question_set_key
+from workbench.sessions import Session
+from workbench.strategies import reference_summary
 from workbench.tokens import default_estimator
 
 __all__ = ["QAEstimate", "estimate_qa"]
@@ -58,21 +61,19 @@ class QAEstimate:
         self.cost = None if cost is None or self.cost is None else self.cost + calls * cost
 
 
-def _boundary(cell: Cell, session: Any) -> int | None:
+def _boundary(cell: Cell, session: Session) -> int | None:
     if cell.strategy_name != "reference" and cell.strategy_at != "recorded":
         return None
-    from workbench.strategies import reference_summary
-
     found = reference_summary(session)
     return None if found is None or found.get("index") is None else int(found["index"])
 
 
-def _output(entry: Any) -> int:
+def _output(entry: QAModel) -> int:
     return int(entry.params.get("max_tokens") or QA_OUTPUT_TOKENS)
 
 
-def estimate_qa(experiment: Experiment, todo: list[Cell], sessions: dict[str, Any],
-                bank: Any = None, *, price: Callable[[str, int, int], float | None],
+def estimate_qa(experiment: Experiment, todo: list[Cell], sessions: dict[str, Session],
+                bank: QuestionBank | None = None, *, price: Callable[[str, int, int], float | None],
                 summary_tokens: int) -> QAEstimate:
     """Estimate the QA calls of the cells in `todo` (see the module docstring).
 

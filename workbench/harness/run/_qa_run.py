@@ -34,11 +34,12 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from workbench._redact import redact
 from workbench._storage import write_atomic
+from workbench.compaction._model import CompactionModel
 from workbench.errors import ContextLengthExceeded, ReplyFormatError
+from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.run._qa_bank import QuestionBank
@@ -53,6 +54,7 @@ from workbench.probes import (
     AnsweredQuestion,
     JudgeGrade,
     LookupAnswerer,
+    NextActionCase,
     NextActionResult,
     Question,
     QuestionSet,
@@ -70,6 +72,7 @@ from workbench.probes import (
     question_message,
     question_set_key,
 )
+from workbench.sessions import Session
 
 __all__ = ["QAOutcome", "calibration_sample", "compacted_context", "run_qa"]
 
@@ -83,7 +86,9 @@ AUTHOR_TOO_LONG = "probe author {model} skipped: the full history exceeds its wi
 LOOKUP_NO_ACTION = "next action not taken: lookup answers questions, it does not act"
 NO_ANSWER_REASON = "no answer was given (not sent to the judge)"
 
-ModelFor = Callable[..., Any]
+ModelFor = Callable[..., CompactionModel]
+"""``(cell, role=None, **steps) -> CompactionModel``: the runner's pipeline for a cell (with a
+role, a ``[qa]`` model; `steps` adds pipeline steps, such as the cell's ``record``)."""
 
 
 @dataclass
@@ -101,7 +106,7 @@ class QAOutcome:
     text: str
 
 
-def compacted_context(context: Sequence[Message], session: Any,
+def compacted_context(context: Sequence[Message], session: Session,
                       boundary: int | None) -> list[Message]:
     """The strategy's next context without the messages after a recorded boundary (the
     ``reference`` strategy keeps the recorded continuation after its summary)."""
@@ -116,7 +121,7 @@ def agent_view(messages: Sequence[Message]) -> list[Message]:
     return [m.agent_projection() for m in messages if m.is_agent_visible]
 
 
-async def run_qa(cell: Any, session: Any, scored: Any, context: Sequence[Message],
+async def run_qa(cell: Cell, session: Session, scored: Session, context: Sequence[Message],
                  qa: QATable, bank: QuestionBank, model_for: ModelFor, out: Path,
                  full_fits: bool = True) -> QAOutcome:
     """Run the QA step of one cell (see the module docstring).
@@ -145,8 +150,8 @@ async def run_qa(cell: Any, session: Any, scored: Any, context: Sequence[Message
         raise
 
 
-async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message], qa: QATable,
-               bank: QuestionBank, model_for: ModelFor, out: Path, calls: QACalls,
+async def _run(cell: Cell, session: Session, scored: Session, context: Sequence[Message],
+               qa: QATable, bank: QuestionBank, model_for: ModelFor, out: Path, calls: QACalls,
                full_fits: bool) -> QAOutcome:
     boundary = len(scored.messages) if scored is not session else None
     question_set = await _question_set(cell, session, scored, boundary, qa, bank, model_for,
@@ -187,7 +192,7 @@ async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message],
     return QAOutcome(metrics, calls, text)
 
 
-async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | None,
+async def _question_set(cell: Cell, session: Session, scored: Session, boundary: int | None,
                         qa: QATable, bank: QuestionBank, model_for: ModelFor, calls: QACalls,
                         out: Path) -> QuestionSet:
     key = question_set_key(session.id, boundary)
@@ -207,8 +212,8 @@ async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | No
     return found
 
 
-async def _authored(cell: Any, question_set: QuestionSet, scored: Any, qa: QATable,
-                    model: Any, calls: QACalls) -> QuestionSet:
+async def _authored(cell: Cell, question_set: QuestionSet, scored: Session, qa: QATable,
+                    model: CompactionModel, calls: QACalls) -> QuestionSet:
     entry = qa.probe_author
     assert entry is not None
     messages = [*agent_view(scored.messages), author_message(qa.author_questions, qa.kinds)]
@@ -237,7 +242,7 @@ async def _authored(cell: Any, question_set: QuestionSet, scored: Any, qa: QATab
                        notes=notes, dropped=dropped, version=question_set.version)
 
 
-async def _model_answers(model: Any, model_string: str, questions: list[Question],
+async def _model_answers(model: CompactionModel, model_string: str, questions: list[Question],
                          context: list[Message], full: list[Message] | None,
                          calls: QACalls) -> list[AnsweredQuestion]:
     limit = asyncio.Semaphore(QA_CONCURRENCY)
@@ -281,7 +286,7 @@ def calibration_sample(answered: Sequence[AnsweredQuestion], size: int) -> set[s
     return set(sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())[:size])
 
 
-async def _judge(cell: Any, model: Any, model_string: str, answered: list[AnsweredQuestion],
+async def _judge(cell: Cell, model: CompactionModel, model_string: str, answered: list[AnsweredQuestion],
                  calls: QACalls, sample: set[str]) -> None:
     limit = asyncio.Semaphore(QA_CONCURRENCY)
 
@@ -306,8 +311,8 @@ async def _judge(cell: Any, model: Any, model_string: str, answered: list[Answer
     await asyncio.gather(*(one(a) for a in answered))
 
 
-async def _next_action(model: Any, qa: QATable, compacted: Sequence[Message],
-                       history: Sequence[Message] | None, case: Any, calls: QACalls,
+async def _next_action(model: CompactionModel, qa: QATable, compacted: Sequence[Message],
+                       history: Sequence[Message] | None, case: NextActionCase, calls: QACalls,
                        notes: list[str]) -> NextActionResult | None:
     system = next_action_system(case.tools)
     lead_in = agent_view(case.lead_in)
@@ -334,9 +339,9 @@ async def _next_action(model: Any, qa: QATable, compacted: Sequence[Message],
         reply=reply.concat_text())
 
 
-def _cell_json(cell: Any, question_set: QuestionSet, qa: QATable,
+def _cell_json(cell: Cell, question_set: QuestionSet, qa: QATable,
                answered: list[AnsweredQuestion], next_result: NextActionResult | None,
-               metrics: dict[str, Any], notes: list[str]) -> str:
+               metrics: dict[str, float | int], notes: list[str]) -> str:
     data = {
         "cell_id": cell.cell_id, "key": cell.key, "session_id": cell.session_id,
         "question_set": question_set.key, "boundary": question_set.boundary,

@@ -9,8 +9,10 @@ input, kept beside the cell).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from workbench.compaction import Attempt
+from workbench.compaction._model import Usage
 from workbench.harness.results._cell_result import AttemptResult
 from workbench.models._cache_keys import prompt_hash
 from workbench.models._pipeline import Call, Proceed, Reply
@@ -31,7 +33,7 @@ class RecordStep:
 
     def __init__(self) -> None:
         self.prompt_hashes: list[str] = []
-        self.raw_usages: list[Any] = []
+        self.raw_usages: list[Usage | None] = []
         self.last_text: str | None = None
 
     async def run(self, call: Call, proceed: Proceed) -> Reply:
@@ -43,7 +45,7 @@ class RecordStep:
         return reply, usage
 
 
-def attempt_results(records: list[Any], model: str,
+def attempt_results(records: list[Attempt], model: str,
                     prompt_hashes: list[str] | None = None) -> list[AttemptResult]:
     """One `AttemptResult` per summarizer attempt (`workbench.compaction.Attempt`), with its
     usage as the caller got it (flags included: `workbench.models._billing`)."""

@@ -16,15 +16,22 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any
 
+from workbench._redact import redactor
+from workbench.compaction._model import CompactionModel
+from workbench.harness.experiment._cells import read_manifest
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._strategy_spec import StrategyEntry
 from workbench.harness.experiment._validate import check_replay_count
+from workbench.harness.results._migrations import transaction
 from workbench.harness.results._replays import REPLAY_COLUMNS
 from workbench.harness.results._store import ResultsStore, utc_now
+from workbench.harness.run._run_models import CacheArgs
+from workbench.models import load_model
+from workbench.sessions import Session
+from workbench.strategies import ReplayResult, replay_session_async
 
 log = logging.getLogger("workbench.harness")
 
@@ -33,6 +40,9 @@ __all__ = ["REPLAY_COLUMNS", "record_replay", "replay_rows", "replay_tasks", "ru
 
 NA = "n/a"
 """The status of a replay whose strategy cannot run with the replay's model."""
+
+ReplayRow = dict[str, str | int | float | None]
+"""A ``replays`` row: column name -> value."""
 
 
 def replay_id(session_id: str, strategy: str, model: str, window: int,
@@ -51,11 +61,9 @@ def _strategies(experiment: Experiment) -> list[StrategyEntry]:
     return [s for s in chosen if s.name != "reference"]
 
 
-def replay_tasks(experiment: Experiment,
-                 sessions: Sequence[Any]) -> list[tuple[Any, StrategyEntry, int, float | None]]:
+def replay_tasks(experiment: Experiment, sessions: Sequence[Session]
+                 ) -> list[tuple[Session, StrategyEntry, int, float | None]]:
     """(session, strategy, window, threshold) for every replay the spec asks for, in order."""
-    from workbench.harness.experiment._cells import read_manifest
-
     spec = experiment.replay
     if spec is None:
         return []
@@ -80,15 +88,12 @@ def stored_replays(store: ResultsStore) -> dict[str, str]:
     return {r[0]: r[1] for r in store.db.execute("SELECT replay_id, status FROM replays")}
 
 
-def record_replay(store: ResultsStore, row: dict[str, Any]) -> None:
+def record_replay(store: ResultsStore, row: ReplayRow) -> None:
     """Write (or replace) one replay row, its text through the redaction layer like a cell's.
 
     Raises:
         ValueError: `row` has a column the table does not.
     """
-    from workbench._redact import redactor
-    from workbench.harness.results._migrations import transaction
-
     unknown = set(row) - set(REPLAY_COLUMNS)
     if unknown:
         raise ValueError(f"unknown replay columns: {sorted(unknown)}")
@@ -97,18 +102,18 @@ def record_replay(store: ResultsStore, row: dict[str, Any]) -> None:
         store._insert("replays", REPLAY_COLUMNS, row, redactor().text)
 
 
-def replay_rows(result: Any) -> dict[str, Any]:
+def replay_rows(result: ReplayResult) -> ReplayRow:
     """The store columns of a `ReplayResult` (its totals, turns and rounds)."""
     summary = result.summary()
-    row = {k: summary[k] for k in REPLAY_COLUMNS if k in summary}
+    row: ReplayRow = {k: summary[k] for k in REPLAY_COLUMNS if k in summary}
     row["turns_json"] = json.dumps([asdict(t) for t in result.turns])
     row["rounds_json"] = json.dumps([asdict(r) for r in result.rounds])
     return row
 
 
 async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
-                      sessions: Sequence[Any], *, retry_errors: bool = False,
-                      model_factory: Any = None) -> int:
+                      sessions: Sequence[Session], *, retry_errors: bool = False,
+                      model_factory: Callable[[str], CompactionModel] | None = None) -> int:
     """Run the experiment's ``[replay]`` table into `store`; returns how many replays ran.
 
     Args:
@@ -119,8 +124,6 @@ async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
         retry_errors: Run replays stored as 'error' again.
         model_factory: ``model string -> CompactionModel`` instead of ``load_model`` (tests).
     """
-    from workbench.strategies import replay_session_async
-
     spec = experiment.replay
     if spec is None:
         return 0
@@ -136,7 +139,7 @@ async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
         if strategy.uses_model and model is None:
             model = _model(experiment, spec.model, model_factory)
         started = time.perf_counter()
-        row: dict[str, Any] = {"replay_id": rid, "run_id": run_id, "session_id": session.id,
+        row: ReplayRow = {"replay_id": rid, "run_id": run_id, "session_id": session.id,
                                "strategy": entry.display, "model": model_name,
                                "window": window, "threshold": threshold}
         reason = strategy.unavailable(model if strategy.uses_model else None, window)
@@ -165,12 +168,11 @@ async def run_replays(experiment: Experiment, store: ResultsStore, run_id: str,
     return ran
 
 
-def _model(experiment: Experiment, model: str, factory: Any) -> Any:
+def _model(experiment: Experiment, model: str,
+           factory: Callable[[str], CompactionModel] | None) -> CompactionModel:
     if factory is not None:
         return factory(model)
-    from workbench.models import load_model
-
-    kwargs: dict[str, Any] = {}
+    kwargs: CacheArgs = {}
     if experiment.cache.mode is not None:
         kwargs["cache"] = experiment.cache.mode
     if experiment.cache.path:

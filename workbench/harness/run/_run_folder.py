@@ -15,11 +15,11 @@ from __future__ import annotations
 import sqlite3
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import DATASET_PREFIX, read_manifest
 from workbench.harness.experiment._spec import CACHE_PREFIXES, Experiment
+from workbench.harness.experiment._spec_tables import ModelEntry, SessionSource
 from workbench.harness.results._results import DB_FILE, SPEC_FILE
 
 __all__ = ["check_run_folder", "fresh_folder"]
@@ -51,12 +51,12 @@ def _as_recorded(experiment: Experiment) -> Experiment:
     return Experiment.from_dict(tomllib.loads(text), source=SPEC_FILE)
 
 
-def _model_key(entry: Any) -> tuple[Any, ...]:
+def _model_key(entry: ModelEntry) -> tuple[object, ...]:
     model = entry.model
     for prefix in CACHE_PREFIXES:  # a replay and a live run of one model share cells
         if model.startswith(prefix):
             model = model[len(prefix):]
-    key: tuple[Any, ...] = (model, entry.label,
+    key: tuple[object, ...] = (model, entry.label,
                             sorted((k, repr(v)) for k, v in entry.params.items()))
     sessions = getattr(entry, "sessions", None)
     key = key if sessions is None else (*key, sorted(set(sessions)))
@@ -64,14 +64,15 @@ def _model_key(entry: Any) -> tuple[Any, ...]:
     return key if templates is None else (*key, ("templates", sorted(set(templates))))
 
 
-def _source_key(source: Any, experiment: Experiment, datasets: set[str]) -> tuple[Any, ...]:
+def _source_key(source: SessionSource, experiment: Experiment,
+                datasets: set[str]) -> tuple[object, ...]:
     path = source.path
     if not path.startswith(DATASET_PREFIX) and path not in datasets:  # a file or glob: absolute
         path = str(experiment.resolve_path(path))
     return (path, source.format, sorted((k, repr(v)) for k, v in source.selection().items()))
 
 
-def cell_fields(experiment: Experiment) -> dict[str, Any]:
+def cell_fields(experiment: Experiment) -> dict[str, object]:
     """The cell-defining fields of `experiment` in a comparable form."""
     exp = _as_recorded(experiment)
     return {

@@ -4,20 +4,30 @@ experiment's response cache) and the ``[qa]`` models by role, loaded the same wa
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TypedDict
 
+from workbench.compaction._model import CompactionModel
+from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._qa_table import QAModel
 from workbench.harness.experiment._spec import Experiment
+from workbench.models import load_model
 
-__all__ = ["load_cell_model", "load_qa_model", "qa_entry"]
+__all__ = ["CacheArgs", "load_cell_model", "load_qa_model", "qa_entry"]
 
 
-def load_cell_model(experiment: Experiment, cell: Cell) -> Any:
+class CacheArgs(TypedDict, total=False):
+    """The response-cache arguments of ``load_model`` an experiment sets (none: the model's)."""
+
+    cache: str
+    cache_path: Path
+
+
+def load_cell_model(experiment: Experiment, cell: Cell) -> CompactionModel:
     """The summarizer of `cell`: its model string at its window, with the experiment's cache."""
-    from workbench.models import load_model
-
     cache = experiment.cache
-    kwargs: dict[str, Any] = {}
+    kwargs: CacheArgs = {}
     if cache.mode is not None:
         kwargs["cache"] = cache.mode
     if cache.path or experiment.models[cell.model_index].cache_path:
@@ -25,27 +35,23 @@ def load_cell_model(experiment: Experiment, cell: Cell) -> Any:
     return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
 
 
-def qa_entry(experiment: Experiment, role: str) -> Any:
+def qa_entry(experiment: Experiment, role: str) -> QAModel:
     """The ``[qa]`` model entry of `role` (``answerer``, ``judge``, ``probe_author``).
 
     Raises:
         ConfigError: the experiment names no model for that role.
     """
-    from workbench.errors import ConfigError
-
     entry = experiment.qa.models().get(role) if experiment.qa is not None else None
     if entry is None:
         raise ConfigError(f"the experiment's [qa] table names no {role} model")
     return entry
 
 
-def load_qa_model(experiment: Experiment, role: str) -> Any:
+def load_qa_model(experiment: Experiment, role: str) -> CompactionModel:
     """The ``[qa]`` model of `role`, loaded like a summarizer (the experiment's cache)."""
-    from workbench.models import load_model
-
     entry = qa_entry(experiment, role)
     cache = experiment.cache
-    kwargs: dict[str, Any] = {}
+    kwargs: CacheArgs = {}
     if cache.mode is not None:
         kwargs["cache"] = cache.mode
     if cache.path:

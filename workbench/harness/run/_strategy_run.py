@@ -3,19 +3,22 @@ probes score (the whole session, or the prefix a recorded summary covered)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from workbench.compaction._model import CompactionModel
 from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import Variant
+from workbench.messages import Message
 from workbench.sessions import Session, prefix_session
 from workbench.strategies import CompactionRequest, StrategyResult, get_strategy, reference_summary
+from workbench.tokens import TokenEstimator
 
 __all__ = ["run_strategy", "scored_session"]
 
 
-async def run_strategy(cell: Cell, session: Session, variant: Any, model: Any,
-                       experiment: Experiment, estimator: Any) -> StrategyResult:
+async def run_strategy(cell: Cell, session: Session, variant: Variant,
+                       model: CompactionModel | None, experiment: Experiment,
+                       estimator: TokenEstimator) -> StrategyResult:
     """Compact `session` with the cell's strategy.
 
     Args:
@@ -43,7 +46,7 @@ async def run_strategy(cell: Cell, session: Session, variant: Any, model: Any,
     return result
 
 
-def recorded_prefix(session: Session) -> list[Any]:
+def recorded_prefix(session: Session) -> list[Message]:
     """The messages before the first recorded summary's boundary (what the ``reference`` row
     covers).
 
