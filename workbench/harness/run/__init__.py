@@ -12,7 +12,9 @@ asyncio or Ray). Imports the experiment stage and writes through the results sta
 from workbench.harness.run._budget import BudgetedModel, RunBudget
 from workbench.harness.run._estimate import DryRunEstimate
 from workbench.harness.run._lock import RunLock
-from workbench.harness.run._runner import default_out, run_experiment, run_experiment_async
+from workbench.harness.run._run_request import default_out
+from workbench.harness.run._run_sync import run_experiment
+from workbench.harness.run._runner import run_experiment_async
 
 __all__ = ["BudgetedModel", "DryRunEstimate", "RunBudget", "RunLock", "default_out",
            "run_experiment", "run_experiment_async"]

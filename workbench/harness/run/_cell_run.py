@@ -26,8 +26,9 @@ from workbench.harness.results._store import utc_now
 from workbench.harness.run._cell_score import score, session_tokens
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls, QACount, QASums
-from workbench.harness.run._qa_run import ModelFor, run_qa
+from workbench.harness.run._qa_run import run_qa
 from workbench.harness.run._record import RecordStep, attempt_results
+from workbench.harness.run._run_models import ModelFor
 from workbench.harness.run._strategy_run import run_strategy, scored_session
 from workbench.models._billing import billing_columns, http_retries, usage_columns
 from workbench.models._window import window_facts

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +44,7 @@ from workbench.harness.experiment._qa_table import QATable
 from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls
+from workbench.harness.run._run_models import ModelFor
 from workbench.messages import Message
 from workbench.probes import (
     ANSWERER_SYSTEM,
@@ -86,9 +87,6 @@ AUTHOR_TOO_LONG = "probe author {model} skipped: the full history exceeds its wi
 LOOKUP_NO_ACTION = "next action not taken: lookup answers questions, it does not act"
 NO_ANSWER_REASON = "no answer was given (not sent to the judge)"
 
-ModelFor = Callable[..., CompactionModel]
-"""``(cell, role=None, **steps) -> CompactionModel``: the runner's pipeline for a cell (with a
-role, a ``[qa]`` model; `steps` adds pipeline steps, such as the cell's ``record``)."""
 
 
 @dataclass

@@ -4,6 +4,7 @@ experiment's response cache) and the ``[qa]`` models by role, loaded the same wa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
@@ -14,7 +15,17 @@ from workbench.harness.experiment._qa_table import QAModel
 from workbench.harness.experiment._spec import Experiment
 from workbench.models import load_model
 
-__all__ = ["CacheArgs", "load_cell_model", "load_qa_model", "qa_entry"]
+__all__ = ["CacheArgs", "ModelFactory", "ModelFor", "QAModelFactory", "load_cell_model",
+           "load_qa_model", "qa_entry"]
+
+ModelFor = Callable[..., CompactionModel]
+"""``(cell, role=None, **steps) -> CompactionModel``: the runner's pipeline for a cell (with a
+role, a ``[qa]`` model; `steps` adds pipeline steps, such as the cell's ``record``)."""
+
+ModelFactory = Callable[[Cell], CompactionModel]
+"""A user's ``cell -> model``, used instead of ``load_model`` (tests, custom models)."""
+QAModelFactory = Callable[[Cell, str], CompactionModel]
+"""A user's ``(cell, role) -> model`` for the ``[qa]`` models."""
 
 
 class CacheArgs(TypedDict, total=False):

@@ -23,42 +23,57 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Literal, Unpack, overload
 
+from tqdm.auto import tqdm
+
+from workbench._json_types import JSONObject
 from workbench._memo import run_memo
-from workbench._redact import install_log_redaction, redact, register_secrets_in
-from workbench._storage import write_atomic
+from workbench._redact import install_log_redaction, register_secrets_in
 from workbench._version import __version__
+from workbench.compaction._model import CompactionModel
 from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
-from workbench.harness.results._results import DB_FILE, SPEC_FILE, SUMMARIES_DIR
+from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results
 from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetStep, RunBudget
 from workbench.harness.run._cell_run import error_result
-from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, estimate_cells
+from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, DryRunEstimate, estimate_cells
 from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
 from workbench.harness.run._heap import still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_estimate import QA_OUTPUT_TOKENS
+from workbench.harness.run._replay_run import run_replays
 from workbench.harness.run._run_folder import check_run_folder, fresh_folder
 from workbench.harness.run._run_models import (
+    ModelFactory,
+    QAModelFactory,
     load_cell_model,
     load_qa_model,
     qa_entry,
 )
+from workbench.harness.run._run_request import (
+    RunOptions,
+    SpecArg,
+    as_experiment,
+    default_out,
+    write_spec,
+)
 from workbench.harness.run.executors import CellJob, Executor, make_executor
-from workbench.models._pipeline import Step, compose
+from workbench.models._pipeline import ModelPipeline, Step, compose
 from workbench.models._shared import SharedCalls
+from workbench.sessions import Session
 
 __all__ = ["BUDGET_MESSAGE", "BUDGET_STOPPED", "ModelFactory", "QAModelFactory", "cells_to_run",
-           "default_out", "load_qa_model", "log", "qa_entry", "run_experiment",
-           "run_experiment_async", "write_spec"]
+           "default_out", "load_qa_model", "log", "qa_entry", "run_experiment_async",
+           "write_spec"]
 
 log = logging.getLogger("workbench.harness")
 
@@ -67,29 +82,22 @@ BUDGET_MESSAGE = ("budget reached ({what}); {left} cell(s) not run. Raise [budge
 BUDGET_STOPPED = "BudgetReached"
 """``error_type`` of a cell the budget stopped after it was billed; such cells run again."""
 
-ModelFactory = Callable[[Cell], Any]
-QAModelFactory = Callable[[Cell, str], Any]
-
 
 def _version() -> str:
     return __version__
 
 
-def _coerce(spec: Experiment | str | Path) -> Experiment:
-    return spec if isinstance(spec, Experiment) else Experiment.from_toml(spec)
-
-
-def write_spec(experiment: Experiment, out: Path) -> Path:
-    """Write the experiment as run to ``<out>/spec.toml`` (no secrets, absolute base_dir)."""
-    base = str(Path(experiment.base_dir or ".").resolve())
-    as_run = experiment.model_copy(update={"base_dir": base})
-    path = out / SPEC_FILE
-    write_atomic(path, redact(as_run.to_toml()))
-    return path
-
-
+@overload
+async def run_experiment_async(spec: SpecArg, out: str | Path, *, dry_run: Literal[False] = False,
+                               **options: Unpack[RunOptions]) -> Results: ...
+@overload
+async def run_experiment_async(spec: SpecArg, out: str | Path, *, dry_run: Literal[True],
+                               **options: Unpack[RunOptions]) -> DryRunEstimate: ...
+@overload
+async def run_experiment_async(spec: SpecArg, out: str | Path, *, dry_run: bool,
+                               **options: Unpack[RunOptions]) -> Results | DryRunEstimate: ...
 @storage_faults
-async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *,
+async def run_experiment_async(spec: SpecArg, out: str | Path, *,
                                retry_errors: bool = False, dry_run: bool = False,
                                progress: bool = True, model_factory: ModelFactory | None = None,
                                concurrency: int | None = None, new: bool = False,
@@ -97,7 +105,8 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
                                only_sessions: Collection[str] | None = None,
                                check_folder: bool = True, executor: str | None = None,
                                address: str | None = None,
-                               qa_model_factory: QAModelFactory | None = None) -> Any:
+                               qa_model_factory: QAModelFactory | None = None
+                               ) -> Results | DryRunEstimate:
     """Run (or resume) an experiment into the run folder `out`.
 
     Args:
@@ -132,7 +141,7 @@ async def run_experiment_async(spec: Experiment | str | Path, out: str | Path, *
             `check_run_folder`), and `new` is false.
     """
     with run_memo():  # every cache the run keeps, dropped when it ends
-        return await _run_async(_coerce(spec), out, retry_errors, dry_run, progress,
+        return await _run_async(as_experiment(spec), out, retry_errors, dry_run, progress,
                                 model_factory, concurrency, new, share_calls, only_sessions,
                                 check_folder, executor, address, qa_model_factory)
 
@@ -142,7 +151,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                      concurrency: int | None, new: bool, share_calls: bool | SharedCalls,
                      only_sessions: Collection[str] | None, check_folder: bool,
                      executor: str | None, address: str | None,
-                     qa_model_factory: QAModelFactory | None) -> Any:
+                     qa_model_factory: QAModelFactory | None) -> Results | DryRunEstimate:
     out = fresh_folder(Path(out)) if new else Path(out)
     if check_folder:
         check_run_folder(experiment, out)
@@ -182,7 +191,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
         run_id = new_ulid()
         spec_json = experiment.model_dump_json(
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
-        cluster: dict[str, Any] | None = None
+        cluster: JSONObject | None = None
         doomed: list[Cell] = []
 
         def open_run(s: ResultsStore) -> None:
@@ -238,8 +247,6 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
-                    from workbench.harness.run._replay_run import run_replays
-
                     await run_replays(experiment, store, run_id, sessions,
                                       retry_errors=retry_errors)
             finally:
@@ -251,8 +258,6 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                     if cluster is not None:
                         started(store)
                 store.finish_run(run_id, status if status != "running" else "interrupted")
-            from workbench.harness.results._results import Results
-
             return Results.from_store(out, store)
         finally:
             try:
@@ -274,21 +279,19 @@ def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> 
 
 async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
                      billed: tuple[float, int, int], run_id: str, todo: list[Cell],
-                     sessions: list[Any], variants: dict[str, Any],
+                     sessions: list[Session], variants: dict[str, Variant],
                      model_factory: ModelFactory | None, progress: bool,
                      concurrency: int | None, shared: SharedCalls,
                      executor: Executor, qa_bank: QuestionBank | None = None,
                      qa_model_factory: QAModelFactory | None = None) -> str:
-    from tqdm.auto import tqdm
-
     budget = RunBudget(experiment.budget.max_cost, experiment.budget.max_tokens, *billed)
     budget_steps: dict[str, list[BudgetStep]] = {}
     stopped: list[str] = []
     skipped, faults = 0, HeldFaults()  # faults: cells a full or read-only disk stopped
-    models: dict[tuple[int, int | None], Any] = {}
+    models: dict[tuple[int, int | None], CompactionModel] = {}
     bar = tqdm(total=len(todo), desc=experiment.name, unit="cell", disable=not progress)
 
-    def base_model(cell: Cell) -> Any:
+    def base_model(cell: Cell) -> CompactionModel:
         if model_factory is not None:
             return model_factory(cell)
         key = (cell.model_index, cell.window)
@@ -296,9 +299,9 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             models[key] = load_cell_model(experiment, cell)
         return models[key]
 
-    qa_models: dict[str, Any] = {}
+    qa_models: dict[str, CompactionModel] = {}
 
-    def qa_base(c: Cell, role: str) -> Any:
+    def qa_base(c: Cell, role: str) -> CompactionModel:
         if qa_model_factory is not None:
             return qa_model_factory(c, role)
         if role not in qa_models:
@@ -306,7 +309,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
         return qa_models[role]
 
     def model_for(c: Cell, role: str | None = None, *, record: Step | None = None,
-                  slot: Step | None = None) -> Any:
+                  slot: Step | None = None) -> ModelPipeline:
         """A cell's model (a ``[qa]`` model with `role`) and every step its calls pass, in
         the pipeline's order: record (the cell's), window and cache (the model's own, from
         its string), share (the run's table; repeats are independent samples and never
@@ -373,27 +376,3 @@ def _executor(experiment: Experiment, kind: str | None, address: str | None) -> 
         return make_executor(kind, address)
     return make_executor("ray", address or spec.address, cpus_per_cell=spec.cpus_per_cell,
                          max_retries=spec.max_retries)
-
-
-def default_out(experiment: Experiment) -> Path:
-    """``runs/<name>`` under the working directory: re-running the same command resumes."""
-    return Path("runs") / experiment.name
-
-
-def run_experiment(spec: Experiment | str | Path | None = None, out: str | Path | None = None,
-                   **kwargs: Any) -> Any:
-    """Synchronous `run_experiment_async`; works inside a running event loop (Jupyter).
-
-    Args:
-        spec: An `Experiment`, a TOML path, or None for `Experiment.default()`.
-        out: The run folder; default ``runs/<name>``.
-        **kwargs: See `run_experiment_async`.
-
-    Returns:
-        `Results`, or a `DryRunEstimate` with ``dry_run=True``.
-    """
-    experiment = Experiment.default() if spec is None else _coerce(spec)
-    folder = Path(out) if out is not None else default_out(experiment)
-    from workbench._sync import run_sync
-
-    return run_sync(run_experiment_async(experiment, folder, **kwargs))

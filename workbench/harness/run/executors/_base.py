@@ -12,7 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
+
+from workbench._json_types import JSONObject
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import Variant
+from workbench.harness.results._cell_result import CellResult
+from workbench.harness.run._qa_bank import QuestionBank
+from workbench.harness.run._run_models import ModelFactory, ModelFor, QAModelFactory
+from workbench.models._shared import SharedCalls
+from workbench.sessions import Session
 
 
 @dataclass
@@ -40,20 +50,20 @@ class CellJob:
         qa_model_factory: The user's ``(cell, role) -> model`` for ``[qa]`` models, if given.
     """
 
-    experiment: Any
+    experiment: Experiment
     out: Path
     run_id: str
-    cells: list[Any]
-    sessions: dict[str, Any]
-    variants: dict[str, Any]
+    cells: list[Cell]
+    sessions: dict[str, Session]
+    variants: dict[str, Variant]
     concurrency: int
-    model_for: Callable[..., Any]
-    record: Callable[[Any], None]
+    model_for: ModelFor
+    record: Callable[[CellResult], None]
     budget_reached: Callable[[], str | None]
-    model_factory: Callable[[Any], Any] | None = None
-    shared: Any = None
-    qa_bank: Any = None
-    qa_model_factory: Callable[[Any, str], Any] | None = None
+    model_factory: ModelFactory | None = None
+    shared: SharedCalls | None = None
+    qa_bank: QuestionBank | None = None
+    qa_model_factory: QAModelFactory | None = None
 
 
 @dataclass
@@ -74,7 +84,7 @@ class Executor(Protocol):
 
     kind: str
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> JSONObject:
         """Connect to (or start) the compute; return a description for the runs table."""
         ...
 

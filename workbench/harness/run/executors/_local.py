@@ -15,12 +15,15 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import Counter
-from typing import Any
 
+from workbench._json_types import JSONObject
 from workbench._memo import memo
+from workbench.compaction._model import CompactionModel
+from workbench.harness.experiment._cells import Cell
 from workbench.harness.run._cell_run import run_cell
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
 from workbench.harness.run.executors._call_slot import SlotStep
+from workbench.models._pipeline import Step
 
 LOOKAHEAD = 2
 
@@ -30,7 +33,7 @@ class LocalExecutor:
 
     kind = "local"
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> JSONObject:
         """Nothing to connect to; describes this host."""
         return {"host": socket.gethostname()}
 
@@ -44,18 +47,18 @@ class LocalExecutor:
         report = ExecutorReport()
         left = Counter(cell.session_id for cell in job.cells)
 
-        def session_done(cell: Any) -> None:
+        def session_done(cell: Cell) -> None:
             # what was derived from its messages is not needed again: drop it now
             left[cell.session_id] -= 1
             if left[cell.session_id] == 0 and cell.session_id in job.sessions:
                 memo().messages.forget(job.sessions[cell.session_id].messages)
 
-        def model_for(cell: Any, role: str | None = None, **steps: Any) -> Any:
+        def model_for(cell: Cell, role: str | None = None, **steps: Step) -> CompactionModel:
             own = model_sems.get(cell.model_index) if role is None else None
             slots = [own, calls] if own is not None else [calls]
             return job.model_for(cell, role, slot=SlotStep(slots), **steps)
 
-        async def one(cell: Any) -> None:
+        async def one(cell: Cell) -> None:
             held: list[asyncio.Semaphore] = []
 
             def leave() -> None:  # the cell's calls are done: admit the next one

@@ -44,15 +44,40 @@ import asyncio
 import logging
 import time
 import traceback
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, TypedDict, cast
 
+from workbench._json_types import JSONObject
 from workbench._storage import write_atomic
 from workbench.errors import ConfigError
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._cell_result import AttemptResult, CellResult
+from workbench.harness.results._outcomes import error_class, outcome_kind
 from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.results._store import utc_now
+from workbench.harness.run._cell_run import cell_result
 from workbench.harness.run.executors._base import CellJob, ExecutorReport
-from workbench.harness.run.executors._ray_recording import open_recordings, snapshot, write_back
+from workbench.harness.run.executors._ray_coordinator import Coordinator
+from workbench.harness.run.executors._ray_messages import (
+    CellRefs,
+    CellTaskResult,
+    CoordinatorHandle,
+    LostCall,
+)
+from workbench.harness.run.executors._ray_recording import (
+    Batch,
+    open_recordings,
+    snapshot,
+    write_back,
+)
+from workbench.harness.run.executors._ray_worker import run_cell_task
+from workbench.models._cache import ResponseCache
+from workbench.models._spec import parse_model_spec
+
+if TYPE_CHECKING:  # Ray is an optional extra: its type is needed only by the type checker
+    from ray import ObjectRef
+    from ray.actor import ActorHandle
 
 log = logging.getLogger("workbench.harness")
 
@@ -77,6 +102,14 @@ CLIENT_FAILED_MESSAGE = (
     "workbench's [ray] extra on the head, or start it with GRPC_ENABLE_FORK_SUPPORT=false")
 
 
+class RayOptions(TypedDict, total=False):
+    """The Ray executor's options beside its address (`RayExecutor` documents them)."""
+
+    cpus_per_cell: float
+    max_retries: int
+    init_options: dict[str, object] | None
+
+
 class RayExecutor:
     """Runs cells as Ray tasks (see the module docstring).
 
@@ -96,7 +129,7 @@ class RayExecutor:
 
     def __init__(self, address: str | None = None, cpus_per_cell: float = 1.0,
                  max_retries: int = DEFAULT_MAX_RETRIES,
-                 init_options: dict[str, Any] | None = None) -> None:
+                 init_options: dict[str, object] | None = None) -> None:
         self.address = address
         self.cpus_per_cell = cpus_per_cell
         self.max_retries = max_retries
@@ -105,9 +138,9 @@ class RayExecutor:
         self._head: str | None = None
         self.stats: dict[str, int] = {}
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> JSONObject:
         """Connect to (or start) Ray; describe the cluster for the runs table."""
-        import ray
+        import ray  # the optional extra, imported only when a Ray run starts
 
         if not ray.is_initialized():
             options = {"include_dashboard": False, "log_to_driver": False, **self.init_options}
@@ -125,18 +158,16 @@ class RayExecutor:
     def close(self) -> None:
         """Shut Ray down if `start` started or joined it."""
         if self._owns_ray:
-            import ray
+            import ray  # the optional extra: a Ray run started it
 
             ray.shutdown()
             self._owns_ray = False
 
     async def run(self, job: CellJob) -> ExecutorReport:
         """Submit the cells as tasks and record each as it finishes (see the module docstring)."""
+        # Ray is the optional extra: imported only when a Ray run starts
         import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        from workbench.harness.run.executors._ray_coordinator import Coordinator
-        from workbench.harness.run.executors._ray_worker import run_cell_task
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # Ray's too
 
         experiment = job.experiment
         plans = _cache_plans(experiment) if job.model_factory is None else {}
@@ -161,21 +192,24 @@ class RayExecutor:
         # its head lets Ray place it.
         where = (NodeAffinitySchedulingStrategy(self._head, soft=False)
                  if self._head is not None else "DEFAULT")
-        coordinator: Any = ray.remote(num_cpus=0)(Coordinator).options(
+        # Ray types an actor's methods only when they are decorated with ray.method; the
+        # coordinator stays plain Python, so its handle's type is said here.
+        coordinator = cast(CoordinatorHandle, ray.remote(num_cpus=0)(Coordinator).options(
             scheduling_strategy=where).remote(
             job.concurrency, {i: m.concurrency for i, m in enumerate(experiment.models)
                               if m.concurrency}, share_calls=share,
-            answers=job.shared.answers() if share else None,
-            recordings=ray.put({path: rows for path, (rows, _) in shipped.items()}))
+            answers=job.shared.answers() if share and job.shared is not None else None,
+            recordings=ray.put({path: rows for path, (rows, _) in shipped.items()})))
         task = ray.remote(run_cell_task).options(num_cpus=self.cpus_per_cell,
                                                  max_retries=self.max_retries)
-        qa_refs = [ray.put(job.qa_bank), ray.put(job.qa_model_factory)]
+        bank_ref, qa_factory_ref = ray.put(job.qa_bank), ray.put(job.qa_model_factory)
         counts = {path: ray.put(sizes) for path, (_, sizes) in shipped.items()}
         no_counts = ray.put(dict[str, int]())
         report = ExecutorReport()
         queue = list(job.cells)
         queue.reverse()  # pop() from the end keeps expansion order
-        pending: dict[asyncio.Future[Any], tuple[Any, Any]] = {}
+        pending: dict[asyncio.Future[CellTaskResult],
+                      tuple[Cell, ObjectRef[CellTaskResult]]] = {}
         cap = max(2 * job.concurrency, 2)
         try:
             while queue or pending:
@@ -188,9 +222,13 @@ class RayExecutor:
                         break
                     cell = queue.pop()
                     plan = plans.get(cell.model_index, ("off", None))
-                    refs = [sessions[cell.session_id], variants[cell.template], experiment_ref,
-                            factory_ref, counts.get(plan[1] or "", no_counts), *qa_refs]
-                    ref = task.remote(cell, refs, job.run_id, coordinator, plan, share, qa_plans)
+                    refs: CellRefs = (sessions[cell.session_id], variants[cell.template],
+                                      experiment_ref, factory_ref,
+                                      counts.get(plan[1] or "", no_counts), bank_ref,
+                                      qa_factory_ref)
+                    # ray's overloads type a function by its leading arguments only
+                    ref = task.remote(  # type: ignore[call-arg]
+                        cell, refs, job.run_id, coordinator, plan, share, qa_plans)
                     pending[asyncio.ensure_future(_result(ref))] = (cell, ref)
                 if not pending:
                     break
@@ -221,11 +259,12 @@ class RayExecutor:
             except Exception as exc:  # noqa: BLE001 - the coordinator's node may be gone
                 log.warning("could not take back the recordings of the last calls: %s", exc)
             finally:
-                ray.kill(coordinator)
+                ray.kill(cast("ActorHandle[Coordinator]", coordinator))  # Ray's own type
         return report
 
-    async def _finish(self, job: CellJob, coordinator: Any, cell: Any,
-                      future: asyncio.Future[Any], recording: Any) -> Any:
+    async def _finish(self, job: CellJob, coordinator: CoordinatorHandle, cell: Cell,
+                      future: asyncio.Future[CellTaskResult],
+                      recording: ResponseCache | None) -> CellResult | None:
         try:
             result = future.result()
         except Exception as exc:  # every try of the cell died: the cell is an error row
@@ -249,7 +288,7 @@ class RayExecutor:
         return done
 
 
-def _connect(ray: Any, address: str, options: dict[str, Any]) -> None:
+def _connect(ray: ModuleType, address: str, options: dict[str, object]) -> None:
     """``ray.init`` with errors as `ConfigError`; a Ray Client connection whose server the
     head failed to start (its proxy forks one per connection, which can crash: see
     `CLIENT_FAILED_MESSAGE`) is tried again, a few times."""
@@ -272,20 +311,18 @@ def _connect(ray: Any, address: str, options: dict[str, Any]) -> None:
             raise ConfigError(f"cannot start Ray on {where}: {exc}") from exc
 
 
-def _write_back(caches: dict[str, Any], batches: dict[str, Any]) -> None:
+def _write_back(caches: dict[str, ResponseCache], batches: dict[str, Batch]) -> None:
     for path, batch in batches.items():
         if path in caches:
             write_back(caches[path], batch)
 
 
-async def _result(ref: Any) -> Any:
+async def _result(ref: ObjectRef[CellTaskResult]) -> CellTaskResult:
     return await ref
 
 
-def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
+def _cache_plans(experiment: Experiment) -> dict[int, tuple[str, str | None]]:
     """Model index -> (cache mode, absolute cache file), resolved on the driver."""
-    from workbench.models._spec import parse_model_spec
-
     plans: dict[int, tuple[str, str | None]] = {}
     for i, entry in enumerate(experiment.models):
         mode = experiment.cache.mode or parse_model_spec(entry.model).cache_mode or "off"
@@ -293,10 +330,8 @@ def _cache_plans(experiment: Any) -> dict[int, tuple[str, str | None]]:
     return plans
 
 
-def _qa_cache_plans(experiment: Any) -> dict[str, tuple[str, str | None]]:
+def _qa_cache_plans(experiment: Experiment) -> dict[str, tuple[str, str | None]]:
     """``[qa]`` role -> (cache mode, absolute cache file), resolved on the driver."""
-    from workbench.models._spec import parse_model_spec
-
     if experiment.qa is None:
         return {}
     path = str(experiment.cache_file())
@@ -307,10 +342,7 @@ def _qa_cache_plans(experiment: Any) -> dict[str, tuple[str, str | None]]:
     return plans
 
 
-def _crashed_result(cell: Any, run_id: str, exc: BaseException) -> CellResult:
-    from workbench.harness.results._outcomes import error_class, outcome_kind
-    from workbench.harness.run._cell_run import cell_result
-
+def _crashed_result(cell: Cell, run_id: str, exc: BaseException) -> CellResult:
     now = utc_now()
     return cell_result(
         cell, run_id, started_at=now, finished_at=now, status="error",
@@ -321,7 +353,7 @@ def _crashed_result(cell: Any, run_id: str, exc: BaseException) -> CellResult:
         attempts=0, retries=0)
 
 
-def _apply_lost(result: CellResult, lost: list[dict[str, Any]], kept_try: int | None,
+def _apply_lost(result: CellResult, lost: list[LostCall], kept_try: int | None,
                 node_id: str | None = None) -> None:
     """Tag the kept try's attempts with its try number and node, and add the lost calls (see
     the module docstring)."""

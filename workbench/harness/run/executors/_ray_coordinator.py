@@ -5,26 +5,23 @@ opens no file: it lives on the head (the one node a cluster cannot lose and go o
 run folder and the recordings stay on the driver's machine, which under Ray Client is not a
 node at all.
 
-- **Cell slots.** `Coordinator.begin_cell` takes the per-model slot, then the global one (the
-  local executor's order), before a cell starts on any worker; the driver gives them back with
-  `end_cell` once it has recorded the cell, after telling the coordinator (`stop`) whether the
-  budget is now reached. So, as locally, a cell starts only if the budget was not reached
-  when it got its slot. A slot belongs to a *cell id*, not to a worker: when a worker dies
-  holding one, the cell's retry inherits it, so a crash never leaks a slot and two tries
-  never hold two.
-- **Response cache.** The driver ships each recording in (``_ray_recording``); a cached call
-  asks `call_begin`, which answers from it (a hit, or a recorded refusal), says "miss" in
-  replay mode, or grants the call; the worker reports the answer with `call_end`, the
-  coordinator keeps it for later lookups, and `end_cell` hands what was recorded back to the
-  driver, which writes its file.
-- **Shared calls.** The run's `SharedCalls` table lives here, one for the whole cluster, and
-  works as the local runner's: a prompt sent to the same model in the same repeat is sent once
-  (the others wait for it, or reuse it later in the run); the first caller keeps the billed
-  usage, the others get a zero-usage copy naming it (``shared_from``). The worker computes the
-  key with the same `share_key`; `call_begin` claims it and `call_end` settles it.
-  ``share_calls=False`` turns this off, as locally. The driver seeds the table with what
-  earlier runs of the same `SharedCalls` answered (the tuner's rungs) and takes back what this
-  run answered (`shared_state`).
+- **Cell slots.** `Coordinator.begin_cell` takes the per-model slot, then the global one (the local
+  executor's order), before a cell starts on any worker; the driver gives them back with `end_cell`
+  once it has recorded the cell, after telling the coordinator (`stop`) whether the budget is now
+  reached. So, as locally, a cell starts only if the budget was not reached when it got its slot. A
+  slot belongs to a *cell id*, not to a worker: when a worker dies holding one, the cell's retry
+  inherits it, so a crash never leaks a slot and two tries never hold two.
+- **Response cache.** The driver ships each recording in (``_ray_recording``); a cached call asks
+  `call_begin`, which answers from it (a hit, or a recorded refusal), says "miss" in replay mode,
+  or grants the call; the worker reports the answer with `call_end`, the coordinator keeps it for
+  later lookups, and `end_cell` hands what was recorded back to the driver, which writes its file.
+- **Shared calls.** The run's `SharedCalls` table lives here, one for the whole cluster, and works
+  as the local runner's: a prompt sent to the same model in the same repeat is sent once (the
+  others wait for it, or reuse it later in the run); the first caller keeps the billed usage, the
+  others get a zero-usage copy naming it (``shared_from``). The worker computes the key with the
+  same `share_key`; `call_begin` claims it and `call_end` settles it. ``share_calls=False`` turns
+  this off, as locally. The driver seeds the table with what earlier runs of the same `SharedCalls`
+  answered (the tuner's rungs) and takes back what this run answered (`shared_state`).
 - **Identical cached prompts in flight.** Beyond sharing (other repeats; sharing off), while
   one cell's call for a cache key is out, another cell asking for the same key waits for that
   call and is then served its recording, exactly as a later cache hit would be: no two
@@ -43,10 +40,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.compaction._model import Usage
+from workbench.harness.run.executors._ray_messages import Answer, CallEnd, Decision, LostCall
 from workbench.harness.run.executors._ray_recording import Batch, Recording, Row
 from workbench.models._cache import Refusal
 from workbench.models._shared import SharedAnswer, SharedCalls
@@ -91,7 +89,7 @@ class Coordinator:
                  recordings: dict[str, dict[str, Row]] | None = None) -> None:
         self._global_limit = global_limit
         self._model_limits = dict(model_limits)
-        self._sems: dict[Any, asyncio.Semaphore] = {}
+        self._sems: dict[str | tuple[str, int], asyncio.Semaphore] = {}
         self._slots: dict[str, int] = {}
         self._tries: dict[str, int] = {}
         self._ledger: dict[str, list[_Call]] = {}
@@ -114,7 +112,7 @@ class Coordinator:
 
     # -- cells ------------------------------------------------------------------------------
 
-    def _sem(self, key: Any, limit: int) -> asyncio.Semaphore:
+    def _sem(self, key: str | tuple[str, int], limit: int) -> asyncio.Semaphore:
         # Created on first use so they bind to the actor's own event loop.
         if key not in self._sems:
             self._sems[key] = asyncio.Semaphore(limit)
@@ -183,7 +181,7 @@ class Coordinator:
                     future.set_result(False)
         self._abandon_shares(lambda c, t: c == cell_id and t < try_no)
 
-    def _abandon_shares(self, whose: Any) -> None:
+    def _abandon_shares(self, whose: Callable[[str, int], bool]) -> None:
         # Shared calls a gone try was sending: whoever waits for them sends its own.
         for share, (cell_id, try_no) in list(self._leads.items()):
             if whose(cell_id, try_no):
@@ -209,7 +207,7 @@ class Coordinator:
         return call
 
     def _end_share(self, share: str | None,
-                   reply: tuple[Any, Usage] | None) -> tuple[Any, Usage] | None:
+                   reply: Answer | None) -> Answer | None:
         """Settle the claimed shared call `share` with `reply` and return the leader's copy
         (its usage carries the call id), or abandon it when `reply` is None (its waiters send
         their own). None when this try does not lead `share`."""
@@ -223,7 +221,7 @@ class Coordinator:
     async def call_begin(self, cell_id: str, try_no: int, key: str | None, mode: str,
                          cache_path: str | None, model: str = "",
                          prompt_sha256: str | None = None,
-                         share: str | None = None) -> tuple[Any, ...]:
+                         share: str | None = None) -> Decision:
         """Decide one model call of a cell.
 
         Args:
@@ -271,7 +269,7 @@ class Coordinator:
 
     async def _cache_or_call(self, cell_id: str, try_no: int, key: str | None, mode: str,
                              cache_path: str | None, model: str, prompt_sha256: str | None,
-                             share: str | None) -> tuple[Any, ...]:
+                             share: str | None) -> Decision:
         waited = False
         cached = key is not None and mode != "off" and cache_path is not None
         while True:
@@ -304,7 +302,7 @@ class Coordinator:
             self._inflight[key] = (call_id, asyncio.get_running_loop().create_future())
         return ("call", call_id)
 
-    def call_end(self, call_id: int, outcome: str, payload: Any = None, mode: str = "off",
+    def call_end(self, call_id: int, outcome: str, payload: CallEnd = None, mode: str = "off",
                  cache_path: str | None = None) -> str | None:
         """Record how a granted call ended and wake whoever waits for the same prompt.
 
@@ -323,14 +321,15 @@ class Coordinator:
             names (the worker adds it to the caller's ``usage.extra["call_id"]``); else None.
         """
         call = self._calls.pop(call_id)
-        settled = self._end_share(call.share, payload[:2] if outcome == "ok" else None)
+        ok = payload if outcome == "ok" and isinstance(payload, tuple) else None  # always a tuple
+        settled = self._end_share(call.share, ok[:2] if ok is not None else None)
         if settled is not None:
             call.share_id = settled[1].extra["call_id"]
         model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
         cache = (self._recording(cache_path) if mode == "rw" and cache_path is not None
                  and key is not None else None)
-        if outcome == "ok":
-            message, usage, latency_ms = payload
+        if ok is not None:
+            message, usage, latency_ms = ok
             call.state, call.usage = PAID, usage
             self.counts["paid"] += 1
             if cache is not None and key is not None:
@@ -340,12 +339,13 @@ class Coordinator:
             call.state = REFUSED
             self.counts["refused"] += 1
             if cache is not None and key is not None:
-                cache.put_refusal(key, model=model, prompt_sha256=prompt_sha256, error=payload)
+                cache.put_refusal(key, model=model, prompt_sha256=prompt_sha256, error=str(payload))
         else:
             call.state = FAILED
             self.counts["failed"] += 1
             if outcome == "rate_limited":
-                until = self.clock() + (payload if payload is not None else RATE_LIMIT_PAUSE)
+                pause = payload if isinstance(payload, (int, float)) else RATE_LIMIT_PAUSE
+                until = self.clock() + pause
                 self._paused_until[model] = max(self._paused_until.get(model, 0.0), until)
         owner = self._inflight.get(key) if key is not None else None
         if key is not None and owner is not None and owner[0] == call_id:
@@ -356,7 +356,7 @@ class Coordinator:
 
     # -- the ledger -----------------------------------------------------------------------
 
-    def lost_calls(self, cell_id: str, final_try: int | None) -> list[dict[str, Any]]:
+    def lost_calls(self, cell_id: str, final_try: int | None) -> list[LostCall]:
         """What earlier tries of a cell spent that the try kept in the store does not show.
 
         A call of a killed try is *lost* when it was paid and the kept try did not reuse its
@@ -377,7 +377,7 @@ class Coordinator:
         calls = self._ledger.get(cell_id, [])
         kept = final_try if final_try is not None else self._tries.get(cell_id, -1) + 1
         reused = {c.key for c in calls if c.try_no == kept and c.state == HIT}
-        lost = []
+        lost: list[LostCall] = []
         for c in calls:
             if c.try_no >= kept:
                 continue

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.compaction._model import Usage
 from workbench.messages import Message
@@ -27,16 +26,19 @@ from workbench.models._cache import (
     refusal_row,
     response_row,
 )
+from workbench.models._spec import shared_cache
 
 Row = tuple[str, str, str | None]
 """A stored answer as the coordinator holds it: (message_json, usage_json, refusal)."""
+ResponseRow = dict[str, str | int | float | None]
+"""A ``responses`` row as `response_row` and `refusal_row` build it: column -> SQLite value."""
 
 
 @dataclass
 class Batch:
     """What the run recorded since the last drain: new ``responses`` rows and lookup counts."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[ResponseRow] = field(default_factory=list)
     hits: dict[str, int] = field(default_factory=dict)
 
 
@@ -78,10 +80,15 @@ class Recording:
         """Record that the real model refused this prompt as too long."""
         self._keep(refusal_row(key, model=model, prompt_sha256=prompt_sha256, error=error))
 
-    def _keep(self, row: dict[str, Any]) -> None:
-        if row["key"] in self._rows:
+    def _keep(self, row: ResponseRow) -> None:
+        key, message_json, usage_json, refusal = (row["key"], row["message_json"],
+                                                  row["usage_json"], row["refusal"])
+        if key in self._rows:
             return
-        self._rows[row["key"]] = (row["message_json"], row["usage_json"], row["refusal"])
+        # as `response_row` and `refusal_row` build them
+        assert isinstance(key, str) and isinstance(message_json, str)
+        assert isinstance(usage_json, str) and (refusal is None or isinstance(refusal, str))
+        self._rows[key] = (message_json, usage_json, refusal)
         self._pending.rows.append(row)
 
     def drain(self) -> Batch | None:
@@ -104,8 +111,6 @@ def open_recordings(plans: Iterable[tuple[str, str | None]]) -> dict[str, Respon
     Raises:
         ConfigError: a recording that may not be written is to be recorded into.
     """
-    from workbench.models._spec import shared_cache
-
     modes: dict[str, str] = {}
     for mode, path in plans:
         if path is not None and mode != "off":

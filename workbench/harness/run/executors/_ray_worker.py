@@ -16,23 +16,38 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from workbench._memo import RunMemo, use_memo
+from workbench.compaction._model import CompactionModel
 from workbench.errors import CacheMiss, ContextLengthExceeded, RateLimited
+from workbench.harness.experiment._cells import Cell
+from workbench.harness.experiment._spec import Experiment
 from workbench.harness.run._cell_run import run_cell
+from workbench.harness.run.executors._ray_messages import (
+    CellRefs,
+    CellTaskResult,
+    CoordinatorHandle,
+)
+from workbench.models import load_model
 from workbench.models._cache import CACHE_MISS_MESSAGE
 from workbench.models._cache_keys import cache_key, prompt_hash
-from workbench.models._pipeline import Call, Proceed, Reply, compose
+from workbench.models._counts import SnapshotCounts
+from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply, Step, compose
 from workbench.models._shared import share_key
+
+if TYPE_CHECKING:  # Ray is an optional extra: its type is needed only by the type checker
+    from ray import ObjectRef
+
+T = TypeVar("T")
 
 # Per worker process: one event loop for every task it runs (models may hold clients bound to
 # it) and the models built from the spec, keyed by (run id, model index, window).
 _LOOP: asyncio.AbstractEventLoop | None = None
-_MODELS: dict[tuple[str, int, int | str | None], Any] = {}
+_MODELS: dict[tuple[str, int, int | str | None], CompactionModel] = {}
 # Objects fetched from the object store, by object id, for the current run: a worker
 # deserializes each session once, however many of its cells it runs.
-_OBJECTS: dict[str, Any] = {}
+_OBJECTS: dict[str, object] = {}
 _OBJECTS_RUN: list[str] = [""]
 # The run memo of each run this worker serves (its cells share what they derive).
 _MEMOS: dict[str, RunMemo] = {}
@@ -57,8 +72,8 @@ class RouteStep:
 
     kind: ClassVar[str] = "share"
 
-    def __init__(self, coordinator: Any, cell_id: str, try_no: int, mode: str,
-                 cache_path: str | None, share: bool = False, scope: Any = None) -> None:
+    def __init__(self, coordinator: CoordinatorHandle, cell_id: str, try_no: int, mode: str,
+                 cache_path: str | None, share: bool = False, scope: int | None = None) -> None:
         self.coordinator = coordinator
         self.cell_id = cell_id
         self.try_no = try_no
@@ -116,11 +131,10 @@ class RouteStep:
         return message, usage
 
 
-def _base_model(experiment: Any, cell: Any, run_id: str, counts: Any = None) -> Any:
+def _base_model(experiment: Experiment, cell: Cell, run_id: str,
+                counts: SnapshotCounts | None = None) -> CompactionModel:
     key = (run_id, cell.model_index, cell.window)
     if key not in _MODELS:
-        from workbench.models import load_model
-
         if any(k[0] != run_id for k in _MODELS):
             _MODELS.clear()  # models of an older run are not needed again
         _MODELS[key] = load_model(cell.model_string, window=cell.window, cache="off",
@@ -128,11 +142,9 @@ def _base_model(experiment: Any, cell: Any, run_id: str, counts: Any = None) -> 
     return _MODELS[key]
 
 
-def _counts(snapshot: dict[str, int], plan: tuple[str, str | None]) -> Any:
+def _counts(snapshot: dict[str, int], plan: tuple[str, str | None]) -> SnapshotCounts | None:
     """The recording's prompt sizes for a window cap; with a read-write cache, new ones are
     returned with the cell for the driver to record."""
-    from workbench.models._counts import SnapshotCounts
-
     mode, cache_path = plan
     if mode == "off" or cache_path is None:
         return None
@@ -150,8 +162,8 @@ def _loop() -> asyncio.AbstractEventLoop:
     return _LOOP
 
 
-def _fetch(ref: Any, run_id: str) -> Any:
-    import ray
+def _fetch(ref: ObjectRef[T], run_id: str) -> T:
+    import ray  # the optional extra, present wherever a task runs
 
     if _OBJECTS_RUN[0] != run_id:
         _OBJECTS.clear()
@@ -159,22 +171,21 @@ def _fetch(ref: Any, run_id: str) -> Any:
     key = ref.hex()
     if key not in _OBJECTS:
         _OBJECTS[key] = ray.get(ref)
-    return _OBJECTS[key]
+    return cast(T, _OBJECTS[key])  # what ray.get(ref) gave for this very ref
 
 
-def _qa_base_model(experiment: Any, role: str, run_id: str) -> Any:
+def _qa_base_model(experiment: Experiment, role: str, run_id: str) -> CompactionModel:
     key = (run_id, -1, role)
     if key not in _MODELS:
-        from workbench.models import load_model
-
+        assert experiment.qa is not None  # a [qa] model is asked for only with a [qa] table
         entry = experiment.qa.models()[role]
         _MODELS[key] = load_model(entry.model, cache="off", **entry.params)
     return _MODELS[key]
 
 
-def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
+def run_cell_task(cell: Cell, refs: CellRefs, run_id: str, coordinator: CoordinatorHandle,
                   plan: tuple[str, str | None], share: bool = False,
-                  qa_plans: dict[str, tuple[str, str | None]] | None = None) -> dict:
+                  qa_plans: dict[str, tuple[str, str | None]] | None = None) -> CellTaskResult:
     """Run one cell on this worker (the body of the Ray task).
 
     Args:
@@ -182,7 +193,7 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
         refs: Object refs of its `Session`, its template `Variant`, the `Experiment`, the
             user's ``Cell -> model`` factory (None: load the spec's model), the recording's
             prompt sizes, the run's `QuestionBank` and the user's ``(cell, role) -> model``
-            factory for ``[qa]`` models; wrapped in a list so Ray passes the refs, which
+            factory for ``[qa]`` models; wrapped in a tuple so Ray passes the refs, which
             `_fetch` resolves once per worker.
         run_id: The run id.
         coordinator: The coordinator actor handle.
@@ -196,19 +207,22 @@ def run_cell_task(cell: Any, refs: list[Any], run_id: str, coordinator: Any,
         for a read-write recording), or ``{"skipped": True}`` when the budget stopped new cells
         before this one got its slot. The driver gives the slot back after recording the cell.
     """
-    import ray
+    import ray  # the optional extra, present wherever a task runs
 
     mode, cache_path = plan
     node = ray.get_runtime_context().get_node_id()
     try_no = ray.get(coordinator.begin_cell.remote(cell.cell_id, cell.model_index, node))
     if try_no < 0:
         return {"skipped": True}
-    session, variant, experiment, model_factory, snapshot, qa_bank, qa_factory = (
-        _fetch(ref, run_id) for ref in refs)
+    session_ref, variant_ref, experiment_ref, factory_ref, snapshot_ref, bank_ref, qa_ref = refs
+    session, variant = _fetch(session_ref, run_id), _fetch(variant_ref, run_id)
+    experiment, model_factory = _fetch(experiment_ref, run_id), _fetch(factory_ref, run_id)
+    snapshot, qa_bank = _fetch(snapshot_ref, run_id), _fetch(bank_ref, run_id)
+    qa_factory = _fetch(qa_ref, run_id)
     _FRESH_COUNTS.clear()
     counts = _counts(snapshot, plan)
 
-    def model_for(c: Any, role: str | None = None, **steps: Any) -> Any:
+    def model_for(c: Cell, role: str | None = None, **steps: Step) -> ModelPipeline:
         if role is not None:
             base = qa_factory(c, role) if qa_factory is not None else _qa_base_model(
                 experiment, role, run_id)

@@ -3,10 +3,12 @@ concrete executor and each executor imports only `_base`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from workbench.errors import ConfigError
 from workbench.harness.run.executors._base import Executor
+from workbench.harness.run.executors._local import LocalExecutor
+from workbench.harness.run.executors._ray import RayExecutor, RayOptions
 
 RAY_EXTRA_MESSAGE = ('the Ray executor needs the `ray` extra: pip install '
                      '"compaction-workbench[ray]"')
@@ -15,7 +17,8 @@ RAY_EXTRA_MESSAGE = ('the Ray executor needs the `ray` extra: pip install '
 EXECUTOR_KINDS: tuple[str, ...] = ("local", "ray")
 
 
-def make_executor(kind: str = "local", address: str | None = None, **options: Any) -> Executor:
+def make_executor(kind: str = "local", address: str | None = None,
+                  **options: Unpack[RayOptions]) -> Executor:
     """The executor named `kind`.
 
     Args:
@@ -32,15 +35,11 @@ def make_executor(kind: str = "local", address: str | None = None, **options: An
         if address is not None:
             raise ConfigError(f"--address {address!r} needs --executor ray (the local executor "
                               "runs in this process)")
-        from workbench.harness.run.executors._local import LocalExecutor
-
         return LocalExecutor()
     if kind == "ray":
         try:
-            import ray  # noqa: F401
+            import ray  # noqa: F401 - only to say at once when the optional extra is missing
         except ImportError:
             raise ConfigError(RAY_EXTRA_MESSAGE) from None
-        from workbench.harness.run.executors._ray import RayExecutor
-
         return RayExecutor(address=address, **options)
     raise ConfigError(f"unknown executor {kind!r}; use one of {', '.join(EXECUTOR_KINDS)}")
