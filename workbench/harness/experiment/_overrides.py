@@ -27,7 +27,9 @@ from typing import Any
 
 from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
+from workbench.harness.experiment._cells import ALL_DATASETS, read_manifest
 from workbench.harness.experiment._spec import CACHE_PREFIXES, Experiment
+from workbench.models._spec import check_model_string
 
 SOURCE = "command line"
 """How errors name where an overridden value came from."""
@@ -103,8 +105,6 @@ class Overrides:
 def _session_path(text: str) -> str:
     """A ``--sessions`` value: a dataset name stays a name; a path or glob is made absolute
     against the working folder (it was typed there, not beside the spec)."""
-    from workbench.harness.experiment._cells import ALL_DATASETS, read_manifest
-
     if text == ALL_DATASETS or text in read_manifest():
         return text
     path = Path(text).expanduser()
@@ -127,8 +127,6 @@ def _models(name: str, experiment: Experiment) -> list[Any]:
     chosen = by_label or by_model
     if chosen:
         return [entries[i] for i in chosen]
-    from workbench.models._spec import check_model_string
-
     try:
         check_model_string(name, {})
     except ConfigError as exc:

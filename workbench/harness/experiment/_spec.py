@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import tomli_w
 from pydantic import (
     Field,
     ValidationError,
@@ -17,6 +18,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from workbench._paths import cache_path
 from workbench._redact import public_params
 from workbench._resources import shipped_experiment
 from workbench.errors import ConfigError
@@ -288,8 +290,6 @@ class Experiment(_Strict):
     def to_toml(self) -> str:
         """The experiment as TOML text (no secrets, defaults left out); `from_toml` reads it
         back to an equal experiment."""
-        import tomli_w
-
         return tomli_w.dumps(self.to_dict())
 
     def resolve_path(self, path: str | Path) -> Path:
@@ -310,8 +310,6 @@ class Experiment(_Strict):
             return self.resolve_path(self.models[model_index].cache_path or "")
         if self.cache.path:
             return self.resolve_path(self.cache.path)
-        from workbench._paths import cache_path
-
         return cache_path()
 
     def cache_files(self) -> list[Path]:

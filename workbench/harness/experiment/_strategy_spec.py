@@ -15,8 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._checks import strict_settings
 from workbench.harness.experiment._validate import clean_name
 from workbench.harness.experiment._windows import Window
+from workbench.strategies import get_strategy
+from workbench.strategies._registry import strategy_class, validate_settings
 
 __all__ = ["ReplaySpec", "StrategyEntry", "strategy_label"]
 
@@ -68,9 +71,6 @@ class StrategyEntry(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> StrategyEntry:
-        from workbench.harness.experiment._checks import strict_settings
-        from workbench.strategies._registry import strategy_class, validate_settings
-
         try:
             strict_settings(strategy_class(self.name).Settings, self.settings)
             validated = validate_settings(self.name, self.settings)
@@ -100,8 +100,6 @@ class StrategyEntry(BaseModel):
 
     def build(self) -> Any:
         """The `Strategy` instance."""
-        from workbench.strategies import get_strategy
-
         return get_strategy(self.name, self.settings)
 
     def to_toml_value(self) -> Any:

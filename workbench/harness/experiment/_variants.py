@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench._resources import shipped
 from workbench._suggest import did_you_mean
+from workbench.compaction import Templates
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
@@ -193,8 +194,6 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
         ConfigError: no such variant, an unknown parameter or a value outside its domain.
         TemplateError: a template does not compile (syntax, nesting depth, length, time).
     """
-    from workbench.compaction import Templates
-
     base, raw = parse_label(name)
     folder = variant_folder(base, experiment)
     if folder is None:

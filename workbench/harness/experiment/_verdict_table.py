@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 
 DEFAULT_RULE = "min-retained-safe"
@@ -35,8 +36,6 @@ def check_rule(rule: Any) -> str:
         ConfigError: naming the allowed values.
     """
     if rule not in RULES:
-        from workbench._suggest import did_you_mean
-
         raise ConfigError(f"unknown rule {rule!r}{did_you_mean(str(rule), RULES)}; allowed: "
                           f"{', '.join(RULES)}")
     return str(rule)

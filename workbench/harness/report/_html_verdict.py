@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.harness.report._html_table import short_label, short_window
+from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS
 from workbench.harness.results._verdict_model import Verdict
 
 
@@ -76,8 +77,6 @@ def verdict_view(found: Any) -> VerdictView:
     Returns:
         A `VerdictView`.
     """
-    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS
-
     view = VerdictView(", ".join(METRIC_LABELS.get(m, m) for m in HEADLINE_METRICS))
     if not found.cells:
         view.warnings.append("the run holds no cells")

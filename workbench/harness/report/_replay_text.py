@@ -12,6 +12,9 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
+from workbench.harness.experiment._windows import format_window
+from workbench.strategies import threshold_label
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -44,9 +47,6 @@ def _missing(value: Any) -> bool:
 
 
 def _cell(column: str, value: Any) -> str:
-    from workbench.harness.experiment._windows import format_window
-    from workbench.strategies import threshold_label
-
     if column == "window":
         return format_window(int(value))
     if column == "threshold":

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._storage import write_atomic
+from workbench.strategies import plot_replay
 
 __all__ = ["replay_report"]
 
@@ -20,8 +21,6 @@ def replay_report(results: Any, out: Path) -> tuple[Any, dict[str, bytes], dict[
     """
     # matplotlib loads with the first plot drawn, not with the report module
     from workbench.harness.results._plots import PNG_DPI, smallest_text_pt
-    from workbench.strategies import plot_replay
-
     table = results.replay_table()
     pngs: dict[str, bytes] = {}
     text_px: dict[str, float] = {}

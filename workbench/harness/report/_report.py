@@ -26,8 +26,9 @@ from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.report._html_verdict import verdict_comparisons
 from workbench.harness.report._policy_section import policy_report
+from workbench.harness.report._replays import replay_report
 from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
-from workbench.harness.results._results import read_cell_text, read_cell_texts
+from workbench.harness.results._results import Results, read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
     comparison_table,
@@ -36,6 +37,10 @@ from workbench.harness.results._table import (
 )
 from workbench.harness.results._table_format import column_formats, format_cell
 from workbench.harness.results._verdict import run_verdict
+from workbench.metrics import compute_forgotten
+from workbench.sessions import load_sessions
+from workbench.strategies import replay_ranking
+from workbench.strategies._replay_table import REPLAY_KEYS
 
 TABLE_NOTE = ("Outcome counts (cells, replies, failed = compaction outcomes, errors = "
               "infrastructure) are over every cell of a row. Every other value is a mean per "
@@ -64,8 +69,6 @@ FORGOTTEN_KINDS = ("files", "errors", "requests", "facts", "stale")
 def _load(results_or_run_dir: Any) -> Any:
     if hasattr(results_or_run_dir, "cells"):
         return results_or_run_dir
-    from workbench.harness.results._results import Results
-
     return Results.load(results_or_run_dir)
 
 
@@ -113,8 +116,6 @@ def _session_loader() -> Any:
     cache: dict[tuple[str, str | None], dict[str, Any]] = {}
 
     def get(path: str, fmt: str | None, session_id: str) -> Any:
-        from workbench.sessions import load_sessions
-
         key = (path, fmt)
         if key not in cache:
             try:
@@ -152,8 +153,6 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: Any = None,
     session = get(str(row["session_path"]), row.get("session_format"), str(row["session_id"]))
     if session is None:
         return None
-    from workbench.metrics import compute_forgotten
-
     return compute_forgotten(session, summary.read_text(encoding="utf-8"))
 
 
@@ -342,10 +341,6 @@ def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None
     """Append the whole-session replay table and plots, when the run has replays."""
     if not hasattr(results, "replays") or results.replays.empty:
         return
-    from workbench.harness.report._replays import replay_report
-    from workbench.strategies import replay_ranking
-    from workbench.strategies._replay_table import REPLAY_KEYS
-
     table, pngs, text_px = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
     write_atomic(paths["replay_csv"], table.to_csv(index=False))

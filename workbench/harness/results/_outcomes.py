@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from workbench.compaction._summarize import CompactionCallFailed
 from workbench.errors import (
     AuthenticationError,
     CacheMiss,
@@ -94,8 +95,6 @@ def root_error(exc: BaseException) -> BaseException:
     `CompactionCallFailed` relays the model's error as its ``__cause__``; a
     `CompactionContextExceeded` is itself the context failure and is kept.
     """
-    from workbench.compaction._summarize import CompactionCallFailed
-
     seen = 0
     while isinstance(exc, CompactionCallFailed) and exc.__cause__ is not None and seen < 8:
         exc = exc.__cause__

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 from workbench.harness.results._table import CELL_KEYS, prepare_cells
 
@@ -254,8 +255,6 @@ def paired_comparison(cells: pd.DataFrame, a: str, b: str, *, on: str = "templat
     df = prepare_cells(cells)
     for col in (on, metric):
         if col not in df.columns:
-            from workbench._suggest import did_you_mean
-
             raise ConfigError(f"no column {col!r} in the cells{did_you_mean(col, df.columns)}; "
                               f"known: {', '.join(df.columns)}")
     values = set(df[on].dropna().astype(str))

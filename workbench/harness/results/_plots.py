@@ -23,9 +23,12 @@ import textwrap
 from typing import Any
 
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
+from workbench.errors import ConfigError
 from workbench.harness.experiment._windows import format_window
 from workbench.harness.results._table import NO_WINDOW, mark_common, prepare_cells, window_label
 
@@ -119,8 +122,6 @@ def _panels(df: pd.DataFrame) -> list[tuple[str, Any, pd.DataFrame]]:
 
 
 def _styles(df: pd.DataFrame) -> tuple[dict[str, Any], dict[str, str]]:
-    from matplotlib import colormaps
-
     templates = sorted(df["template"].dropna().astype(str).unique())
     models = sorted(df["model"].dropna().astype(str).unique())
     cmap = colormaps["tab10" if len(templates) <= 10 else "tab20"]
@@ -156,8 +157,6 @@ def _panel_title(ax: Any, model: str, window: Any, g: pd.DataFrame) -> None:
 
 
 def _legend(fig: Figure, colours: dict[str, Any], markers: dict[str, str]) -> None:
-    from matplotlib.lines import Line2D
-
     handles = [Line2D([], [], color=c, marker="s", linestyle="", label=t)
                for t, c in colours.items()]
     handles += [Line2D([], [], color="0.3", marker=m, linestyle="", label=f"model: {name}")
@@ -361,8 +360,6 @@ def plot_results(results: Any, kind: str = "tradeoff", **kwargs: Any) -> Figure:
     Raises:
         ConfigError: `kind` is not a known plot.
     """
-    from workbench.errors import ConfigError
-
     fn = PLOTS.get(kind)
     if fn is None:
         raise ConfigError(f"unknown plot {kind!r}; choose one of: {', '.join(PLOTS)}")

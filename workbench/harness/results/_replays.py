@@ -8,6 +8,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from workbench.strategies import CompactionRound, ReplayResult, TurnRow
+
 __all__ = ["REPLAY_COLUMNS", "read_replays", "results_from_rows"]
 
 REPLAY_COLUMNS: tuple[str, ...] = (
@@ -21,8 +25,6 @@ REPLAY_COLUMNS: tuple[str, ...] = (
 
 def read_replays(db_path: Path) -> Any:
     """The ``replays`` table of a results store (empty, with its columns, when absent)."""
-    import pandas as pd
-
     db = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
     try:
         found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replays'"
@@ -43,8 +45,6 @@ def _threshold(value: Any) -> float | None:
 
 def results_from_rows(frame: Any, session_id: str | None = None) -> list[Any]:
     """`ReplayResult` objects rebuilt from stored rows ('ok' rows; one session when given)."""
-    from workbench.strategies import CompactionRound, ReplayResult, TurnRow
-
     out = []
     for row in frame.to_dict("records"):
         if row.get("status") != "ok" or (session_id is not None and row["session_id"] != session_id):

@@ -9,14 +9,20 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from workbench._storage import storage_errors
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
+from workbench.harness.results._paired import paired_comparison
+from workbench.harness.results._policy_verdict import reported_rows
+from workbench.harness.results._replays import read_replays, results_from_rows
+from workbench.harness.results._table import comparison_table
+from workbench.harness.results._verdict import SUMMARY_KEY, verdict
+from workbench.strategies import detector_table, replay_table, survival_curve
 
 SPEC_FILE = "spec.toml"
 DB_FILE = "results.sqlite"
@@ -56,8 +62,6 @@ def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     The frames are what ``pandas.read_sql_query`` builds (the same columns, values and
     dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its per-query setup.
     """
-    import pandas as pd
-
     frames = []
     for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
         cursor = db.cursor()
@@ -104,8 +108,6 @@ def read_cell_texts(run_dir: Path, name: str, cell_ids: list[str]) -> dict[str, 
 
 def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
     """Cells with ``metrics_json`` expanded into one column per metric name."""
-    import pandas as pd
-
     if "metrics_json" not in cells.columns or cells.empty:
         return cells
     parsed = [json.loads(v) if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
@@ -226,8 +228,6 @@ class Results:
         Returns:
             A DataFrame, one row per group.
         """
-        from workbench.harness.results._table import comparison_table
-
         return comparison_table(self.cells, tuple(by), variant=variant, survivors=survivors)
 
     def compare(self, a: str, b: str, metric: str = "probe_recall", on: str = "template",
@@ -237,8 +237,6 @@ class Results:
         Sessions are resampled as clusters within each model x window (see
         ``paired_comparison``); ``metric="failed"`` compares failure rates.
         """
-        from workbench.harness.results._paired import paired_comparison
-
         if self.spec is not None:
             kwargs.setdefault("seed", self.spec.seed)
         return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
@@ -252,9 +250,6 @@ class Results:
             seed: The bootstrap's seed (default: the run's spec seed, else 0).
             resamples: Bootstrap resamples (default `BOOTSTRAP`).
         """
-        # lazy: the agreement needs numpy and pandas, which loading a run folder does not
-        from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
-
         if seed is None:
             seed = int(self.spec.seed) if self.spec is not None else 0
         return judge_agreement(self.cells, seed=seed,
@@ -264,36 +259,26 @@ class Results:
     def replays(self) -> pd.DataFrame:
         """One row per whole-session replay of the run (empty without a ``[replay]`` table)."""
         if getattr(self, "_replays", None) is None:
-            from workbench.harness.results._replays import read_replays
-
             self._replays = read_replays(self.run_dir / DB_FILE)
         return self._replays
 
     def replay_table(self, **kwargs: Any) -> Any:
         """The replay comparison: strategy x window x threshold (see ``replay_table``), computed
         from the stored turns and rounds (so a run stored earlier is read by today's rules)."""
-        from workbench.strategies import replay_table
-
         return replay_table(self.replay_results(), **kwargs)
 
     def replay_results(self, session_id: str | None = None) -> list[Any]:
         """The stored replays as `ReplayResult` objects (turns and rounds included)."""
-        from workbench.harness.results._replays import results_from_rows
-
         return results_from_rows(self.replays, session_id)
 
     def replay_detectors(self, **kwargs: Any) -> Any:
         """The failures users report per strategy x window x threshold (see
         ``detector_table``), from the stored rounds."""
-        from workbench.strategies import detector_table
-
         return detector_table(self.replay_results(), **kwargs)
 
     def replay_survival(self, **kwargs: Any) -> Any:
         """Recall after the 1st, 2nd, ... compaction per strategy x window x threshold, with
         the sessions behind each point and the cliff (see ``survival_curve``)."""
-        from workbench.strategies import survival_curve
-
         return survival_curve(self.replay_results(), **kwargs)
 
     def verdict(self, **kwargs: Any) -> Any:
@@ -304,8 +289,6 @@ class Results:
         The default verdict is computed once per `Results` (the report, its HTML page and the
         CLI all show it); arguments compute a fresh one.
         """
-        from workbench.harness.results._verdict import verdict
-
         cached: Any = getattr(self, "_verdict", None)
         if not kwargs and cached is not None:
             return cached
@@ -313,9 +296,6 @@ class Results:
         given: dict[str, Any] = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
         if table is not None:
             given.update(rule=str(table.rule), recall_tolerance=float(table.recall_tolerance))
-        # light start: the replays are read only when the run reports their policy verdict
-        from workbench.harness.results._policy_verdict import reported_rows
-
         given["replays"] = reported_rows(self)
         found = verdict(self.verdict_frame(), **{**given, **kwargs})
         if not kwargs:
@@ -325,8 +305,6 @@ class Results:
     def verdict_frame(self) -> pd.DataFrame:
         """The cells as the verdict reads them: with each summary's text as its key
         (``summary_key``), when every cell that names a summary file still has it."""
-        from workbench.harness.results._verdict import SUMMARY_KEY
-
         frame = self.cells
         if "summary_path" not in frame:
             return frame
@@ -348,6 +326,7 @@ class Results:
 
     def plot(self, *args: Any, **kwargs: Any) -> Any:
         """A matplotlib Figure of the cells (see ``workbench.harness.results._plots``)."""
+        # lazy: _plots loads matplotlib, which only plotting needs (printing a run does not)
         from workbench.harness.results import _plots
 
         return _plots.plot_results(self, *args, **kwargs)
