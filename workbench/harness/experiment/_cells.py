@@ -98,7 +98,7 @@ class Cell:
     model_index: int = 0
     params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     strategy_name: str = "goose"
-    strategy_settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False,
+    strategy_settings: dict[str, object] = field(default_factory=dict, compare=False, hash=False,
                                               repr=False)
     uses_model: bool = True
     strategy_at: str = "end"

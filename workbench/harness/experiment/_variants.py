@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from workbench._resources import shipped
 from workbench._suggest import did_you_mean
@@ -29,13 +28,14 @@ from workbench.errors import ConfigError
 from workbench.harness.experiment._params import (
     PARAMS_KEY,
     Param,
+    ParamValue,
     parse_label,
     parse_params,
     point_label,
     resolve_point,
 )
 from workbench.harness.experiment._spec import Experiment
-from workbench.harness.experiment._toml import loads_toml
+from workbench.harness.experiment._toml import TOMLTable, TOMLValue, loads_toml
 from workbench.harness.experiment._validate import check_variant_files, check_variant_inside
 
 VARIANT_FILE = "variant.toml"
@@ -66,12 +66,12 @@ class Variant:
 
     name: str
     folder: Path | None
-    templates: Any
-    options: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
+    templates: Templates
+    options: dict[str, TOMLValue] = field(default_factory=dict)
+    params: dict[str, ParamValue] = field(default_factory=dict)
     base: str = ""
     declared: dict[str, Param] = field(default_factory=dict)
-    raw_templates: Any = None
+    raw_templates: Templates | None = None
 
 
 _EXTRA_FOLDERS: dict[str, Path] = {}
@@ -138,7 +138,7 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
                       "is the built-in); add the folder, or fix the name")
 
 
-def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
+def _read_variant_toml(folder: Path) -> tuple[Path, TOMLTable]:
     path = folder / VARIANT_FILE
     check_variant_files(folder, (VARIANT_FILE,))
     if not path.is_file():
@@ -155,7 +155,7 @@ def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
     return path, copy.deepcopy(cached[1])
 
 
-_PARSED: dict[Path, tuple[bytes, dict[str, Any]]] = {}
+_PARSED: dict[Path, tuple[bytes, TOMLTable]] = {}
 
 
 def read_variant_params(folder: Path | None) -> dict[str, Param]:
@@ -166,7 +166,7 @@ def read_variant_params(folder: Path | None) -> dict[str, Param]:
     return parse_params(data.get(PARAMS_KEY, {}), str(path))
 
 
-def read_variant_options(folder: Path) -> dict[str, Any]:
+def read_variant_options(folder: Path) -> TOMLTable:
     """Options from ``<folder>/variant.toml`` (empty when absent), validated."""
     path, data = _read_variant_toml(folder)
     data = {k: v for k, v in data.items() if k != PARAMS_KEY}

@@ -11,8 +11,6 @@ The rules are described in `workbench.harness.results._recommend`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -29,7 +27,7 @@ RULES = (DEFAULT_RULE, MAX_RECALL, MIN_RETAINED, PARETO)
 DEFAULT_RECALL_TOLERANCE = 0.02
 
 
-def check_rule(rule: Any) -> str:
+def check_rule(rule: object) -> str:
     """`rule` when it is one of `RULES`.
 
     Raises:
