@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -23,7 +22,7 @@ REPLAY_COLUMNS: tuple[str, ...] = (
 """Columns of the ``replays`` table."""
 
 
-def read_replays(db_path: Path) -> Any:
+def read_replays(db_path: Path) -> pd.DataFrame:
     """The ``replays`` table of a results store (empty, with its columns, when absent)."""
     db = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
     try:
@@ -36,14 +35,14 @@ def read_replays(db_path: Path) -> Any:
         db.close()
 
 
-def _threshold(value: Any) -> float | None:
+def _threshold(value: float | str | None) -> float | None:
     """A stored threshold; NULL (NaN in a frame) is a replay at each strategy's own trigger."""
     if value is None or value != value:
         return None
     return float(value)
 
 
-def results_from_rows(frame: Any, session_id: str | None = None) -> list[Any]:
+def results_from_rows(frame: pd.DataFrame, session_id: str | None = None) -> list[ReplayResult]:
     """`ReplayResult` objects rebuilt from stored rows ('ok' rows; one session when given)."""
     out = []
     for row in frame.to_dict("records"):
