@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -94,7 +94,7 @@ class PairedResult:
                 f"[95% CI {self.ci_low:+.4g}, {self.ci_high:+.4g}] over {self.n_pairs} pairs; "
                 f"{verdict}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The scalar fields (no pairs), for tables and JSON."""
         return {"a": self.a, "b": self.b, "metric": self.metric, "n_pairs": self.n_pairs,
                 "mean_diff": self.mean_diff, "ci_low": self.ci_low, "ci_high": self.ci_high,
@@ -224,6 +224,15 @@ def _stats(pairs: pd.DataFrame, strata: list[str], cluster: str | None, n_boot: 
 
 def _lost_to_failure(lost: pd.DataFrame, side: str) -> int:
     return int((lost[side].isna() & lost[f"_failed_{side}"].eq(1.0)).sum())
+
+
+class PairedOptions(TypedDict, total=False):
+    """The keywords of `paired_comparison` after the variants (what `Results.compare` passes on)."""
+
+    n_boot: int
+    seed: int
+    stratify: Sequence[str]
+    cluster: str | None
 
 
 def paired_comparison(cells: pd.DataFrame, a: str, b: str, *, on: str = "template",

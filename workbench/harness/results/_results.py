@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pandas as pd
 
@@ -17,12 +18,16 @@ from workbench._storage import storage_errors
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
-from workbench.harness.results._paired import paired_comparison
+from workbench.harness.results._paired import PairedOptions, PairedResult, paired_comparison
 from workbench.harness.results._policy_verdict import reported_rows
 from workbench.harness.results._replays import read_replays, results_from_rows
+from workbench.harness.results._store import ResultsStore
 from workbench.harness.results._table import comparison_table
-from workbench.harness.results._verdict import SUMMARY_KEY, verdict
-from workbench.strategies import detector_table, replay_table, survival_curve
+from workbench.harness.results._verdict import SUMMARY_KEY, Verdict, VerdictOptions, verdict
+from workbench.strategies import ReplayResult, detector_table, replay_table, survival_curve
+
+if TYPE_CHECKING:  # pragma: no cover - matplotlib loads only when a run is plotted
+    from matplotlib.figure import Figure
 
 SPEC_FILE = "spec.toml"
 DB_FILE = "results.sqlite"
@@ -116,6 +121,25 @@ def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([cells, metrics], axis=1)
 
 
+class ReplayTableOptions(TypedDict, total=False):
+    """The keywords of ``replay_table`` (what `Results.replay_table` passes on)."""
+
+    by: Sequence[str]
+    columns: Sequence[str]
+
+
+class DetectorOptions(TypedDict, total=False):
+    """The keywords of ``detector_table`` (what `Results.replay_detectors` passes on)."""
+
+    by: Sequence[str]
+
+
+class SurvivalOptions(TypedDict, total=False):
+    """The keywords of ``survival_curve`` (what `Results.replay_survival` passes on)."""
+
+    max_rounds: int | None
+
+
 class Results:
     """A loaded run folder.
 
@@ -152,7 +176,7 @@ class Results:
             return cls._from_tables(folder, _read_tables(db))
 
     @classmethod
-    def from_store(cls, run_dir: str | Path, store: Any) -> Results:
+    def from_store(cls, run_dir: str | Path, store: ResultsStore) -> Results:
         """Load the run folder `run_dir` over its open `ResultsStore` (the runner's, once its
         run is written: no second connection). The store stays open."""
         return cls._from_tables(Path(run_dir), read_tables(store.db))
@@ -173,7 +197,7 @@ class Results:
         return str(self.runs["status"].iloc[-1])
 
     def table(self, by: tuple[str, ...] | list[str] = ("template", "model", "window"), *,
-              variant: str = "template", survivors: bool = False) -> Any:
+              variant: str = "template", survivors: bool = False) -> pd.DataFrame:
         """The comparison table: one row per group of `by` (see ``comparison_table``).
 
         Metrics glossary (the README's "Metrics glossary" says the same). A row holds three
@@ -231,7 +255,7 @@ class Results:
         return comparison_table(self.cells, tuple(by), variant=variant, survivors=survivors)
 
     def compare(self, a: str, b: str, metric: str = "probe_recall", on: str = "template",
-                **kwargs: Any) -> Any:
+                **kwargs: Unpack[PairedOptions]) -> PairedResult:
         """Paired comparison of `b` against `a` (values of column `on`) on `metric`.
 
         Sessions are resampled as clusters within each model x window (see
@@ -262,26 +286,26 @@ class Results:
             self._replays = read_replays(self.run_dir / DB_FILE)
         return self._replays
 
-    def replay_table(self, **kwargs: Any) -> Any:
+    def replay_table(self, **kwargs: Unpack[ReplayTableOptions]) -> pd.DataFrame:
         """The replay comparison: strategy x window x threshold (see ``replay_table``), computed
         from the stored turns and rounds (so a run stored earlier is read by today's rules)."""
         return replay_table(self.replay_results(), **kwargs)
 
-    def replay_results(self, session_id: str | None = None) -> list[Any]:
+    def replay_results(self, session_id: str | None = None) -> list[ReplayResult]:
         """The stored replays as `ReplayResult` objects (turns and rounds included)."""
         return results_from_rows(self.replays, session_id)
 
-    def replay_detectors(self, **kwargs: Any) -> Any:
+    def replay_detectors(self, **kwargs: Unpack[DetectorOptions]) -> pd.DataFrame:
         """The failures users report per strategy x window x threshold (see
         ``detector_table``), from the stored rounds."""
         return detector_table(self.replay_results(), **kwargs)
 
-    def replay_survival(self, **kwargs: Any) -> Any:
+    def replay_survival(self, **kwargs: Unpack[SurvivalOptions]) -> pd.DataFrame:
         """Recall after the 1st, 2nd, ... compaction per strategy x window x threshold, with
         the sessions behind each point and the cliff (see ``survival_curve``)."""
         return survival_curve(self.replay_results(), **kwargs)
 
-    def verdict(self, **kwargs: Any) -> Any:
+    def verdict(self, **kwargs: Unpack[VerdictOptions]) -> Verdict:
         """The run's `Verdict` (see ``workbench.harness.verdict``): of `verdict_frame`, by the
         spec's ``[verdict]`` rule and seed unless `kwargs` say otherwise, carrying the policy
         verdict of the replays when the ``[replay]`` asks for ``detectors``.
@@ -289,15 +313,17 @@ class Results:
         The default verdict is computed once per `Results` (the report, its HTML page and the
         CLI all show it); arguments compute a fresh one.
         """
-        cached: Any = getattr(self, "_verdict", None)
+        cached: Verdict | None = getattr(self, "_verdict", None)
         if not kwargs and cached is not None:
             return cached
         table = getattr(self.spec, "verdict", None)
-        given: dict[str, Any] = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
+        given: VerdictOptions = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
         if table is not None:
-            given.update(rule=str(table.rule), recall_tolerance=float(table.recall_tolerance))
+            given["rule"] = str(table.rule)
+            given["recall_tolerance"] = float(table.recall_tolerance)
         given["replays"] = reported_rows(self)
-        found = verdict(self.verdict_frame(), **{**given, **kwargs})
+        given.update(kwargs)
+        found = verdict(self.verdict_frame(), **given)
         if not kwargs:
             self._verdict = found
         return found
@@ -324,12 +350,12 @@ class Results:
         folder wrote (`TEXT_FILES`)."""
         return read_cell_text(self.run_dir, cell_id, name)
 
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
+    def plot(self, kind: str = "tradeoff", **kwargs: object) -> Figure:
         """A matplotlib Figure of the cells (see ``workbench.harness.results._plots``)."""
         # lazy: _plots loads matplotlib, which only plotting needs (printing a run does not)
         from workbench.harness.results import _plots
 
-        return _plots.plot_results(self, *args, **kwargs)
+        return _plots.plot_results(self, kind, **kwargs)
 
     def __repr__(self) -> str:
         return (f"Results({str(self.run_dir)!r}, cells={len(self.cells)}, "
