@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
@@ -63,7 +62,7 @@ class VerdictView:
         return "\n".join(lines)
 
 
-def verdict_view(found: Any) -> VerdictView:
+def verdict_view(found: Verdict) -> VerdictView:
     """What the page shows of a `Verdict` (the same verdict `run`, `compare` and the notebook
     print): the run's recommendation first; per model x window, the template it recommends,
     each headline metric's winner (a template significantly better than every other one) or

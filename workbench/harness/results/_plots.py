@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
 import pandas as pd
 from matplotlib import colormaps
@@ -32,11 +32,18 @@ from matplotlib.text import Text
 
 from workbench.errors import ConfigError
 from workbench.harness.experiment._windows import format_window
-from workbench.harness.results._results import Results
 from workbench.harness.results._table import NO_WINDOW, mark_common, prepare_cells, window_label
 
 _Colour: TypeAlias = tuple[float, float, float, float]
 """An RGBA colour, as a colormap gives it."""
+
+
+class HasCells(Protocol):
+    """What `plot_results` reads of a `Results` (which imports this module): its cells."""
+
+    @property
+    def cells(self) -> pd.DataFrame: ...
+
 
 _MARKERS = "osD^v<>PX*h"
 MAX_SESSION_NAMES = 4
@@ -352,7 +359,7 @@ REPORT_PLOTS = ("recall", "retained_tokens", "failures", "parse_success", "retri
 panel, stays for notebooks)."""
 
 
-def plot_results(results: Results | pd.DataFrame, kind: str = "tradeoff",
+def plot_results(results: HasCells | pd.DataFrame, kind: str = "tradeoff",
                  **kwargs: object) -> Figure:
     """Draw one of `PLOTS` for a `Results` (or a cells DataFrame); what `Results.plot` calls.
 

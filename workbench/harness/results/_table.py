@@ -51,7 +51,7 @@ displays show ``n/a`` there and ``—`` for a missing value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import SupportsInt
+from typing import SupportsInt, cast
 
 import numpy as np
 import pandas as pd
@@ -210,13 +210,13 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def window_label(value: str | SupportsInt | None) -> str | int:
+def window_label(value: object) -> str | int:
     """``"none"`` for a missing window, else the window as an int (labels pass through)."""
     if isinstance(value, str):
         return value
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return NO_WINDOW
-    return int(value)
+    return int(cast(SupportsInt, value))  # a count; int() refuses others
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series:
