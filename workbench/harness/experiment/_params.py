@@ -149,7 +149,7 @@ def parse_param(name: str, spec: TOMLValue, where: str) -> Param:
     return param
 
 
-def parse_params(table: TOMLValue, where: str) -> dict[str, Param]:
+def parse_params(table: object, where: str) -> dict[str, Param]:
     """The ``[params]`` table of a ``variant.toml``, in declaration order."""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: params must be a table of [params.<name>] tables")

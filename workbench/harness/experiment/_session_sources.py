@@ -59,6 +59,7 @@ def read_manifest_file(base: Path) -> dict[str, tuple[Path, str | None]]:
     return dict(cached[1])
 
 
+# A process resource, listed in workbench._memo: the shipped manifests, parsed once per content.
 _MANIFESTS: dict[Path, tuple[bytes, dict[str, tuple[Path, str | None]]]] = {}
 
 

@@ -16,6 +16,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench._memo import memo
 from workbench._resources import shipped
 from workbench._suggest import did_you_mean
 from workbench.compaction import Templates
@@ -35,7 +36,7 @@ from workbench.harness.experiment._params import (
     resolve_point,
 )
 from workbench.harness.experiment._spec import Experiment
-from workbench.harness.experiment._toml import TOMLTable, TOMLValue, loads_toml
+from workbench.harness.experiment._toml import loads_toml
 from workbench.harness.experiment._validate import check_variant_files, check_variant_inside
 
 VARIANT_FILE = "variant.toml"
@@ -67,7 +68,7 @@ class Variant:
     name: str
     folder: Path | None
     templates: Templates
-    options: dict[str, TOMLValue] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
     params: dict[str, ParamValue] = field(default_factory=dict)
     base: str = ""
     declared: dict[str, Param] = field(default_factory=dict)
@@ -138,7 +139,7 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
                       "is the built-in); add the folder, or fix the name")
 
 
-def _read_variant_toml(folder: Path) -> tuple[Path, TOMLTable]:
+def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, object]]:
     path = folder / VARIANT_FILE
     check_variant_files(folder, (VARIANT_FILE,))
     if not path.is_file():
@@ -148,14 +149,13 @@ def _read_variant_toml(folder: Path) -> tuple[Path, TOMLTable]:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the variant file: {exc}") from exc
-    # Parsed once per content: a tune resolves every point of a variant from the same file.
-    cached = _PARSED.get(path)
+    # Parsed once per content and run (`RunMemo.variant_files`): a tune resolves every point
+    # of a variant from the same file.
+    files = memo().variant_files
+    cached = files.get(path)
     if cached is None or cached[0] != raw:
-        cached = _PARSED[path] = (raw, loads_toml(text, str(path)))
+        cached = files.put(path, (raw, dict(loads_toml(text, str(path)))))
     return path, copy.deepcopy(cached[1])
-
-
-_PARSED: dict[Path, tuple[bytes, TOMLTable]] = {}
 
 
 def read_variant_params(folder: Path | None) -> dict[str, Param]:
@@ -166,7 +166,7 @@ def read_variant_params(folder: Path | None) -> dict[str, Param]:
     return parse_params(data.get(PARAMS_KEY, {}), str(path))
 
 
-def read_variant_options(folder: Path) -> TOMLTable:
+def read_variant_options(folder: Path) -> dict[str, object]:
     """Options from ``<folder>/variant.toml`` (empty when absent), validated."""
     path, data = _read_variant_toml(folder)
     data = {k: v for k, v in data.items() if k != PARAMS_KEY}
