@@ -49,16 +49,42 @@ field                  key -> value                               lifetime
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
 ``word_sets``          text -> its words and their parts            the run (1m characters)
 ``needles``            path or name -> its whole-word pattern       the run (4,096 needles)
+``variant_files``      a variant folder's ``variant.toml`` path ->  the run (256 files); a file
+                       its bytes and the table parsed from them   whose bytes differ is parsed
+                                                                  again
 =====================  =========================================  ===============================
 
-What the process keeps for its whole life is not derived from a run's inputs but loaded, and
-each is named here so that a reader looking for caches finds them all in this file: the
-tokenizers (`workbench.tokens.estimator_for`), the embedded models (`workbench.models`'s local
-loader) and their vocabularies, the open recordings (`workbench.models.shared_cache`), the
-redaction layer's compiled masks (`workbench._redact`), litellm's bundled price table (read
-once by ``--dry-run`` and the budget), the results store's schema as SQL (worked out once from
-the migrations) and the HTML report's assets. Each costs seconds or megabytes to load again
-and does not change while the process runs.
+What the process keeps for its whole life is not derived from a run's inputs but loaded (from
+the package, its dependencies or the code itself), and each is named here, with where it lives,
+so that a reader looking for caches finds them all in this file. Each costs seconds, megabytes
+or a parse to make again and does not change while the process runs:
+
+- the tokenizers (`workbench.tokens.estimator_for`, ``_ESTIMATORS``);
+- the embedded models and their vocabularies (``workbench.models._local_load``: ``_LOADED``,
+  ``_VOCABS``);
+- the open recordings (`workbench.models.shared_cache`, ``_caches``): one connection per file;
+- the redaction layer's compiled masks and name checks (``workbench._redact``: ``_ordered``,
+  ``_values_pattern``, `is_secret_name`, and the secret values, recomputed when the environment
+  or the registered secrets change);
+- litellm's bundled price table (``workbench.harness.run._estimate._price_map``, read once by
+  ``--dry-run`` and the budget);
+- the results store's schema as SQL (``workbench._sqlite``, worked out once from the
+  migrations);
+- the HTML report's assets (``workbench.harness.report._html._asset``);
+- the shipped dataset manifests (``workbench.harness.experiment._session_sources``,
+  ``_MANIFESTS``): keyed by the manifest file and parsed once per content (its bytes are read
+  and compared on every use, so an edited file is parsed again); the files are package data,
+  not a run's input;
+- per message item class, the tag fields it always writes (``workbench.messages._content``,
+  ``_ALWAYS_WRITTEN``), worked out once from the class.
+
+A Ray worker process keeps, beside these, the models, fetched objects and `RunMemo` of the one
+run it serves (``workbench.harness.run.executors._ray_worker``: ``_MODELS``, ``_OBJECTS``,
+``_MEMOS``, each keyed by the run id and cleared when a task of another run arrives). Two values
+live on the object they are computed from and go with it: a probe `History`'s ``corpus`` and
+``corpus_lower`` (``functools.cached_property``). Registries (strategies, importers, metrics,
+answerers, the tuner's variant folders) hold what code registered, not computed values, and are
+not caches.
 
 The kinds of table the fields are made of (`Lru`, `MessageValues` with its `MessageMemo`
 views, `ConversationValues`, `SessionMemo`) are in `workbench._memo_tables`; no instance of them
@@ -140,6 +166,7 @@ class RunMemo:
         self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
                                                    WORD_SET_CHARS)
         self.needles: Lru[Any] = Lru("whole-word patterns", 4096)
+        self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
 
     def tables(self) -> dict[str, Any]:
         """Every field, by name (the per-message kinds share ``messages``)."""

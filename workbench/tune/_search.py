@@ -193,6 +193,7 @@ def _split_points(experiment: Experiment) -> tuple[str, list[PromptGroup], dict[
     if not base.declared:
         raise ConfigError(f"tune: variant {tune.variant!r} declares no [params] in its "
                           "variant.toml")
+    assert base.raw_templates is not None  # declared params come from a folder's sources
     prompt_vars = template_variables(base.raw_templates.compaction)
     points = expand_points(base.declared, tune.params, sample=tune.sample, seed=experiment.seed,
                            where="tune.params")

@@ -18,6 +18,7 @@ from typing import Any
 
 from workbench.errors import ConfigError
 from workbench.harness.experiment._checks import MAX_CELLS
+from workbench.harness.experiment._params import expand_points, point_label
 from workbench.harness.experiment._session_sources import (
     ALL_DATASETS,
     DATASET_PREFIX,
@@ -37,6 +38,12 @@ from workbench.harness.experiment._subsets import (
     model_templates,
 )
 from workbench.harness.experiment._validate import counted
+from workbench.harness.experiment._variants import (
+    canonical_name,
+    known_variants,
+    read_variant_params,
+    variant_folder,
+)
 from workbench.harness.experiment._windows import format_window
 from workbench.sessions import Session
 from workbench.strategies import strategy_class
@@ -91,7 +98,7 @@ class Cell:
     model_index: int = 0
     params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     strategy_name: str = "goose"
-    strategy_settings: dict[str, Any] = field(default_factory=dict, compare=False, hash=False,
+    strategy_settings: dict[str, object] = field(default_factory=dict, compare=False, hash=False,
                                               repr=False)
     uses_model: bool = True
     strategy_at: str = "end"
@@ -113,12 +120,8 @@ def template_names(experiment: Experiment) -> list[str]:
     names: list[str] = []
     for name in experiment.templates:
         if name == ALL_TEMPLATES:
-            from workbench.harness.experiment._variants import known_variants
-
             expanded = known_variants(experiment) or [DEFAULT_TEMPLATE]
         elif "{" in name:
-            from workbench.harness.experiment._variants import canonical_name
-
             expanded = [canonical_name(name, experiment)]
         else:
             expanded = [name]
@@ -132,9 +135,6 @@ def tune_points(experiment: Experiment) -> list[str]:
     tune = experiment.tune
     if tune is None:
         return []
-    from workbench.harness.experiment._params import expand_points, point_label
-    from workbench.harness.experiment._variants import read_variant_params, variant_folder
-
     folder = variant_folder(tune.variant, experiment)
     declared = read_variant_params(folder)
     if not declared:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import types
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin
+from typing import Protocol, TypeVar, Union, get_args, get_origin
 
+from pydantic import BaseModel
 from pydantic_core import PydanticCustomError
 
 from workbench._redact import short_secret_message, short_secrets
@@ -27,6 +29,15 @@ MAX_CELLS = 250_000
 windows x repeats)."""
 MAX_EXECUTOR_RETRIES = 100
 """Most times a Ray cell whose worker died is run again."""
+
+_V = TypeVar("_V")
+
+
+class _Labelled(Protocol):
+    """A model entry as `distinct_models` reads it: its label, compared whole."""
+
+    @property
+    def label(self) -> str: ...
 MAX_CPUS_PER_CELL = 1024.0
 """Most CPUs a Ray cell task may reserve."""
 
@@ -37,7 +48,7 @@ SYSTEM_DIRS: tuple[str, ...] = (
 """Folders a response cache may never be written in (or be): the operating system's own."""
 
 
-def _is_bool_annotation(annotation: Any) -> bool:
+def _is_bool_annotation(annotation: object) -> bool:
     if annotation is bool:
         return True
     if get_origin(annotation) in (Union, types.UnionType):
@@ -46,7 +57,7 @@ def _is_bool_annotation(annotation: Any) -> bool:
     return False
 
 
-def strict_boolean(model: type[Any], field: str | None, value: Any) -> Any:
+def strict_boolean(model: type[BaseModel], field: str | None, value: _V) -> _V:
     """`value` unchanged, unless `field` of `model` is a boolean and `value` is not one.
 
     Pydantic reads ``"yes"``, ``"on"``, ``1`` as true; a spec means exactly ``true`` or
@@ -64,7 +75,7 @@ def strict_boolean(model: type[Any], field: str | None, value: Any) -> Any:
     return value
 
 
-def strict_settings(settings_model: type[Any], settings: dict[str, Any]) -> None:
+def strict_settings(settings_model: type[BaseModel], settings: dict[str, object]) -> None:
     """Refuse a non-boolean value for any boolean field of a strategy's settings.
 
     Raises:
@@ -78,7 +89,7 @@ def strict_settings(settings_model: type[Any], settings: dict[str, Any]) -> None
                                       {"key": key, "value": repr(value)}) from None
 
 
-def distinct_models(entries: list[Any]) -> None:
+def distinct_models(entries: Sequence[_Labelled]) -> None:
     """Refuse two entries with one label: different models would share cells, and the same
     model listed twice is a copy-paste slip whose second entry would silently never run.
 

@@ -23,11 +23,13 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
+from workbench.harness.experiment._cells import ALL_DATASETS, read_manifest
 from workbench.harness.experiment._spec import CACHE_PREFIXES, Experiment
+from workbench.harness.experiment._toml import TOMLValue
+from workbench.models._spec import check_model_string
 
 SOURCE = "command line"
 """How errors name where an overridden value came from."""
@@ -103,8 +105,6 @@ class Overrides:
 def _session_path(text: str) -> str:
     """A ``--sessions`` value: a dataset name stays a name; a path or glob is made absolute
     against the working folder (it was typed there, not beside the spec)."""
-    from workbench.harness.experiment._cells import ALL_DATASETS, read_manifest
-
     if text == ALL_DATASETS or text in read_manifest():
         return text
     path = Path(text).expanduser()
@@ -118,17 +118,16 @@ def _bare(model: str) -> str:
     return model
 
 
-def _models(name: str, experiment: Experiment) -> list[Any]:
+def _models(name: str, experiment: Experiment) -> list[object]:
     """The spec entries `name` names (by name or label, else by model string), or a new one."""
     entries = experiment.to_dict(secrets=True)["models"]
+    assert isinstance(entries, list)  # to_dict always lists the models
     by_label = [i for i, m in enumerate(experiment.models) if name in (m.label, m.name)]
     by_model = [i for i, m in enumerate(experiment.models)
                 if name == m.model or _bare(name) == _bare(m.model)]
     chosen = by_label or by_model
     if chosen:
         return [entries[i] for i in chosen]
-    from workbench.models._spec import check_model_string
-
     try:
         check_model_string(name, {})
     except ConfigError as exc:
@@ -138,22 +137,25 @@ def _models(name: str, experiment: Experiment) -> list[Any]:
     return [name]
 
 
-def _value(text: str) -> Any:
+def _value(text: str) -> TOMLValue:
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
 
 
-def _set_path(data: dict[str, Any], key: str, value: Any, item: str) -> None:
+def _set_path(data: dict[str, object], key: str, value: TOMLValue, item: str) -> None:
     parts = key.split(".")
-    target: Any = data
+    target: object = data
     for number, part in enumerate(parts):
         match = _INDEX.match(part)
         if match is None:
             raise ConfigError(f"{SOURCE}: --set {item!r}: cannot read the key {key!r}")
         last = number == len(parts) - 1
         name, index = match["key"], match["index"]
+        if not isinstance(target, dict):
+            raise ConfigError(f"{SOURCE}: --set {item!r}: {'.'.join(parts[:number])} is not a "
+                              f"table, so it has no {'.'.join(parts[number:])!r}")
         if index is None:
             if last:
                 target[name] = value

@@ -27,12 +27,14 @@ import json
 import random
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
 from workbench.compaction._templates import bake, jinja_literal
 from workbench.compaction._templates import template_variables as _sandbox_variables
 from workbench.errors import ConfigError
+from workbench.harness.experiment._toml import TOMLValue
 
 __all__ = ["MAX_DOMAIN", "MAX_POINTS", "PARAMS_KEY", "RESERVED", "Param", "bake", "expand_points",
            "format_value", "jinja_literal", "parse_label", "parse_param", "parse_params",
@@ -50,6 +52,9 @@ RESERVED = frozenset({"messages", "user_intent", "technical_concepts", "files", 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BARE_VALUE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
+ParamValue: TypeAlias = TOMLValue
+"""A parameter's value: what ``variant.toml`` declares, or a label's ``k=v`` reads as TOML."""
+
 
 @dataclass(frozen=True)
 class Param:
@@ -63,11 +68,11 @@ class Param:
     """
 
     name: str
-    default: Any
-    domain: tuple[Any, ...]
+    default: ParamValue
+    domain: tuple[ParamValue, ...]
     description: str = ""
 
-    def check(self, value: Any, where: str) -> Any:
+    def check(self, value: ParamValue, where: str) -> ParamValue:
         """`value` when it is in the domain (ints accept a whole float such as 3.0).
 
         Raises:
@@ -84,7 +89,7 @@ class Param:
                           f"(domain: {shown}{more})")
 
 
-def _same_kind(value: Any, default: Any) -> bool:
+def _same_kind(value: ParamValue, default: ParamValue) -> bool:
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(value, bool) and isinstance(default, bool)
     if isinstance(default, list):
@@ -92,7 +97,7 @@ def _same_kind(value: Any, default: Any) -> bool:
     return type(value) is type(default)
 
 
-def parse_param(name: str, spec: Any, where: str) -> Param:
+def parse_param(name: str, spec: TOMLValue, where: str) -> Param:
     """Validate one ``[params.<name>]`` table.
 
     Args:
@@ -123,8 +128,8 @@ def parse_param(name: str, spec: Any, where: str) -> Param:
             raise ConfigError(f"{at}: values must be a non-empty list")
     elif "min" in spec or "max" in spec:
         lo, hi, step = spec.get("min"), spec.get("max"), spec.get("step", 1)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi, step)) \
-                or step <= 0 or hi < lo:
+        if not (isinstance(lo, int) and isinstance(hi, int) and isinstance(step, int)) \
+                or any(isinstance(v, bool) for v in (lo, hi, step)) or step <= 0 or hi < lo:
             raise ConfigError(f"{at}: min/max/step must be integers with min <= max, step > 0")
         if (hi - lo) // step + 1 > MAX_DOMAIN:
             raise ConfigError(f"{at}: more than {MAX_DOMAIN} values; raise step")
@@ -144,7 +149,7 @@ def parse_param(name: str, spec: Any, where: str) -> Param:
     return param
 
 
-def parse_params(table: Any, where: str) -> dict[str, Param]:
+def parse_params(table: object, where: str) -> dict[str, Param]:
     """The ``[params]`` table of a ``variant.toml``, in declaration order."""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: params must be a table of [params.<name>] tables")
@@ -153,7 +158,7 @@ def parse_params(table: Any, where: str) -> dict[str, Param]:
 
 # ---- labels ----------------------------------------------------------------------------------
 
-def format_value(value: Any) -> str:
+def format_value(value: ParamValue) -> str:
     """A value as written in a label: ``3``, ``true``, ``lean``, ``"two words"``, ``[a,b]``."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -175,7 +180,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def point_label(base: str, values: dict[str, Any], params: dict[str, Param]) -> str:
+def point_label(base: str, values: dict[str, ParamValue], params: dict[str, Param]) -> str:
     """``base{k=v,...}`` with the values that differ from the defaults, in declaration order."""
     changed = [f"{name}={format_value(values[name])}" for name, p in params.items()
                if name in values and values[name] != p.default]
@@ -205,7 +210,7 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str) -> ParamValue:
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -215,7 +220,7 @@ def _parse_value(text: str) -> Any:
     return text  # a bare word: a string
 
 
-def parse_label(text: str) -> tuple[str, dict[str, Any]]:
+def parse_label(text: str) -> tuple[str, dict[str, ParamValue]]:
     """Split ``"lean-facts{intent_limit=3,key_code=false}"`` into the name and raw values.
 
     Raises:
@@ -230,7 +235,7 @@ def parse_label(text: str) -> tuple[str, dict[str, Any]]:
         raise ConfigError(f"templates: {text!r}: a parameter point ends with '}}', "
                           "as in lean-facts{intent_limit=3}")
     base, _, inner = text[:-1].partition("{")
-    values: dict[str, Any] = {}
+    values: dict[str, ParamValue] = {}
     for part in _split_top(inner):
         key, eq, raw = part.partition("=")
         if not eq or not key.strip():
@@ -239,7 +244,8 @@ def parse_label(text: str) -> tuple[str, dict[str, Any]]:
     return base.strip(), values
 
 
-def resolve_point(params: dict[str, Param], raw: dict[str, Any], where: str) -> dict[str, Any]:
+def resolve_point(params: dict[str, Param], raw: dict[str, ParamValue],
+                  where: str) -> dict[str, ParamValue]:
     """Defaults overlaid with `raw`, every value checked against its domain.
 
     Raises:
@@ -270,8 +276,8 @@ def template_variables(source: str, name: str = "<template>") -> set[str]:
 
 # ---- grids -----------------------------------------------------------------------------------
 
-def expand_points(params: dict[str, Param], search: dict[str, Any], *, sample: int | None = None,
-                  seed: int = 0, where: str = "tune") -> list[dict[str, Any]]:
+def expand_points(params: dict[str, Param], search: Mapping[str, object], *, sample: int | None = None,
+                  seed: int = 0, where: str = "tune") -> list[dict[str, ParamValue]]:
     """Every point of the grid `search` spans (or a seeded random sample of it).
 
     Args:
@@ -291,7 +297,7 @@ def expand_points(params: dict[str, Param], search: dict[str, Any], *, sample: i
             without `sample`.
     """
     chosen = search or {name: "all" for name in params}
-    axes: list[tuple[str, list[Any]]] = []
+    axes: list[tuple[str, list[ParamValue]]] = []
     for name, values in chosen.items():
         if name not in params:
             raise ConfigError(f"{where}: unknown parameter {name!r} "
@@ -324,7 +330,8 @@ def expand_points(params: dict[str, Param], search: dict[str, Any], *, sample: i
     return points
 
 
-def _combo_at(axes: list[tuple[str, list[Any]]], index: int) -> tuple[Any, ...]:
+def _combo_at(axes: list[tuple[str, list[ParamValue]]],
+              index: int) -> tuple[ParamValue, ...]:
     out = []
     for _, domain in reversed(axes):
         index, rem = divmod(index, len(domain))

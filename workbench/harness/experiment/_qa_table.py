@@ -19,7 +19,7 @@ budget, redaction, executor). ``lookup`` is the offline answerer (`workbench.pro
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -45,6 +45,16 @@ ROLES = ("answerer", "judge", "probe_author")
 """The ``[qa]`` keys that name a model."""
 
 
+class BuildOptions(TypedDict):
+    """The keyword arguments of `workbench.probes.build_questions` a ``[qa]`` table sets."""
+
+    kinds: list[Kind]
+    per_session: int
+    tokens_per_question: int
+    min_questions: int
+    max_questions: int
+
+
 class QAModel(BaseModel):
     """A model of the ``[qa]`` table: its string and parameters (``api_base``, ``temperature``...)."""
 
@@ -65,14 +75,14 @@ class QAModel(BaseModel):
                                           {"message": str(exc)}) from None
         return self
 
-    def to_toml_value(self, secrets: bool = False) -> Any:
+    def to_toml_value(self, secrets: bool = False) -> str | dict[str, object]:
         """A bare string when there are no params, else a table; unless `secrets`, secret
         params are dropped (as for ``models`` entries)."""
         params = self.params if secrets else public_params(self.params)
         return self.model if not params else {"model": self.model, "params": params}
 
 
-def _entry(value: Any) -> Any:
+def _entry(value: object) -> object:
     return {"model": value} if isinstance(value, str) else value
 
 
@@ -119,7 +129,7 @@ class QATable(BaseModel):
 
     @field_validator("answerer", "judge", "probe_author", mode="before")
     @classmethod
-    def _shorthand(cls, value: Any) -> Any:
+    def _shorthand(cls, value: object) -> object:
         return _entry(value)
 
     @field_validator("kinds")
@@ -136,7 +146,7 @@ class QATable(BaseModel):
                     "qa_model", "{role} must be a model: lookup only answers", {"role": role})
         return self
 
-    def build_options(self) -> dict[str, Any]:
+    def build_options(self) -> BuildOptions:
         """The keyword arguments of `workbench.probes.build_questions` this table sets: the
         kinds, a manifest's cap and a recording's counts."""
         return {"kinds": list(self.kinds), "per_session": self.per_session,
@@ -155,9 +165,9 @@ class QATable(BaseModel):
             out.pop("answerer", None)
         return out
 
-    def to_toml_value(self, secrets: bool = False) -> dict[str, Any]:
+    def to_toml_value(self, secrets: bool = False) -> dict[str, object]:
         """The table as written (defaults left out; secret params only with `secrets`)."""
-        data: dict[str, Any] = {"answerer": self.answerer.to_toml_value(secrets)}
+        data: dict[str, object] = {"answerer": self.answerer.to_toml_value(secrets)}
         for role in ("judge", "probe_author"):
             entry = getattr(self, role)
             if entry is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from workbench._resources import shipped
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.harness.experiment._spec import Experiment, SessionSource
 from workbench.sessions import Session, load_sessions
@@ -58,6 +59,7 @@ def read_manifest_file(base: Path) -> dict[str, tuple[Path, str | None]]:
     return dict(cached[1])
 
 
+# A process resource, listed in workbench._memo: the shipped manifests, parsed once per content.
 _MANIFESTS: dict[Path, tuple[bytes, dict[str, tuple[Path, str | None]]]] = {}
 
 
@@ -107,8 +109,6 @@ def resolve_source(source: SessionSource,
             raise ConfigError(f"sessions: glob {text!r} matched no files (looked in {path.parent})")
         return files
     if not path.exists():
-        from workbench._suggest import did_you_mean
-
         known = ", ".join(sorted(manifest)) or "none shipped"
         raise ConfigError(f"sessions: {text!r} is neither a file ({path}) nor a dataset name"
                           f"{did_you_mean(text, manifest)} (known: {known}, or "

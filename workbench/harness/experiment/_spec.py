@@ -6,9 +6,10 @@ are rejected, so a typo fails with the key path instead of being silently ignore
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+import tomli_w
 from pydantic import (
     Field,
     ValidationError,
@@ -17,6 +18,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from workbench._paths import cache_path
 from workbench._redact import public_params
 from workbench._resources import shipped_experiment
 from workbench.errors import ConfigError
@@ -135,7 +137,7 @@ class Experiment(_Strict):
 
     @field_validator("sessions", mode="before")
     @classmethod
-    def _session_shorthand(cls, value: Any) -> Any:
+    def _session_shorthand(cls, value: object) -> object:
         if isinstance(value, list):
             return [{"path": v} if isinstance(v, str) else v for v in value]
         return value
@@ -153,7 +155,7 @@ class Experiment(_Strict):
 
     @field_validator("models", mode="before")
     @classmethod
-    def _model_shorthand(cls, value: Any) -> Any:
+    def _model_shorthand(cls, value: object) -> object:
         if isinstance(value, list):
             return [{"model": v} if isinstance(v, str) else v for v in value]
         return value
@@ -241,7 +243,7 @@ class Experiment(_Strict):
         return cls.from_dict(data, source=str(path))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "experiment") -> Experiment:
+    def from_dict(cls, data: Mapping[str, object], source: str = "experiment") -> Experiment:
         """Validate a mapping; errors are `ConfigError` prefixed with `source`."""
         try:
             return cls.model_validate(data)
@@ -257,7 +259,7 @@ class Experiment(_Strict):
                               "workbench (experiments/default.toml); reinstall the package")
         return cls.from_toml(path)
 
-    def to_dict(self, *, secrets: bool = False) -> dict[str, Any]:
+    def to_dict(self, *, secrets: bool = False) -> dict[str, object]:
         """A plain mapping in TOML shape, every value left at its default left out; unless
         `secrets`, secret params (``api_key``, secret headers) are dropped and URLs lose their
         user-info, so the copy still runs (with keys from the environment) and gives the same
@@ -279,17 +281,17 @@ class Experiment(_Strict):
             data["strategies"] = [s.to_toml_value() for s in self.strategies]
         if self.replay is not None:
             replay = self.replay.to_toml_value()
-            replay["windows"] = [w if w is not None else "none" for w in replay["windows"]]
+            replay["windows"] = [w if w is not None else "none" for w in self.replay.windows]
             data["replay"] = replay
         if self.qa is not None:
             data["qa"] = self.qa.to_toml_value(secrets)
-        return _without_none(data)
+        clean = _without_none(data)
+        assert isinstance(clean, dict)  # a dict stays a dict
+        return clean
 
     def to_toml(self) -> str:
         """The experiment as TOML text (no secrets, defaults left out); `from_toml` reads it
         back to an equal experiment."""
-        import tomli_w
-
         return tomli_w.dumps(self.to_dict())
 
     def resolve_path(self, path: str | Path) -> Path:
@@ -310,8 +312,6 @@ class Experiment(_Strict):
             return self.resolve_path(self.models[model_index].cache_path or "")
         if self.cache.path:
             return self.resolve_path(self.cache.path)
-        from workbench._paths import cache_path
-
         return cache_path()
 
     def cache_files(self) -> list[Path]:
@@ -320,7 +320,7 @@ class Experiment(_Strict):
         return list(dict.fromkeys(files)) or [self.cache_file()]
 
 
-def _without_none(value: Any) -> Any:
+def _without_none(value: object) -> object:
     """`value` with every None left out (TOML has no null; None means the default)."""
     if isinstance(value, dict):
         return {k: _without_none(v) for k, v in value.items() if v is not None}
@@ -329,7 +329,7 @@ def _without_none(value: Any) -> Any:
     return value
 
 
-def _compact_source(entry: dict[str, Any]) -> Any:
+def _compact_source(entry: dict[str, object]) -> object:
     entry = {k: v for k, v in entry.items()
              if v is not None and v != {} and (k, v) != ("encoding_errors", "strict")}
     return entry["path"] if set(entry) == {"path"} else entry

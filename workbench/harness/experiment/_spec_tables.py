@@ -43,7 +43,7 @@ class _Strict(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _strict_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+    def _strict_booleans(cls, value: object, info: ValidationInfo) -> object:
         # Every boolean of every spec table, including ones added later.
         return strict_boolean(cls, info.field_name, value)
 

@@ -9,19 +9,23 @@ own settings (validated by its pydantic ``Settings``: an unknown key is an error
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from workbench.errors import ConfigError
+from workbench.harness.experiment._checks import strict_settings
 from workbench.harness.experiment._validate import clean_name
 from workbench.harness.experiment._windows import Window
+from workbench.strategies import Strategy, get_strategy
+from workbench.strategies._registry import strategy_class, validate_settings
 
 __all__ = ["ReplaySpec", "StrategyEntry", "strategy_label"]
 
 
-def strategy_label(name: str, settings: dict[str, Any]) -> str:
+def strategy_label(name: str, settings: Mapping[str, object]) -> str:
     """The default table label: the name, plus the settings as ``k=v`` in brackets."""
     if not settings:
         return name
@@ -47,12 +51,12 @@ class StrategyEntry(BaseModel):
     """Where the history is compacted: ``end`` (the whole recording) or ``recorded`` (at the
     first compaction the recorded agent made, scored against that prefix, as the ``reference``
     row is; only sessions with a recorded summary get such cells)."""
-    settings: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, object] = Field(default_factory=dict)
     """The strategy's settings (in TOML, written beside ``name`` in the same table)."""
 
     @model_validator(mode="before")
     @classmethod
-    def _gather_settings(cls, value: Any) -> Any:
+    def _gather_settings(cls, value: object) -> object:
         if isinstance(value, str):
             return {"name": value}
         if isinstance(value, dict) and "settings" not in value:
@@ -68,9 +72,6 @@ class StrategyEntry(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> StrategyEntry:
-        from workbench.harness.experiment._checks import strict_settings
-        from workbench.strategies._registry import strategy_class, validate_settings
-
         try:
             strict_settings(strategy_class(self.name).Settings, self.settings)
             validated = validate_settings(self.name, self.settings)
@@ -98,17 +99,15 @@ class StrategyEntry(BaseModel):
         base = strategy_label(self.name, self.settings)
         return base if self.at == "end" or self.name == "reference" else f"{base}@recorded"
 
-    def build(self) -> Any:
+    def build(self) -> Strategy:
         """The `Strategy` instance."""
-        from workbench.strategies import get_strategy
-
         return get_strategy(self.name, self.settings)
 
-    def to_toml_value(self) -> Any:
+    def to_toml_value(self) -> str | dict[str, object]:
         """The entry in TOML shape: the bare name when it has no label or settings."""
         if self.label is None and not self.settings and self.at == "end":
             return self.name
-        out: dict[str, Any] = {"name": self.name}
+        out: dict[str, object] = {"name": self.name}
         if self.label is not None:
             out["label"] = self.label
         if self.at != "end":
@@ -157,7 +156,7 @@ class ReplaySpec(BaseModel):
             raise ValueError("windows: replay needs a finite window (not 'none')")
         return self
 
-    def to_toml_value(self) -> dict[str, Any]:
+    def to_toml_value(self) -> dict[str, object]:
         """The table in TOML shape."""
         data = self.model_dump(mode="python")
         data["strategies"] = [s.to_toml_value() for s in self.strategies]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.experiment._variants import canonical_name, variant_folder
 from workbench.sessions import Session
 
 __all__ = ["KNOWN_SHOWN", "check_model_sessions", "limit_sessions", "model_templates"]
@@ -44,8 +45,6 @@ def model_templates(experiment: Experiment, templates: list[str]) -> dict[int, l
         ConfigError: an entry's ``templates`` names a variant that does not exist (with the
             closest known name).
     """
-    from workbench.harness.experiment._variants import canonical_name, variant_folder
-
     out: dict[int, list[str]] = {}
     for i, entry in enumerate(experiment.models):
         if entry.templates is None:

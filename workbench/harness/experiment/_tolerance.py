@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, SupportsFloat, SupportsIndex
 
 from workbench.errors import ConfigError
 
@@ -69,7 +69,7 @@ class Tolerance:
             low = -math.inf
         return low, high
 
-    def describe(self, baseline: Any) -> str:
+    def describe(self, baseline: object) -> str:
         """What the rule asks of a value against `baseline`: ``"at least 95.5"``..."""
         b = _number(baseline)
         if b is None:
@@ -83,7 +83,7 @@ class Tolerance:
             return f"exactly {_show(b)}"
         return f"between {_show(b - room)} and {_show(b + room)}"
 
-    def allows(self, baseline: Any, current: Any) -> bool:
+    def allows(self, baseline: object, current: object) -> bool:
         """Whether `current` is within this rule of `baseline` (None/NaN only matches None/NaN)."""
         b, c = _number(baseline), _number(current)
         if b is None or c is None:
@@ -92,9 +92,11 @@ class Tolerance:
         return low <= c <= high
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if value is None or isinstance(value, bool):
         return None
+    if not isinstance(value, (str, bytes, bytearray, SupportsFloat, SupportsIndex)):
+        return None  # what float() refuses with a TypeError
     try:
         number = float(value)
     except (TypeError, ValueError):

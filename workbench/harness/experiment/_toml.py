@@ -10,10 +10,18 @@ defaults left out.
 
 from __future__ import annotations
 
+import datetime
 import tomllib
-from typing import Any
+from typing import TypeAlias, Union
 
 from workbench.errors import ConfigError
+
+TOMLScalar: TypeAlias = str | int | float | bool | datetime.datetime | datetime.date | datetime.time
+"""A TOML leaf: string, number, boolean, or a date/time (`tomllib` decodes those too)."""
+TOMLValue: TypeAlias = Union[TOMLScalar, list["TOMLValue"], dict[str, "TOMLValue"]]
+"""Any decoded TOML value, nested to any depth."""
+TOMLTable: TypeAlias = dict[str, TOMLValue]
+"""A decoded TOML table (a whole file is one)."""
 
 MAX_TOML_DEPTH = 32
 """Deepest nesting of arrays and tables an experiment or variant file may have."""
@@ -63,7 +71,7 @@ def _escaped(text: str, at: int) -> bool:
     return backslashes % 2 == 1
 
 
-def _data_depth(value: Any) -> int:
+def _data_depth(value: TOMLValue) -> int:
     deepest, stack = 0, [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -75,7 +83,7 @@ def _data_depth(value: Any) -> int:
     return deepest
 
 
-def loads_toml(text: str, source: str, limit: int = MAX_TOML_DEPTH) -> dict[str, Any]:
+def loads_toml(text: str, source: str, limit: int = MAX_TOML_DEPTH) -> TOMLTable:
     """Parse TOML text, refusing nesting past `limit` levels.
 
     Args:

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -23,7 +21,7 @@ class TuneTable(BaseModel):
 
     variant: str = Field(min_length=1)
     """The parametrised variant (a ``prompts/`` folder name or a path) whose parameters are searched."""
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, object] = Field(default_factory=dict)
     """Parameter -> list of values to try, or ``"all"`` for its declared domain; empty means every
     declared parameter over its whole domain."""
     sample: int | None = Field(default=None, gt=0)

@@ -5,8 +5,6 @@ An unknown key names the closest key a spec may hold, in any of its tables.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ValidationError
 
 from workbench._suggest import did_you_mean
@@ -34,8 +32,8 @@ def describe_errors(exc: ValidationError, source: str, root: type[BaseModel]) ->
 def field_names(root: type[BaseModel]) -> set[str]:
     """Every key `root` may hold, in any of its nested tables."""
     names: set[str] = set()
-    stack: list[Any] = [root]
-    seen: set[Any] = set()
+    stack: list[type[BaseModel]] = [root]
+    seen: set[type[BaseModel]] = set()
     while stack:
         model = stack.pop()
         if model in seen:
@@ -49,7 +47,7 @@ def field_names(root: type[BaseModel]) -> set[str]:
     return names
 
 
-def _loc_path(loc: list[Any]) -> str:
+def _loc_path(loc: list[int | str]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):

@@ -15,10 +15,11 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from workbench._memo import memo
 from workbench._resources import shipped
 from workbench._suggest import did_you_mean
+from workbench.compaction import Templates
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
@@ -28,6 +29,7 @@ from workbench.errors import ConfigError
 from workbench.harness.experiment._params import (
     PARAMS_KEY,
     Param,
+    ParamValue,
     parse_label,
     parse_params,
     point_label,
@@ -65,12 +67,12 @@ class Variant:
 
     name: str
     folder: Path | None
-    templates: Any
-    options: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
+    templates: Templates
+    options: dict[str, object] = field(default_factory=dict)
+    params: dict[str, ParamValue] = field(default_factory=dict)
     base: str = ""
     declared: dict[str, Param] = field(default_factory=dict)
-    raw_templates: Any = None
+    raw_templates: Templates | None = None
 
 
 _EXTRA_FOLDERS: dict[str, Path] = {}
@@ -137,7 +139,7 @@ def variant_folder(name: str, experiment: Experiment | None = None) -> Path | No
                       "is the built-in); add the folder, or fix the name")
 
 
-def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
+def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, object]]:
     path = folder / VARIANT_FILE
     check_variant_files(folder, (VARIANT_FILE,))
     if not path.is_file():
@@ -147,14 +149,13 @@ def _read_variant_toml(folder: Path) -> tuple[Path, dict[str, Any]]:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the variant file: {exc}") from exc
-    # Parsed once per content: a tune resolves every point of a variant from the same file.
-    cached = _PARSED.get(path)
+    # Parsed once per content and run (`RunMemo.variant_files`): a tune resolves every point
+    # of a variant from the same file.
+    files = memo().variant_files
+    cached = files.get(path)
     if cached is None or cached[0] != raw:
-        cached = _PARSED[path] = (raw, loads_toml(text, str(path)))
+        cached = files.put(path, (raw, dict(loads_toml(text, str(path)))))
     return path, copy.deepcopy(cached[1])
-
-
-_PARSED: dict[Path, tuple[bytes, dict[str, Any]]] = {}
 
 
 def read_variant_params(folder: Path | None) -> dict[str, Param]:
@@ -165,7 +166,7 @@ def read_variant_params(folder: Path | None) -> dict[str, Param]:
     return parse_params(data.get(PARAMS_KEY, {}), str(path))
 
 
-def read_variant_options(folder: Path) -> dict[str, Any]:
+def read_variant_options(folder: Path) -> dict[str, object]:
     """Options from ``<folder>/variant.toml`` (empty when absent), validated."""
     path, data = _read_variant_toml(folder)
     data = {k: v for k, v in data.items() if k != PARAMS_KEY}
@@ -193,8 +194,6 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
         ConfigError: no such variant, an unknown parameter or a value outside its domain.
         TemplateError: a template does not compile (syntax, nesting depth, length, time).
     """
-    from workbench.compaction import Templates
-
     base, raw = parse_label(name)
     folder = variant_folder(base, experiment)
     if folder is None:

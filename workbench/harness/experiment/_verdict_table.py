@@ -11,11 +11,10 @@ The rules are described in `workbench.harness.results._recommend`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 
 DEFAULT_RULE = "min-retained-safe"
@@ -28,15 +27,13 @@ RULES = (DEFAULT_RULE, MAX_RECALL, MIN_RETAINED, PARETO)
 DEFAULT_RECALL_TOLERANCE = 0.02
 
 
-def check_rule(rule: Any) -> str:
+def check_rule(rule: object) -> str:
     """`rule` when it is one of `RULES`.
 
     Raises:
         ConfigError: naming the allowed values.
     """
     if rule not in RULES:
-        from workbench._suggest import did_you_mean
-
         raise ConfigError(f"unknown rule {rule!r}{did_you_mean(str(rule), RULES)}; allowed: "
                           f"{', '.join(RULES)}")
     return str(rule)

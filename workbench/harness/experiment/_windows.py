@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
@@ -17,7 +17,7 @@ _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 _NO_WINDOW = frozenset({"none", "off", "uncapped", ""})
 
 
-def parse_window(value: Any) -> int | None:
+def parse_window(value: object) -> int | None:
     """``8000``, ``"8k"`` (k = 1024, as in model strings), or ``"none"`` -> tokens (None = no cap)."""
     if value is None:
         return None

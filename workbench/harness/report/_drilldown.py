@@ -14,7 +14,6 @@ import gzip
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -29,7 +28,7 @@ QA_FIELDS = ("id", "kind", "question", "expected", "reference", "grader", "answe
 """What the drill-down shows of each question of a cell's ``qa.json``."""
 
 
-def script_json(value: Any) -> str:
+def script_json(value: object) -> str:
     """JSON that is safe inside an HTML ``<script>`` element.
 
     ``<``, ``>`` and ``&`` are written as ``\\u003c``-style escapes, so neither ``</script>``
@@ -42,7 +41,7 @@ def script_json(value: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: object) -> object:
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -59,7 +58,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _qa(text: str | None) -> dict[str, Any] | None:
+def _qa(text: str | None) -> dict[str, object] | None:
     """The cell's questions, answers and grades (its ``qa.json``), or None."""
     if text is None:
         return None
@@ -74,8 +73,8 @@ def _qa(text: str | None) -> dict[str, Any] | None:
             "next_action": data.get("next_action"), "notes": data.get("notes") or []}
 
 
-def _attempt_rows(attempts: pd.DataFrame) -> dict[str, list[list[Any]]]:
-    out: dict[str, list[list[Any]]] = {}
+def _attempt_rows(attempts: pd.DataFrame) -> dict[str, list[list[object]]]:
+    out: dict[str, list[list[object]]] = {}
     if attempts.empty or "cell_id" not in attempts.columns:
         return out
     if "purpose" in attempts.columns:  # the ladder lists summary calls; QA calls have a purpose
@@ -88,7 +87,7 @@ def _attempt_rows(attempts: pd.DataFrame) -> dict[str, list[list[Any]]]:
     return out
 
 
-def cell_index(cells: pd.DataFrame, group_of: list[int]) -> list[dict[str, Any]]:
+def cell_index(cells: pd.DataFrame, group_of: list[int]) -> list[dict[str, object]]:
     """One light record per cell, for the drill-down lists (no text bodies).
 
     Args:
@@ -134,7 +133,7 @@ def cell_payloads(run_dir: Path, cells: pd.DataFrame, attempts: pd.DataFrame,
     ids = [str(row["cell_id"]) for row in records]
     raws, answers = read_cell_texts(run_dir, "raw.txt", ids), read_cell_texts(run_dir, "qa.json", ids)
     for start in range(0, len(records), CHUNK_CELLS):
-        chunk: dict[str, Any] = {}
+        chunk: dict[str, dict[str, object]] = {}
         for row in records[start:start + CHUNK_CELLS]:
             cell_id = str(row["cell_id"])
             rel = row.get("summary_path") or f"summaries/{cell_id}.md"

@@ -16,13 +16,13 @@ from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from workbench.harness.report._drilldown import cell_index, cell_payloads, script_json
 from workbench.harness.report._html_table import html_table, plain_table
 from workbench.harness.report._html_verdict import render_verdict, verdict_view
+from workbench.harness.results._results import Results
 from workbench.harness.results._table import window_label
 
 TABLE_BY = ("template", "model", "window")
@@ -39,7 +39,7 @@ def _asset(name: str) -> str:
     return (resources.files("workbench.harness.report") / "assets" / name).read_text("utf-8")
 
 
-def when(value: Any) -> str:
+def when(value: object) -> str:
     """An ISO timestamp as ``2026-01-01 00:00 UTC`` (text that does not parse passes through)."""
     if not isinstance(value, str) or not value:
         return "—"
@@ -51,7 +51,7 @@ def when(value: Any) -> str:
         "%Y-%m-%d %H:%M")
 
 
-def _duration(start: Any, end: Any) -> str:
+def _duration(start: object, end: object) -> str:
     try:
         secs = (datetime.fromisoformat(str(end).replace("Z", "+00:00"))
                 - datetime.fromisoformat(str(start).replace("Z", "+00:00"))).total_seconds()
@@ -60,7 +60,7 @@ def _duration(start: Any, end: Any) -> str:
     return f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.1f} min"
 
 
-def run_summary(results: Any) -> str:
+def run_summary(results: Results) -> str:
     """One line about the run: name, status, cells, failures, when and how long."""
     cells = results.cells
     parts = []
@@ -79,7 +79,7 @@ def run_summary(results: Any) -> str:
     return " · ".join(parts)
 
 
-def _key(value: Any, col: str) -> str:
+def _key(value: object, col: str) -> str:
     return str(window_label(value)) if col == "window" else str(value)
 
 
@@ -117,7 +117,7 @@ def _most_forgotten(forgotten: pd.DataFrame, cells: int) -> str:
     return "".join(out)
 
 
-def render_html(results: Any, *, title: str, table: pd.DataFrame, comparisons: pd.DataFrame,
+def render_html(results: Results, *, title: str, table: pd.DataFrame, comparisons: pd.DataFrame,
                 pngs: dict[str, bytes], forgotten: pd.DataFrame, failures: pd.DataFrame,
                 forgotten_by_cell: dict[str, dict[str, list[str]] | None],
                 text_px: dict[str, float] | None = None) -> str:

@@ -13,7 +13,7 @@ import html
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import SupportsFloat, SupportsInt, cast
 
 import pandas as pd
 
@@ -150,7 +150,7 @@ def column_spec(name: str) -> ColumnSpec:
     return ColumnSpec(name, group, label, unit, fmt)
 
 
-def short_window(value: Any) -> str:
+def short_window(value: object) -> str:
     """A window as every table, verdict and plot labels it (`format_window`): 8192 -> ``8k``
     (k = 1024), 8000 -> ``8000``, None -> ``none``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -159,7 +159,7 @@ def short_window(value: Any) -> str:
         if not value.isdigit():
             return value
         value = int(value)
-    return format_window(int(value))
+    return format_window(int(cast(SupportsInt, value)))  # a count; int() refuses others
 
 
 WRAPPED = frozenset({"model", "template", "strategy", "session_id"})
@@ -186,7 +186,7 @@ def short_label(text: str, limit: int = MAX_LABEL) -> str:
     return out if len(out) <= limit else out[:limit - 1] + "…"
 
 
-def format_value(value: Any, spec: ColumnSpec) -> str:
+def format_value(value: object, spec: ColumnSpec) -> str:
     """The display text of one value (``—`` for missing)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
@@ -195,7 +195,7 @@ def format_value(value: Any, spec: ColumnSpec) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float)) or hasattr(value, "dtype"):
-        number = float(value)
+        number = float(cast(SupportsFloat, value))  # a Python or numpy number
         if spec.fmt is not None:
             text = spec.fmt.format(number)
             # The header carries the unit; repeating it in every cell costs width.
@@ -206,7 +206,7 @@ def format_value(value: Any, spec: ColumnSpec) -> str:
     return str(value)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) or (
         hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
 from workbench.harness.report._html_table import short_label, short_window
+from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS
 from workbench.harness.results._verdict_model import Verdict
 
 
@@ -62,7 +62,7 @@ class VerdictView:
         return "\n".join(lines)
 
 
-def verdict_view(found: Any) -> VerdictView:
+def verdict_view(found: Verdict) -> VerdictView:
     """What the page shows of a `Verdict` (the same verdict `run`, `compare` and the notebook
     print): the run's recommendation first; per model x window, the template it recommends,
     each headline metric's winner (a template significantly better than every other one) or
@@ -76,8 +76,6 @@ def verdict_view(found: Any) -> VerdictView:
     Returns:
         A `VerdictView`.
     """
-    from workbench.harness.results._verdict import HEADLINE_METRICS, METRIC_LABELS
-
     view = VerdictView(", ".join(METRIC_LABELS.get(m, m) for m in HEADLINE_METRICS))
     if not found.cells:
         view.warnings.append("the run holds no cells")

@@ -10,10 +10,15 @@ defines them.
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, SupportsFloat, SupportsInt, cast
+
+from workbench.harness.experiment._windows import format_window
+from workbench.strategies import threshold_label
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+    from workbench.harness.results._results import Results
 
 __all__ = ["DETECTOR_SHOWN", "detector_shown", "detector_text", "survival_shown"]
 
@@ -39,32 +44,35 @@ SURVIVAL_HEADER = ("survival: planted facts kept after the k-th compaction (mean
 MAX_ROUNDS = 8
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: object) -> bool:
     return value is None or value != value
 
 
-def _cell(column: str, value: Any) -> str:
-    from workbench.harness.experiment._windows import format_window
-    from workbench.strategies import threshold_label
+class _Number(SupportsInt, SupportsFloat, Protocol):
+    """A Python or numpy number, as a table cell holds it."""
 
+
+def _cell(column: str, value: object) -> str:
+    # Every column but the strategy (and a threshold's "policy") holds a number, NaN if missing.
+    number = cast(_Number, value)
     if column == "window":
-        return format_window(int(value))
+        return format_window(int(number))
     if column == "threshold":
         return threshold_label(value)
     if column == "strategy":
         return str(value)
     if column == "cliff":
-        return "none" if _missing(value) else f"round {int(value)}"
+        return "none" if _missing(value) else f"round {int(number)}"
     if _missing(value):
         return "—"
     if column in SHARES:
-        return f"{float(value):.0%}"
+        return f"{float(number):.0%}"
     if column in DECIMALS:
-        return f"{float(value):.1f}"
-    return f"{float(value):,.0f}"
+        return f"{float(number):.1f}"
+    return f"{float(number):,.0f}"
 
 
-def _unavailable(results: Any) -> list[str]:
+def _unavailable(results: Results) -> list[str]:
     frame = results.replays
     if frame.empty or "status" not in frame.columns:
         return []
@@ -104,7 +112,7 @@ def survival_shown(curve: pd.DataFrame, max_rounds: int = MAX_ROUNDS) -> pd.Data
     return pd.DataFrame(rows)
 
 
-def detector_text(results: Any, max_rounds: int = MAX_ROUNDS) -> str:
+def detector_text(results: Results, max_rounds: int = MAX_ROUNDS) -> str:
     """The detectors table, the survival curve per strategy (rounds 1..`max_rounds`, then the
     cliff) and the ``n/a`` strategies with their reasons."""
     table = results.replay_detectors()

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
+
+import pandas as pd
 
 from workbench._storage import write_atomic
+from workbench.harness.results._plots import PNG_DPI, smallest_text_pt
+from workbench.harness.results._results import Results
+from workbench.strategies import plot_replay
 
 __all__ = ["replay_report"]
 
 
-def replay_report(results: Any, out: Path) -> tuple[Any, dict[str, bytes], dict[str, float]]:
+def replay_report(results: Results, out: Path) -> tuple[pd.DataFrame, dict[str, bytes],
+                                                       dict[str, float]]:
     """The replay table and one PNG per replayed session (``replay-<n>.png``) for a report.
 
     Returns:
         ``(table, {file name: png bytes}, {file name: its smallest text in px})``; the table is
         empty without replays.
     """
-    # matplotlib loads with the first plot drawn, not with the report module
-    from workbench.harness.results._plots import PNG_DPI, smallest_text_pt
-    from workbench.strategies import plot_replay
-
     table = results.replay_table()
     pngs: dict[str, bytes] = {}
     text_px: dict[str, float] = {}

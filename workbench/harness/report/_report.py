@@ -14,8 +14,9 @@ import base64
 import html
 import io
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 
@@ -26,8 +27,9 @@ from workbench.harness.report._html import render_html
 from workbench.harness.report._html_table import plain_table, short_window
 from workbench.harness.report._html_verdict import verdict_comparisons
 from workbench.harness.report._policy_section import policy_report
+from workbench.harness.report._replays import replay_report
 from workbench.harness.results._plots import PLOTS, PNG_DPI, REPORT_PLOTS, smallest_text_pt
-from workbench.harness.results._results import read_cell_text, read_cell_texts
+from workbench.harness.results._results import Results, read_cell_text, read_cell_texts
 from workbench.harness.results._table import (
     NOT_APPLICABLE,
     comparison_table,
@@ -36,6 +38,10 @@ from workbench.harness.results._table import (
 )
 from workbench.harness.results._table_format import column_formats, format_cell
 from workbench.harness.results._verdict import run_verdict
+from workbench.metrics import compute_forgotten
+from workbench.sessions import Session, load_sessions
+from workbench.strategies import replay_ranking
+from workbench.strategies._replay_table import REPLAY_KEYS
 
 TABLE_NOTE = ("Outcome counts (cells, replies, failed = compaction outcomes, errors = "
               "infrastructure) are over every cell of a row. Every other value is a mean per "
@@ -60,12 +66,13 @@ MAX_ITEMS = 8
 """Items shown per kind and cell before "... and N more"."""
 FORGOTTEN_KINDS = ("files", "errors", "requests", "facts", "stale")
 
+SessionLoader: TypeAlias = Callable[[str, str | None, str], Session | None]
+"""``(path, format, session_id) -> Session | None``: a cell's session, files read once."""
 
-def _load(results_or_run_dir: Any) -> Any:
-    if hasattr(results_or_run_dir, "cells"):
+
+def _load(results_or_run_dir: Results | str | Path) -> Results:
+    if isinstance(results_or_run_dir, Results):
         return results_or_run_dir
-    from workbench.harness.results._results import Results
-
     return Results.load(results_or_run_dir)
 
 
@@ -88,7 +95,7 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
     formats = formats or {}
     cols = list(df.columns)
 
-    def cell(v: Any, col: str, absent: frozenset[str]) -> str:
+    def cell(v: object, col: str, absent: frozenset[str]) -> str:
         if col in absent:
             text = NOT_APPLICABLE
         elif comparison and col in ("window", "effective_window"):
@@ -109,12 +116,10 @@ def markdown_table(df: pd.DataFrame, formats: dict[str, str] | None = None, *,
 # ---- pieces -------------------------------------------------------------------------------------
 
 
-def _session_loader() -> Any:
-    cache: dict[tuple[str, str | None], dict[str, Any]] = {}
+def _session_loader() -> SessionLoader:
+    cache: dict[tuple[str, str | None], dict[str, Session]] = {}
 
-    def get(path: str, fmt: str | None, session_id: str) -> Any:
-        from workbench.sessions import load_sessions
-
+    def get(path: str, fmt: str | None, session_id: str) -> Session | None:
         key = (path, fmt)
         if key not in cache:
             try:
@@ -126,7 +131,7 @@ def _session_loader() -> Any:
     return get
 
 
-def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: Any = None,
+def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: SessionLoader | None = None,
                    stored: str | None = None) -> dict[str, list[str]] | None:
     """What one cell's summary forgot: its stored ``forgotten.json``, else computed.
 
@@ -152,12 +157,11 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: Any = None,
     session = get(str(row["session_path"]), row.get("session_format"), str(row["session_id"]))
     if session is None:
         return None
-    from workbench.metrics import compute_forgotten
-
     return compute_forgotten(session, summary.read_text(encoding="utf-8"))
 
 
-def forgotten_by_cell(run_dir: Path, cells: pd.DataFrame) -> dict[str, Any]:
+def forgotten_by_cell(run_dir: Path,
+                      cells: pd.DataFrame) -> dict[str, dict[str, list[str]] | None]:
     """`cell_forgotten` for every cell: ``{cell_id: {kind: [items]} or None}``."""
     sessions = _session_loader()
     records = cells.to_dict("records")
@@ -168,7 +172,7 @@ def forgotten_by_cell(run_dir: Path, cells: pd.DataFrame) -> dict[str, Any]:
 
 
 def forgotten_frame(run_dir: Path, cells: pd.DataFrame,
-                    by_cell: dict[str, Any] | None = None) -> pd.DataFrame:
+                    by_cell: dict[str, dict[str, list[str]] | None] | None = None) -> pd.DataFrame:
     """One row per forgotten item: the cell's key columns, ``kind`` and ``item``.
 
     Args:
@@ -190,14 +194,14 @@ def forgotten_frame(run_dir: Path, cells: pd.DataFrame,
     return frame
 
 
-def _cell_title(row: dict[str, Any]) -> str:
+def _cell_title(row: Mapping[str, object]) -> str:
     return (f"{row['session_id']} · {row['template']} · {row['model']} · "
             f"window {window_label(row['window'])} · repeat {row['repeat']}")
 
 
 def _forgotten_groups(forgotten: pd.DataFrame) -> list[tuple[str, list[tuple[str, list[str]]]]]:
     # Plain dicts, one pass: per-cell DataFrame filtering made a 2,000-cell report take minutes.
-    cells: dict[Any, tuple[dict[str, Any], dict[str, list[str]]]] = {}
+    cells: dict[object, tuple[Mapping[str, object], dict[str, list[str]]]] = {}
     for record in forgotten.to_dict("records"):
         entry = cells.setdefault(record["cell_id"], (record, {}))
         entry[1].setdefault(record["kind"], []).append(record["item"])
@@ -220,7 +224,7 @@ def _failures(cells: pd.DataFrame) -> pd.DataFrame:
     return failed
 
 
-def _run_line(results: Any) -> str:
+def _run_line(results: Results) -> str:
     runs = getattr(results, "runs", None)
     if runs is None or runs.empty:
         return ""
@@ -275,7 +279,7 @@ def _markdown(title: str, run_line: str, table: pd.DataFrame, comparisons: pd.Da
     return "\n".join(parts)
 
 
-def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> dict[str, Path]:
+def write_report(results_or_run_dir: Results | str | Path, out_dir: str | Path | None = None) -> dict[str, Path]:
     """Write the report of a run: Markdown, HTML, CSVs and PNG plots.
 
     Args:
@@ -338,14 +342,10 @@ def write_report(results_or_run_dir: Any, out_dir: str | Path | None = None) -> 
     return paths
 
 
-def _add_replay_section(results: Any, out: Path, paths: dict[str, Path]) -> None:
+def _add_replay_section(results: Results, out: Path, paths: dict[str, Path]) -> None:
     """Append the whole-session replay table and plots, when the run has replays."""
     if not hasattr(results, "replays") or results.replays.empty:
         return
-    from workbench.harness.report._replays import replay_report
-    from workbench.strategies import replay_ranking
-    from workbench.strategies._replay_table import REPLAY_KEYS
-
     table, pngs, text_px = replay_report(results, out)
     paths["replay_csv"] = out / "replay.csv"
     write_atomic(paths["replay_csv"], table.to_csv(index=False))

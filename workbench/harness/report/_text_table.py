@@ -14,7 +14,6 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -81,7 +80,7 @@ def shorten(text: str, limit: int) -> str:
     return out[:head] + "…" + out[len(out) - (limit - 1 - head):]
 
 
-def _cell_text(value: Any, spec: ColumnSpec, row: Any, limit: int) -> str:
+def _cell_text(value: object, spec: ColumnSpec, row: pd.Series, limit: int) -> str:
     if spec.name in not_applicable(row):
         return NOT_APPLICABLE
     text = format_value(value, spec)

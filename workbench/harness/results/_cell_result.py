@@ -9,10 +9,15 @@ names are the store's column names; a field left None is NULL.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TypeAlias
 
-__all__ = ["ATTEMPT_COLUMNS", "CELL_COLUMNS", "AttemptResult", "CellResult", "CellTexts"]
+__all__ = ["ATTEMPT_COLUMNS", "CELL_COLUMNS", "AttemptResult", "CellResult", "CellTexts",
+           "SQLValue"]
+
+SQLValue: TypeAlias = str | int | float | bytes | None
+"""A value SQLite stores in a column (and gives back in a row)."""
 
 
 @dataclass
@@ -43,7 +48,7 @@ class AttemptResult:
     task_attempt: int | None = None
     node_id: str | None = None
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> dict[str, SQLValue]:
         """The columns that hold a value."""
         return {f.name: v for f in fields(self) if (v := getattr(self, f.name)) is not None}
 
@@ -128,11 +133,11 @@ class CellResult:
     attempt_results: list[AttemptResult] = field(default_factory=list)
     texts: CellTexts = field(default_factory=CellTexts)
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> dict[str, SQLValue]:
         """The ``cells`` columns that hold a value."""
         return {name: v for name in CELL_COLUMNS if (v := getattr(self, name)) is not None}
 
-    def update(self, columns: dict[str, Any]) -> None:
+    def update(self, columns: Mapping[str, SQLValue]) -> None:
         """Set columns from a mapping of column names (a step's sums).
 
         Raises:
@@ -144,7 +149,7 @@ class CellResult:
         for name, value in columns.items():
             setattr(self, name, value)
 
-    def add(self, name: str, value: Any) -> None:
+    def add(self, name: str, value: int | float | None) -> None:
         """Add `value` to a numeric column (None counts as 0)."""
         setattr(self, name, (getattr(self, name) or 0) + (value or 0))
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
+from workbench.compaction._summarize import CompactionCallFailed
 from workbench.errors import (
     AuthenticationError,
     CacheMiss,
@@ -94,8 +94,6 @@ def root_error(exc: BaseException) -> BaseException:
     `CompactionCallFailed` relays the model's error as its ``__cause__``; a
     `CompactionContextExceeded` is itself the context failure and is kept.
     """
-    from workbench.compaction._summarize import CompactionCallFailed
-
     seen = 0
     while isinstance(exc, CompactionCallFailed) and exc.__cause__ is not None and seen < 8:
         exc = exc.__cause__
@@ -123,7 +121,7 @@ def outcome_kind(exc: BaseException | None) -> str:
     return FAILED if isinstance(root_error(exc), FAILURE_CLASSES) else ERROR
 
 
-def kind_from_row(status: Any, error_type: Any) -> str:
+def kind_from_row(status: object, error_type: object) -> str:
     """The outcome kind of a stored cell that predates the ``outcome_kind`` column.
 
     Such rows only kept the outermost class name; the summarizer's context failure is the only
@@ -136,7 +134,7 @@ def kind_from_row(status: Any, error_type: Any) -> str:
     return ERROR
 
 
-def error_cause(error_class_name: str, messages: Iterable[Any] = ()) -> str:
+def error_cause(error_class_name: str, messages: Iterable[object] = ()) -> str:
     """The plain-language cause of an error class (generic text for unknown classes).
 
     Args:
@@ -169,7 +167,7 @@ def missed_request(message: str) -> str:
     return f"no recording of request sha256:{found.group(2)} to model {found.group(1)}"
 
 
-def error_details(error_class_name: str, messages: Iterable[Any],
+def error_details(error_class_name: str, messages: Iterable[object],
                   cells: Iterable[str] = ()) -> list[str]:
     """What the error summary quotes for a class, at most `MAX_QUOTED` lines, then how many
     more: per cell for `CELL_ERRORS` (the cell named, then the missing request); the distinct

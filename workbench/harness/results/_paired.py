@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 from workbench.harness.results._table import CELL_KEYS, prepare_cells
 
@@ -93,7 +94,7 @@ class PairedResult:
                 f"[95% CI {self.ci_low:+.4g}, {self.ci_high:+.4g}] over {self.n_pairs} pairs; "
                 f"{verdict}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The scalar fields (no pairs), for tables and JSON."""
         return {"a": self.a, "b": self.b, "metric": self.metric, "n_pairs": self.n_pairs,
                 "mean_diff": self.mean_diff, "ci_low": self.ci_low, "ci_high": self.ci_high,
@@ -225,6 +226,15 @@ def _lost_to_failure(lost: pd.DataFrame, side: str) -> int:
     return int((lost[side].isna() & lost[f"_failed_{side}"].eq(1.0)).sum())
 
 
+class PairedOptions(TypedDict, total=False):
+    """The keywords of `paired_comparison` after the variants (what `Results.compare` passes on)."""
+
+    n_boot: int
+    seed: int
+    stratify: Sequence[str]
+    cluster: str | None
+
+
 def paired_comparison(cells: pd.DataFrame, a: str, b: str, *, on: str = "template",
                       metric: str = "probe_recall", n_boot: int = 2000, seed: int = 0,
                       stratify: Sequence[str] = DEFAULT_STRATA,
@@ -254,8 +264,6 @@ def paired_comparison(cells: pd.DataFrame, a: str, b: str, *, on: str = "templat
     df = prepare_cells(cells)
     for col in (on, metric):
         if col not in df.columns:
-            from workbench._suggest import did_you_mean
-
             raise ConfigError(f"no column {col!r} in the cells{did_you_mean(col, df.columns)}; "
                               f"known: {', '.join(df.columns)}")
     values = set(df[on].dropna().astype(str))

@@ -20,14 +20,30 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol, TypeAlias
 
 import pandas as pd
+from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
+from workbench.errors import ConfigError
 from workbench.harness.experiment._windows import format_window
 from workbench.harness.results._table import NO_WINDOW, mark_common, prepare_cells, window_label
+
+_Colour: TypeAlias = tuple[float, float, float, float]
+"""An RGBA colour, as a colormap gives it."""
+
+
+class HasCells(Protocol):
+    """What `plot_results` reads of a `Results` (which imports this module): its cells."""
+
+    @property
+    def cells(self) -> pd.DataFrame: ...
+
 
 _MARKERS = "osD^v<>PX*h"
 MAX_SESSION_NAMES = 4
@@ -63,7 +79,7 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
 """Bounds intervals are clipped to; other metrics are clipped at 0 below only."""
 
 
-def _empty(fig: Figure, ax: Any, what: str) -> Figure:
+def _empty(fig: Figure, ax: Axes, what: str) -> Figure:
     ax.text(0.5, 0.5, f"no cells with {what}", ha="center", va="center",
             transform=ax.transAxes)
     ax.set_axis_off()
@@ -109,8 +125,8 @@ def _prepared(cells: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _panels(df: pd.DataFrame) -> list[tuple[str, Any, pd.DataFrame]]:
-    def order(item: tuple[str, Any, pd.DataFrame]) -> tuple[str, float]:
+def _panels(df: pd.DataFrame) -> list[tuple[str, str | int, pd.DataFrame]]:
+    def order(item: tuple[str, str | int, pd.DataFrame]) -> tuple[str, float]:
         w = item[1]
         return item[0], (math.inf if w == NO_WINDOW else float(w))
 
@@ -118,9 +134,7 @@ def _panels(df: pd.DataFrame) -> list[tuple[str, Any, pd.DataFrame]]:
     return sorted(out, key=order)
 
 
-def _styles(df: pd.DataFrame) -> tuple[dict[str, Any], dict[str, str]]:
-    from matplotlib import colormaps
-
+def _styles(df: pd.DataFrame) -> tuple[dict[str, _Colour], dict[str, str]]:
     templates = sorted(df["template"].dropna().astype(str).unique())
     models = sorted(df["model"].dropna().astype(str).unique())
     cmap = colormaps["tab10" if len(templates) <= 10 else "tab20"]
@@ -129,7 +143,7 @@ def _styles(df: pd.DataFrame) -> tuple[dict[str, Any], dict[str, str]]:
     return colours, markers
 
 
-def _grid(n: int, title: str) -> tuple[Figure, list[Any]]:
+def _grid(n: int, title: str) -> tuple[Figure, list[Axes]]:
     cols = max(min(n, PANEL_COLUMNS), 1)
     rows = max(math.ceil(n / cols), 1)
     fig = Figure(figsize=(FIGURE_WIDTH, PANEL_HEIGHT * rows + 0.9), layout="constrained")
@@ -142,7 +156,7 @@ def _grid(n: int, title: str) -> tuple[Figure, list[Any]]:
     return fig, axes[:max(n, 1)]
 
 
-def _panel_title(ax: Any, model: str, window: Any, g: pd.DataFrame) -> None:
+def _panel_title(ax: Axes, model: str, window: str | int, g: pd.DataFrame) -> None:
     sessions = sorted(g.loc[g["_common"], "session_id"].astype(str).unique())
     shown = ", ".join(sessions[:MAX_SESSION_NAMES])
     if len(sessions) > MAX_SESSION_NAMES:
@@ -155,9 +169,7 @@ def _panel_title(ax: Any, model: str, window: Any, g: pd.DataFrame) -> None:
     ax.set_title(f"{model} @ {label}\n{names}", fontsize=MIN_FONT_PT)
 
 
-def _legend(fig: Figure, colours: dict[str, Any], markers: dict[str, str]) -> None:
-    from matplotlib.lines import Line2D
-
+def _legend(fig: Figure, colours: dict[str, _Colour], markers: dict[str, str]) -> None:
     handles = [Line2D([], [], color=c, marker="s", linestyle="", label=t)
                for t, c in colours.items()]
     handles += [Line2D([], [], color="0.3", marker=m, linestyle="", label=f"model: {name}")
@@ -220,7 +232,8 @@ def plot_tradeoff(cells: pd.DataFrame, *, x: str = "retained_tokens",
 
 
 def _bars(cells: pd.DataFrame, metric: str, title: str, ylabel: str,
-          value: Any, limits: tuple[float, float | None] | None = None) -> Figure:
+          value: Callable[[pd.DataFrame], tuple[float, float, float]],
+          limits: tuple[float, float | None] | None = None) -> Figure:
     if cells.empty:
         fig = Figure(figsize=(7, 4.5), layout="constrained")
         return _empty(fig, fig.add_subplot(), metric)
@@ -346,7 +359,8 @@ REPORT_PLOTS = ("recall", "retained_tokens", "failures", "parse_success", "retri
 panel, stays for notebooks)."""
 
 
-def plot_results(results: Any, kind: str = "tradeoff", **kwargs: Any) -> Figure:
+def plot_results(results: HasCells | pd.DataFrame, kind: str = "tradeoff",
+                 **kwargs: object) -> Figure:
     """Draw one of `PLOTS` for a `Results` (or a cells DataFrame); what `Results.plot` calls.
 
     Args:
@@ -361,8 +375,6 @@ def plot_results(results: Any, kind: str = "tradeoff", **kwargs: Any) -> Figure:
     Raises:
         ConfigError: `kind` is not a known plot.
     """
-    from workbench.errors import ConfigError
-
     fn = PLOTS.get(kind)
     if fn is None:
         raise ConfigError(f"unknown plot {kind!r}; choose one of: {', '.join(PLOTS)}")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from workbench.harness.results._versus_best import (
     Comparison,
     PairedValues,
 )
 
-__all__ = ["RUN", "Evidence", "Interval", "Recommendation"]
+__all__ = ["RUN", "Evidence", "Interval", "Recommendation", "StratumPick"]
 
 RUN = "run"
 """The scope of the run-level recommendation."""
@@ -61,9 +61,17 @@ class Interval:
     n_sessions: int
     p_adjusted: float = math.nan
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data (NaN as None)."""
         return {k: _plain(v) for k, v in self.__dict__.items()}
+
+
+class StratumPick(TypedDict):
+    """One stratum's pick, as the run's recommendation lists it."""
+
+    scope: str
+    template: str | None
+    eligible: list[str]
 
 
 @dataclass
@@ -92,7 +100,7 @@ class Recommendation:
     eligible: list[str] = field(default_factory=list)
     tied: list[str] = field(default_factory=list)
     scope: str = ""
-    per_stratum: list[dict[str, Any]] = field(default_factory=list)
+    per_stratum: list[StratumPick] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
 
     def to_text(self) -> str:
@@ -107,7 +115,7 @@ class Recommendation:
                               *(f"  caveat: {c}" for c in self.caveats)])
         return f"Recommendation: {name} — " + "; ".join([*self.reasons, *self.caveats])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Structured fields: template, rule, reasons, caveats, intervals, eligible, tied, per
         stratum, and the text."""
         return {"template": self.template, "rule": self.rule, "scope": self.scope,
@@ -117,7 +125,7 @@ class Recommendation:
                 "per_stratum": [dict(p) for p in self.per_stratum], "text": self.to_text()}
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value

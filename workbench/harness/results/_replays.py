@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+
+import pandas as pd
+
+from workbench.strategies import CompactionRound, ReplayResult, TurnRow
 
 __all__ = ["REPLAY_COLUMNS", "read_replays", "results_from_rows"]
 
@@ -19,10 +22,8 @@ REPLAY_COLUMNS: tuple[str, ...] = (
 """Columns of the ``replays`` table."""
 
 
-def read_replays(db_path: Path) -> Any:
+def read_replays(db_path: Path) -> pd.DataFrame:
     """The ``replays`` table of a results store (empty, with its columns, when absent)."""
-    import pandas as pd
-
     db = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
     try:
         found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replays'"
@@ -34,17 +35,15 @@ def read_replays(db_path: Path) -> Any:
         db.close()
 
 
-def _threshold(value: Any) -> float | None:
+def _threshold(value: float | str | None) -> float | None:
     """A stored threshold; NULL (NaN in a frame) is a replay at each strategy's own trigger."""
     if value is None or value != value:
         return None
     return float(value)
 
 
-def results_from_rows(frame: Any, session_id: str | None = None) -> list[Any]:
+def results_from_rows(frame: pd.DataFrame, session_id: str | None = None) -> list[ReplayResult]:
     """`ReplayResult` objects rebuilt from stored rows ('ok' rows; one session when given)."""
-    from workbench.strategies import CompactionRound, ReplayResult, TurnRow
-
     out = []
     for row in frame.to_dict("records"):
         if row.get("status") != "ok" or (session_id is not None and row["session_id"] != session_id):

@@ -8,15 +8,26 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
+
+import pandas as pd
 
 from workbench._storage import storage_errors
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
+from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
+from workbench.harness.results._paired import PairedOptions, PairedResult, paired_comparison
+from workbench.harness.results._policy_verdict import reported_rows
+from workbench.harness.results._replays import read_replays, results_from_rows
+from workbench.harness.results._store import ResultsStore
+from workbench.harness.results._table import comparison_table
+from workbench.harness.results._verdict import SUMMARY_KEY, Verdict, VerdictOptions, verdict
+from workbench.strategies import ReplayResult, detector_table, replay_table, survival_curve
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+if TYPE_CHECKING:  # pragma: no cover - matplotlib loads only when a run is plotted
+    from matplotlib.figure import Figure
 
 SPEC_FILE = "spec.toml"
 DB_FILE = "results.sqlite"
@@ -56,8 +67,6 @@ def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     The frames are what ``pandas.read_sql_query`` builds (the same columns, values and
     dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its per-query setup.
     """
-    import pandas as pd
-
     frames = []
     for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
         cursor = db.cursor()
@@ -104,14 +113,31 @@ def read_cell_texts(run_dir: Path, name: str, cell_ids: list[str]) -> dict[str, 
 
 def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
     """Cells with ``metrics_json`` expanded into one column per metric name."""
-    import pandas as pd
-
     if "metrics_json" not in cells.columns or cells.empty:
         return cells
     parsed = [json.loads(v) if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
     metrics = pd.DataFrame(parsed, index=cells.index)
     metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
     return pd.concat([cells, metrics], axis=1)
+
+
+class ReplayTableOptions(TypedDict, total=False):
+    """The keywords of ``replay_table`` (what `Results.replay_table` passes on)."""
+
+    by: Sequence[str]
+    columns: Sequence[str]
+
+
+class DetectorOptions(TypedDict, total=False):
+    """The keywords of ``detector_table`` (what `Results.replay_detectors` passes on)."""
+
+    by: Sequence[str]
+
+
+class SurvivalOptions(TypedDict, total=False):
+    """The keywords of ``survival_curve`` (what `Results.replay_survival` passes on)."""
+
+    max_rounds: int | None
 
 
 class Results:
@@ -150,7 +176,7 @@ class Results:
             return cls._from_tables(folder, _read_tables(db))
 
     @classmethod
-    def from_store(cls, run_dir: str | Path, store: Any) -> Results:
+    def from_store(cls, run_dir: str | Path, store: ResultsStore) -> Results:
         """Load the run folder `run_dir` over its open `ResultsStore` (the runner's, once its
         run is written: no second connection). The store stays open."""
         return cls._from_tables(Path(run_dir), read_tables(store.db))
@@ -171,7 +197,7 @@ class Results:
         return str(self.runs["status"].iloc[-1])
 
     def table(self, by: tuple[str, ...] | list[str] = ("template", "model", "window"), *,
-              variant: str = "template", survivors: bool = False) -> Any:
+              variant: str = "template", survivors: bool = False) -> pd.DataFrame:
         """The comparison table: one row per group of `by` (see ``comparison_table``).
 
         Metrics glossary (the README's "Metrics glossary" says the same). A row holds three
@@ -226,19 +252,15 @@ class Results:
         Returns:
             A DataFrame, one row per group.
         """
-        from workbench.harness.results._table import comparison_table
-
         return comparison_table(self.cells, tuple(by), variant=variant, survivors=survivors)
 
     def compare(self, a: str, b: str, metric: str = "probe_recall", on: str = "template",
-                **kwargs: Any) -> Any:
+                **kwargs: Unpack[PairedOptions]) -> PairedResult:
         """Paired comparison of `b` against `a` (values of column `on`) on `metric`.
 
         Sessions are resampled as clusters within each model x window (see
         ``paired_comparison``); ``metric="failed"`` compares failure rates.
         """
-        from workbench.harness.results._paired import paired_comparison
-
         if self.spec is not None:
             kwargs.setdefault("seed", self.spec.seed)
         return paired_comparison(self.cells, a, b, on=on, metric=metric, **kwargs)
@@ -252,9 +274,6 @@ class Results:
             seed: The bootstrap's seed (default: the run's spec seed, else 0).
             resamples: Bootstrap resamples (default `BOOTSTRAP`).
         """
-        # lazy: the agreement needs numpy and pandas, which loading a run folder does not
-        from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreement
-
         if seed is None:
             seed = int(self.spec.seed) if self.spec is not None else 0
         return judge_agreement(self.cells, seed=seed,
@@ -264,39 +283,29 @@ class Results:
     def replays(self) -> pd.DataFrame:
         """One row per whole-session replay of the run (empty without a ``[replay]`` table)."""
         if getattr(self, "_replays", None) is None:
-            from workbench.harness.results._replays import read_replays
-
             self._replays = read_replays(self.run_dir / DB_FILE)
         return self._replays
 
-    def replay_table(self, **kwargs: Any) -> Any:
+    def replay_table(self, **kwargs: Unpack[ReplayTableOptions]) -> pd.DataFrame:
         """The replay comparison: strategy x window x threshold (see ``replay_table``), computed
         from the stored turns and rounds (so a run stored earlier is read by today's rules)."""
-        from workbench.strategies import replay_table
-
         return replay_table(self.replay_results(), **kwargs)
 
-    def replay_results(self, session_id: str | None = None) -> list[Any]:
+    def replay_results(self, session_id: str | None = None) -> list[ReplayResult]:
         """The stored replays as `ReplayResult` objects (turns and rounds included)."""
-        from workbench.harness.results._replays import results_from_rows
-
         return results_from_rows(self.replays, session_id)
 
-    def replay_detectors(self, **kwargs: Any) -> Any:
+    def replay_detectors(self, **kwargs: Unpack[DetectorOptions]) -> pd.DataFrame:
         """The failures users report per strategy x window x threshold (see
         ``detector_table``), from the stored rounds."""
-        from workbench.strategies import detector_table
-
         return detector_table(self.replay_results(), **kwargs)
 
-    def replay_survival(self, **kwargs: Any) -> Any:
+    def replay_survival(self, **kwargs: Unpack[SurvivalOptions]) -> pd.DataFrame:
         """Recall after the 1st, 2nd, ... compaction per strategy x window x threshold, with
         the sessions behind each point and the cliff (see ``survival_curve``)."""
-        from workbench.strategies import survival_curve
-
         return survival_curve(self.replay_results(), **kwargs)
 
-    def verdict(self, **kwargs: Any) -> Any:
+    def verdict(self, **kwargs: Unpack[VerdictOptions]) -> Verdict:
         """The run's `Verdict` (see ``workbench.harness.verdict``): of `verdict_frame`, by the
         spec's ``[verdict]`` rule and seed unless `kwargs` say otherwise, carrying the policy
         verdict of the replays when the ``[replay]`` asks for ``detectors``.
@@ -304,20 +313,17 @@ class Results:
         The default verdict is computed once per `Results` (the report, its HTML page and the
         CLI all show it); arguments compute a fresh one.
         """
-        from workbench.harness.results._verdict import verdict
-
-        cached: Any = getattr(self, "_verdict", None)
+        cached: Verdict | None = getattr(self, "_verdict", None)
         if not kwargs and cached is not None:
             return cached
         table = getattr(self.spec, "verdict", None)
-        given: dict[str, Any] = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
+        given: VerdictOptions = {"seed": int(getattr(self.spec, "seed", 0) or 0)}
         if table is not None:
-            given.update(rule=str(table.rule), recall_tolerance=float(table.recall_tolerance))
-        # light start: the replays are read only when the run reports their policy verdict
-        from workbench.harness.results._policy_verdict import reported_rows
-
+            given["rule"] = str(table.rule)
+            given["recall_tolerance"] = float(table.recall_tolerance)
         given["replays"] = reported_rows(self)
-        found = verdict(self.verdict_frame(), **{**given, **kwargs})
+        given.update(kwargs)
+        found = verdict(self.verdict_frame(), **given)
         if not kwargs:
             self._verdict = found
         return found
@@ -325,8 +331,6 @@ class Results:
     def verdict_frame(self) -> pd.DataFrame:
         """The cells as the verdict reads them: with each summary's text as its key
         (``summary_key``), when every cell that names a summary file still has it."""
-        from workbench.harness.results._verdict import SUMMARY_KEY
-
         frame = self.cells
         if "summary_path" not in frame:
             return frame
@@ -346,11 +350,12 @@ class Results:
         folder wrote (`TEXT_FILES`)."""
         return read_cell_text(self.run_dir, cell_id, name)
 
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
+    def plot(self, kind: str = "tradeoff", **kwargs: object) -> Figure:
         """A matplotlib Figure of the cells (see ``workbench.harness.results._plots``)."""
+        # lazy: _plots loads matplotlib, which only plotting needs (printing a run does not)
         from workbench.harness.results import _plots
 
-        return _plots.plot_results(self, *args, **kwargs)
+        return _plots.plot_results(self, kind, **kwargs)
 
     def __repr__(self) -> str:
         return (f"Results({str(self.run_dir)!r}, cells={len(self.cells)}, "

@@ -28,7 +28,13 @@ from workbench.harness.experiment._verdict_table import (
     PARETO,
 )
 from workbench.harness.results._recommend import RECALL, RETAINED
-from workbench.harness.results._recommend_model import RUN, Evidence, Interval, Recommendation
+from workbench.harness.results._recommend_model import (
+    RUN,
+    Evidence,
+    Interval,
+    Recommendation,
+    StratumPick,
+)
 from workbench.harness.results._run_caveats import caveat_lines
 from workbench.harness.results._verdict_text import fmt_interval
 
@@ -71,8 +77,9 @@ def recommend_run(strata: list[tuple[Evidence, Recommendation]], rule: str = DEF
         recall_tolerance: Its recall tolerance (kept for the callers' symmetry).
         notes: The run's own caveats, first under the line (the strata counted with another).
     """
-    per = [{"scope": ev.title, "template": rec.template, "eligible": list(rec.eligible)}
-           for ev, rec in strata]
+    per: list[StratumPick] = [{"scope": ev.title, "template": rec.template,
+                               "eligible": list(rec.eligible)}
+                              for ev, rec in strata]
     decided = [(ev, rec) for ev, rec in strata if rec.template is not None]
     if not decided:
         why = "no model x window could recommend a template" if strata else \

@@ -14,14 +14,18 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from workbench._redact import redact, redact_json, redactor
 from workbench._sqlite import enable_wal
-from workbench.harness.results._cell_result import ATTEMPT_COLUMNS, CELL_COLUMNS, CellResult
+from workbench.harness.results._cell_result import (
+    ATTEMPT_COLUMNS,
+    CELL_COLUMNS,
+    CellResult,
+    SQLValue,
+)
 from workbench.harness.results._migrations import migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
@@ -130,7 +134,7 @@ class ResultsStore:
         return self.db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() \
             is not None
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[dict[str, SQLValue]]:
         """Every run row, oldest first."""
         return [dict(r) for r in self.db.execute("SELECT * FROM runs ORDER BY run_id")]
 
@@ -161,7 +165,8 @@ class ResultsStore:
                                            (cell_id,)).rowcount
         return removed
 
-    def record_cell(self, row: dict[str, Any], attempts: Iterable[dict[str, Any]] = ()) -> None:
+    def record_cell(self, row: Mapping[str, object],
+                    attempts: Iterable[Mapping[str, object]] = ()) -> None:
         """Write a finished cell and its attempts in one transaction, replacing an older row.
 
         Args:
@@ -186,7 +191,8 @@ class ResultsStore:
                               (cell_id, name)).fetchone()
         return None if row is None else str(row[0])
 
-    def record_cells(self, cells: Iterable[tuple[dict[str, Any], Iterable[dict[str, Any]]]],
+    def record_cells(self, cells: Iterable[tuple[Mapping[str, object],
+                                                 Iterable[Mapping[str, object]]]],
                      texts: dict[str, dict[str, str]] | None = None) -> None:
         """Write several finished cells, each as `record_cell` does, in one transaction: all
         of them or none (never part of a cell), at the cost of one commit.
@@ -214,12 +220,14 @@ class ResultsStore:
                 for attempt in attempts:
                     full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
                     self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
+                # texts are keyed by the (text) cell id: a row without one has none
+                kept = (texts or {}).get(cell_id, {}) if isinstance(cell_id, str) else {}
                 self.db.executemany(
                     "INSERT INTO cell_texts (cell_id, name, text) VALUES (?, ?, ?)",
-                    [(cell_id, name, text) for name, text in (texts or {}).get(cell_id, {}).items()])
+                    [(cell_id, name, text) for name, text in kept.items()])
 
-    def _insert(self, table: str, columns: tuple[str, ...], row: dict[str, Any],
-                clean: Any = None) -> None:
+    def _insert(self, table: str, columns: tuple[str, ...], row: Mapping[str, object],
+                clean: Callable[[str], str] | None = None) -> None:
         names = [c for c in columns if c in row]
         marks = ", ".join("?" for _ in names)
         values = [_sql_value(row[c]) for c in names]
@@ -227,11 +235,11 @@ class ResultsStore:
             values = [clean(v) if isinstance(v, str) else v for v in values]
         self.db.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", values)
 
-    def cells(self) -> list[dict[str, Any]]:
+    def cells(self) -> list[dict[str, SQLValue]]:
         """Every cell row as a dict, in insertion order."""
         return [dict(r) for r in self.db.execute("SELECT * FROM cells ORDER BY rowid")]
 
-    def attempts(self) -> list[dict[str, Any]]:
+    def attempts(self) -> list[dict[str, SQLValue]]:
         """Every attempt row as a dict, ordered by id (time)."""
         return [dict(r) for r in self.db.execute("SELECT * FROM attempts ORDER BY attempt_id")]
 
@@ -249,7 +257,7 @@ class ResultsStore:
         return cost, tokens_in + tokens_out
 
 
-def _sql_value(value: Any) -> Any:
+def _sql_value(value: object) -> object:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, (dict, list)):

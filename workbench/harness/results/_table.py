@@ -50,8 +50,8 @@ displays show ``n/a`` there and ``—`` for a missing value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import SupportsInt, cast
 
 import numpy as np
 import pandas as pd
@@ -121,7 +121,7 @@ NOT_PARSED = ("text",)
 """Parse outcomes of a reply that is not parsed at all (a plain-text summary)."""
 
 
-def not_applicable(row: Any) -> frozenset[str]:
+def not_applicable(row: Mapping[str, object] | pd.Series) -> frozenset[str]:
     """The columns of one table row that cannot apply to it (shown as `NOT_APPLICABLE`).
 
     Args:
@@ -210,13 +210,13 @@ def prepare_cells(cells: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def window_label(value: Any) -> Any:
+def window_label(value: object) -> str | int:
     """``"none"`` for a missing window, else the window as an int (labels pass through)."""
     if isinstance(value, str):
         return value
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return NO_WINDOW
-    return int(value)
+    return int(cast(SupportsInt, value))  # a count; int() refuses others
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series:
@@ -269,12 +269,12 @@ def _cost_known(g: pd.DataFrame, column: str = "cost") -> bool:
     return not cost[called].isna().any()
 
 
-def _one_value(series: pd.Series) -> Any:
+def _one_value(series: pd.Series) -> str | None:
     values = list(dict.fromkeys(v for v in series if isinstance(v, str) and v))
     return ", ".join(values) if values else None
 
 
-def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, Any]:
+def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, object]:
     kinds = g["outcome_kind"]
     replies = int(kinds.eq(OK).sum())
     failed = int(kinds.eq(FAILED).sum())
@@ -285,7 +285,7 @@ def _summarise(g: pd.DataFrame, use: pd.Series, mean_over: str) -> dict[str, Any
     spent_cost = _numeric(g, "spent_cost")
     effective = _numeric(g, "effective_window").dropna()
     model_free = "model" in g and bool(g["model"].eq(MODEL_FREE).all())
-    row: dict[str, Any] = {
+    row: dict[str, object] = {
         "effective_window": int(effective.min()) if len(effective) else None,
         "window_tokenizer": _one_value(g["window_tokenizer"]) if "window_tokenizer" in g else None,
         "cells": len(g),

@@ -5,12 +5,15 @@ format, one value formatted, and the styled table a notebook displays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from workbench.harness.results._table import NOT_APPLICABLE, PERCENT_COLUMNS, not_applicable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pandas.io.formats.style import Styler
 
 __all__ = ["column_formats", "format_cell", "style_table"]
 
@@ -50,7 +53,7 @@ def column_formats(columns: Sequence[str]) -> dict[str, str]:
     return fmt
 
 
-def format_cell(value: Any, fmt: str | None) -> str:
+def format_cell(value: object, fmt: str | None) -> str:
     """One value as display text: "—" for missing, `fmt` applied to numbers."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "—"
@@ -59,7 +62,7 @@ def format_cell(value: Any, fmt: str | None) -> str:
     return str(value)
 
 
-def style_table(table: pd.DataFrame) -> Any:
+def style_table(table: pd.DataFrame) -> Styler:
     """A pandas Styler for notebooks: recalls as percentages, tokens with thousands separators.
 
     Args:

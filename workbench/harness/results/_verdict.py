@@ -30,7 +30,7 @@ with a plain-language cause. `verdict` is public: the CLI, the report and the no
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -212,7 +212,29 @@ def _error_counts(df: pd.DataFrame) -> list[ErrorCount]:
             for r in grouped.itertuples()]
 
 
-def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEADLINE_METRICS,
+class VerdictOptions(TypedDict, total=False):
+    """The keywords of `verdict` after the cells (what `Results.verdict` passes on)."""
+
+    on: str
+    metrics: tuple[str, ...]
+    seed: int | None
+    n_boot: int
+    rule: str | None
+    recall_tolerance: float | None
+    replays: pd.DataFrame | None
+
+
+@runtime_checkable
+class VerdictSource(Protocol):
+    """What `verdict` takes for a `Results` (its cells and its own `Results.verdict`): the
+    check is by these two names, as `Results` lives in a module that imports this one."""
+
+    cells: pd.DataFrame
+
+    def verdict(self, **kwargs: Unpack[VerdictOptions]) -> Verdict: ...
+
+
+def verdict(cells: pd.DataFrame | VerdictSource | None, *, on: str = "template", metrics: tuple[str, ...] = HEADLINE_METRICS,
             seed: int | None = None, n_boot: int = 2000, rule: str | None = None,
             recall_tolerance: float | None = None,
             replays: pd.DataFrame | None = None) -> Verdict:
@@ -239,11 +261,17 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
     Raises:
         ConfigError: `rule` is not one of the allowed rules (the message lists them).
     """
-    if hasattr(cells, "verdict") and hasattr(cells, "cells"):  # a Results
-        given = {"seed": seed, "rule": rule, "recall_tolerance": recall_tolerance,
-                 "replays": replays}
-        return cells.verdict(on=on, metrics=metrics, n_boot=n_boot,  # type: ignore[no-any-return]
-                             **{k: v for k, v in given.items() if v is not None})
+    if isinstance(cells, VerdictSource):  # a Results
+        given: VerdictOptions = {"on": on, "metrics": metrics, "n_boot": n_boot}
+        if seed is not None:
+            given["seed"] = seed
+        if rule is not None:
+            given["rule"] = rule
+        if recall_tolerance is not None:
+            given["recall_tolerance"] = recall_tolerance
+        if replays is not None:
+            given["replays"] = replays
+        return cells.verdict(**given)
     rule = check_rule(rule if rule is not None else DEFAULT_RULE)
     tolerance = float(recall_tolerance if recall_tolerance is not None
                       else DEFAULT_RECALL_TOLERANCE)
@@ -309,7 +337,7 @@ def verdict(cells: Any, *, on: str = "template", metrics: tuple[str, ...] = HEAD
                    recommend_run(counted, rule, tolerance, notes=notes), policies)
 
 
-def run_verdict(results: Any) -> Verdict:
+def run_verdict(results: pd.DataFrame | VerdictSource) -> Verdict:
     """The default verdict of `results`, computed once when it is a `Results` (which caches it)."""
     cached = getattr(results, "verdict", None)
     return cached() if callable(cached) else verdict(results)  # type: ignore[no-any-return]

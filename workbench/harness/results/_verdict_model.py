@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -186,7 +185,7 @@ class MetricVerdict:
         """The metric's block as text (`to_lines` joined)."""
         return "\n".join(self.to_lines())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data (NaN as None), with the comparisons and the text."""
         out = {k: _plain(v) for k, v in self.__dict__.items() if k != "comparisons"}
         out["means"] = {k: _plain(v) for k, v in self.means.items()}
@@ -220,7 +219,7 @@ class StratumVerdict:
     """
 
     model: str
-    window: Any
+    window: int | str
     variants: list[str]
     n_common: int
     metrics: list[MetricVerdict] = field(default_factory=list)
@@ -352,7 +351,7 @@ class Verdict:
         """`to_dict` as JSON (the verdict a program reads)."""
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True, default=str)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data for HTML and JSON (NaN as None): the rule, the recommendation, strata
         (with metrics, comparisons, warnings, their recommendation, real window, the judge's
         agreement and the QA figures against the full history), errors, the graders' audit
@@ -387,7 +386,7 @@ class Verdict:
         return self.to_text()
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if isinstance(value, (float, np.floating)):
         return None if math.isnan(value) else float(value)
     if isinstance(value, np.integer):

@@ -7,7 +7,6 @@ differences in percentage points (``-3.1 pts``); token counts as whole numbers (
 from __future__ import annotations
 
 import math
-from typing import Any
 
 METRIC_LABELS = {
     "probe_recall": "probe recall",
@@ -31,22 +30,22 @@ def label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def fmt_mean(value: Any, metric: str) -> str:
+def fmt_mean(value: float | None, metric: str) -> str:
     """A mean: ``85.5%`` for rates, ``1,216`` for counts, ``—`` when missing."""
-    if _missing(value):
+    if value is None or _missing(value):
         return "—"
     if metric in SCORES:
         return f"{value:.2f}"
     return f"{100 * value:.1f}%" if metric in PERCENT else f"{value:,.0f}"
 
 
-def fmt_diff(value: Any, metric: str, unit: bool = True) -> str:
+def fmt_diff(value: float | None, metric: str, unit: bool = True) -> str:
     """A signed difference: ``-3.1 pts`` for rates (``-3.1`` without `unit`), ``+14`` for counts."""
-    if _missing(value):
+    if value is None or _missing(value):
         return "—"
     if metric in PERCENT:
         return f"{100 * value:+.1f}" + (" pts" if unit else "")
@@ -55,14 +54,15 @@ def fmt_diff(value: Any, metric: str, unit: bool = True) -> str:
     return f"{value:+,.0f}" if abs(value) >= 1 or value == 0 else f"{value:+.2g}"
 
 
-def fmt_interval(mean: Any, low: Any, high: Any, metric: str) -> str:
+def fmt_interval(mean: float | None, low: float | None, high: float | None,
+                 metric: str) -> str:
     """``-3.1 pts [-4.0, -2.2]``: a difference and its 95 % interval."""
     return (f"{fmt_diff(mean, metric)} [{fmt_diff(low, metric, False)}, "
             f"{fmt_diff(high, metric, False)}]")
 
 
-def fmt_p(value: Any) -> str:
+def fmt_p(value: float | None) -> str:
     """A p-value to three decimals (``<0.001`` below that)."""
-    if _missing(value):
+    if value is None or _missing(value):
         return "—"
     return "<0.001" if value < 0.001 else f"{value:.3f}"

@@ -30,7 +30,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from workbench._storage import write_atomic
 from workbench.harness.results._cell_result import CellResult
@@ -38,7 +38,15 @@ from workbench.harness.results._outcomes import error_class, outcome_kind
 from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
-_STOP = object()
+
+class _Stop:
+    """The sentinel `close` queues: the writer stops after the items before it."""
+
+
+_STOP = _Stop()
+_Item: TypeAlias = CellResult | list[CellResult] | _Stop
+"""What the queue carries: a cell, the cells a loop turn finished, or the stop."""
+
 HAND_OVER_SECONDS = 0.02
 """How long a cell finished on the event loop may wait for others to go to the writer with it
 (a killed process loses them as it loses the cells still queued: they run again on resume)."""
@@ -63,7 +71,7 @@ class CellWriter:
         self.ready = threading.Event()
         self.flushed = threading.Event()
         self.written = 0
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._timer: asyncio.TimerHandle | None = None
         self._error: BaseException | None = None
@@ -147,7 +155,8 @@ class CellWriter:
                 stop = next((i for i, item in enumerate(batch) if item is _STOP), None)
                 if stop is not None:
                     stopping, batch = True, batch[:stop]
-                cells = [c for item in batch for c in (item if type(item) is list else [item])]
+                cells = [c for item in batch if not isinstance(item, _Stop)
+                         for c in (item if isinstance(item, list) else [item])]
                 if self._error is None and cells:
                     self._write(store, cells)
             self.flushed.set()
