@@ -10,11 +10,11 @@ import math
 import re
 from typing import Any
 
-__all__ = ["CONTROL", "ERROR_LOOKAHEAD", "ESCAPE_TABLE", "STRING_BODY", "DecodeFailed", "decode_at",
+from workbench.compaction._json_scan import brackets_outside_strings
+
+__all__ = ["CONTROL", "ERROR_LOOKAHEAD", "ESCAPE_TABLE", "DecodeFailed", "decode_at",
            "escape_control_chars", "repair_truncated_json", "safely_parse_json"]
 
-STRING_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
-_REPAIR_TOKEN = re.compile(r'[{}\[\]"]')
 CONTROL = re.compile("[\x00-\x1f]")
 _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 ESCAPE_TABLE = {
@@ -133,28 +133,15 @@ def repair_truncated_json(text: str) -> str:
     and ignored), as in goose's ``repair_truncated_json``.
     """
     closers: list[str] = []
-    pos, n = 0, len(text)
     suffix = ""
-    while True:
-        m = _REPAIR_TOKEN.search(text, pos)
-        if m is None:
-            break
-        ch = m.group()
+    for at, ch in brackets_outside_strings(text):
         if ch == '"':
-            close = STRING_BODY.match(text, m.end()).end()  # type: ignore[union-attr]
-            if close >= n:
-                suffix = '"'
-                break
-            if text[close] != '"':  # a lone backslash ends the text: it escapes the new quote
-                suffix = '\\"'
-                break
-            pos = close + 1
-            continue
-        if ch in "{[":
+            # A lone backslash ends the text: it escapes the new quote, so one more goes before.
+            suffix = '"' if at >= len(text) else '\\"'
+        elif ch in "{[":
             closers.append("}" if ch == "{" else "]")
         elif closers and closers[-1] == ch:
             closers.pop()
-        pos = m.end()
     return text + suffix + "".join(reversed(closers))
 
 

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workbench.compaction._json_scan import brackets_outside_strings
 from workbench.errors import ConfigError
 from workbench.models._requested_schema import STRING_FIELDS, RequestedSchema, requested_schema
 
@@ -146,20 +147,13 @@ def close_truncated_json(text: str) -> str | None:
     if not body.startswith("{"):
         return None
     closers: list[str] = []
-    in_string = escaped = False
-    for ch in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
+    in_string = False
+    for _, ch in brackets_outside_strings(body):
+        if ch == '"':
             in_string = True
         elif ch in "{[":
             closers.append("}" if ch == "{" else "]")
-        elif ch in "}]":
+        else:
             if not closers:
                 return None
             closers.pop()
