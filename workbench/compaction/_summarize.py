@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from workbench.compaction._format import TranscriptStyle, transcript_lines
 from workbench.compaction._model import CompactionModel, Usage
@@ -230,6 +230,14 @@ def _context(templates: Any, variables: dict[str, Any]) -> dict[str, Any]:
     """`variables` with the templates' parameters over them (`Templates.context`)."""
     params = getattr(templates, "params", None)
     return {**variables, **params} if params else variables
+
+
+class SummarizeOptions(TypedDict, total=False):
+    """The keyword options of `summarize`, for callers that pass them through."""
+
+    transcript_style: TranscriptStyle
+    removal: Removal
+    order: RemovalOrder
 
 
 async def summarize(
