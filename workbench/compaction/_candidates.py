@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
-from typing import Any
 
+from workbench._json_types import JSONValue
 from workbench.compaction._json_decode import (
     CONTROL,
     ERROR_LOOKAHEAD,
@@ -228,7 +228,7 @@ class CandidateDecoder:
         self._escaped = ""
         self._shift: list[int] = []
 
-    def decode(self, start: int, end: int) -> Any:
+    def decode(self, start: int, end: int) -> JSONValue:
         """The JSON value of ``text[start:end]``.
 
         Raises:

@@ -106,8 +106,10 @@ def response_row(key: str, *, model: str, prompt_sha256: str, message: Message, 
                  latency_ms: float | None = None) -> dict[str, Any]:
     """The ``responses`` row recording one reply, redacted as it will be stored."""
     usage_data = usage.to_dict()
-    usage_data["extra"] = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
-    version = usage_data["extra"].get("model_version") or usage.model or None
+    extra = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
+    usage_data["extra"] = extra
+    found = extra.get("model_version") or usage.model or None
+    version = str(found) if found else None
     clean = redactor()
     return {"key": key, "model": clean.text(model), "prompt_hash": prompt_sha256,
             "text": clean.text(message.concat_text()),

@@ -200,7 +200,7 @@ class ShareStep:
             table.abandon(key, exc)
             raise
         message, usage = table.settle(key, message, usage)
-        call.call_id = usage.extra["call_id"]
+        call.call_id = str(usage.extra["call_id"])  # a str: `with_call_id` sets it
         return message, usage
 
 

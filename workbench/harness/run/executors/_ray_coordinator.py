@@ -325,7 +325,7 @@ class Coordinator:
         call = self._calls.pop(call_id)
         settled = self._end_share(call.share, payload[:2] if outcome == "ok" else None)
         if settled is not None:
-            call.share_id = settled[1].extra["call_id"]
+            call.share_id = str(settled[1].extra["call_id"])  # a str: `with_call_id` sets it
         model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
         cache = (self._recording(cache_path) if mode == "rw" and cache_path is not None
                  and key is not None else None)
