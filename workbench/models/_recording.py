@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from workbench._paths import cache_path as default_cache_path
 from workbench._redact import redactor
@@ -30,6 +30,23 @@ from workbench.compaction._model import Usage
 from workbench.errors import ConfigError
 from workbench.messages import Message
 from workbench.models._cache_keys import canonical_json
+
+Row = dict[str, str | int | float | None]
+"""A ``responses`` row: column -> SQLite value."""
+
+
+class CacheStats(TypedDict):
+    """`ResponseCache.stats`: what ``workbench cache list`` shows."""
+
+    path: str
+    entries: int
+    hits: int
+    bytes: int
+    oldest: str | None
+    newest: str | None
+    models: dict[str, int]
+    token_counts: int
+
 
 __all__ = ["MIGRATIONS", "Refusal", "ResponseCache", "decode_response", "is_read_only",
            "refusal_row", "response_row"]
@@ -103,7 +120,7 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
 
 
 def response_row(key: str, *, model: str, prompt_sha256: str, message: Message, usage: Usage,
-                 latency_ms: float | None = None) -> dict[str, Any]:
+                 latency_ms: float | None = None) -> Row:
     """The ``responses`` row recording one reply, redacted as it will be stored."""
     usage_data = usage.to_dict()
     extra = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
@@ -119,7 +136,7 @@ def response_row(key: str, *, model: str, prompt_sha256: str, message: Message, 
             "created_at": _now(), "refusal": None}
 
 
-def refusal_row(key: str, *, model: str, prompt_sha256: str, error: str) -> dict[str, Any]:
+def refusal_row(key: str, *, model: str, prompt_sha256: str, error: str) -> Row:
     """The ``responses`` row recording that the real model refused a prompt as too long."""
     clean = redactor()
     return {"key": key, "model": clean.text(model), "prompt_hash": prompt_sha256, "text": "",
@@ -266,7 +283,7 @@ class ResponseCache:
         return self.put_row(refusal_row(key, model=model, prompt_sha256=prompt_sha256,
                                         error=error))
 
-    def put_row(self, row: dict[str, Any]) -> bool:
+    def put_row(self, row: Row) -> bool:
         """Store a row built by `response_row` or `refusal_row` (one made elsewhere, such as
         by a Ray run's coordinator); an existing row for its key is kept. Returns True when
         inserted."""
@@ -316,7 +333,7 @@ class ResponseCache:
 
     # -- maintenance (``workbench cache list|clear|prune``) --
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> CacheStats:
         """Entries, hits, size, age range, per-model counts and recorded prompt sizes."""
         with self._lock:
             count, hits, oldest, newest = self._conn.execute(
