@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Protocol
 
+from workbench._offline import ensure_offline
 from workbench._redact import redact
 from workbench.errors import (
     AuthenticationError,
@@ -116,8 +117,6 @@ KEY_ONLY_PROVIDERS = frozenset({
 
 def load_litellm() -> ModuleType:
     """Import litellm the offline way (no price-map download, no provider-list banners)."""
-    from workbench._offline import ensure_offline  # beside the litellm import it guards
-
     ensure_offline()
     # litellm's types trip a pydantic warning on first use that users can do nothing about.
     warnings.filterwarnings("ignore", message=r"Items? .*`ReadOnly` qualifier", category=UserWarning)
