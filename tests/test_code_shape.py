@@ -30,6 +30,10 @@ ANY_BOUNDARY: dict[str, str] = {
     "workbench/compaction/_limits.py": "Jinja filter arguments: any value a template passes",
     "workbench/sessions/importers/_readers.py": "decoded JSON of a recorded session file",
     "workbench/_memo_tables.py": "generic tables keyed by any hashable the memo fields choose",
+    "workbench/models/_local_load.py": "llama-cpp-python's objects: an optional extra, untyped",
+    "workbench/models/_local.py": "llama.cpp's Llama, grammars and completion dicts (untyped extra)",
+    "workbench/models/_local_prompt.py": "a loaded llama.cpp model and its chat formatter (untyped)",
+    "workbench/models/_provider_compact.py": "the providers' compaction replies, read by name",
 }
 """Modules where `Any` is the honest type: data whose shape the workbench does not choose."""
 

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
-                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, object]
+                 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The ``(__getattr__, __dir__)`` pair for `package` (its ``globals()`` as `namespace`).
 
     Reading a name not in `exports` raises ``AttributeError("module '<package>' has no
     attribute '<name>'")``, as Python's own lookup does.
     """
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -30,6 +29,7 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(namespace.get("__all__", ())))
+        public = namespace.get("__all__", ())
+        return sorted(set(namespace) | set(public if isinstance(public, (list, tuple)) else ()))
 
     return __getattr__, __dir__

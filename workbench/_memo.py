@@ -98,8 +98,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from workbench._memo_tables import (
     ConversationValues,
@@ -108,6 +108,12 @@ from workbench._memo_tables import (
     MessageValues,
     SessionMemo,
 )
+
+if TYPE_CHECKING:  # names for annotations only: the foundation stays light
+    import asyncio
+    import re
+
+    from jinja2 import Template
 
 __all__ = ["PROCESS_MEMO", "ConversationValues", "Lru", "MessageMemo", "MessageValues", "RunMemo",
            "SessionMemo", "memo", "run_memo", "use_memo"]
@@ -122,16 +128,24 @@ WORD_SET_CHARS = 1024 * 1024
 probe of a cell asks for its summary's, and a session's contexts come back cell after cell)."""
 
 
-def _prompt_chars(key: Any, entry: tuple[tuple[str, ...], str]) -> int:
+def _prompt_chars(key: Hashable, entry: tuple[tuple[str, ...], str]) -> int:
     return len(entry[1])
 
 
-def _text_chars(key: tuple[Any, str], tokens: int) -> int:
+def _text_chars(key: tuple[Hashable, str], tokens: int) -> int:
     return len(key[1])
 
 
 def _key_chars(key: str, value: frozenset[str]) -> int:
     return len(key)
+
+
+class _Table(Protocol):
+    """What a `RunMemo` field is: a table that can be measured and cleared."""
+
+    def __len__(self) -> int: ...
+
+    def clear(self) -> None: ...
 
 
 class RunMemo:
@@ -151,13 +165,13 @@ class RunMemo:
         self.touched_paths = MessageMemo("touched paths", self.messages)
         self.conversations = ConversationValues("message lists", 64)
         self.text_tokens: Lru[int] = Lru("text tokens", 65_536, _text_chars, TEXT_CHARS)
-        self.templates: Lru[Any] = Lru("compiled templates", 128)
+        self.templates: Lru[Template] = Lru("compiled templates", 128)
         self.variables: Lru[frozenset[str]] = Lru("template variables", 256)
         self.checked: Lru[bool] = Lru("templates that compiled", 256)
         self.renders: Lru[tuple[tuple[str, ...], str]] = Lru("rendered prompts", 256,
                                                              _prompt_chars, RENDER_CHARS)
-        self.in_flight: dict[Any, Any] = {}  # renders being made: equal ones wait for them
-        self.replies: Lru[Any] = Lru("parsed replies", 256)
+        self.in_flight: dict[Hashable, asyncio.Future[str]] = {}  # renders being made: equal ones wait for them
+        self.replies: Lru[object] = Lru("parsed replies", 256)  # ParseOutcome (compaction)
         self.summaries: Lru[str] = Lru("rendered summaries", 1024)
         self.scores = SessionMemo("cell scores", 256)
         self.session_tokens = SessionMemo("session tokens", 4)
@@ -165,10 +179,10 @@ class RunMemo:
         self.command_paths: Lru[tuple[str, ...]] = Lru("paths of a command", 8192)
         self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
                                                    WORD_SET_CHARS)
-        self.needles: Lru[Any] = Lru("whole-word patterns", 4096)
+        self.needles: Lru[re.Pattern[str]] = Lru("whole-word patterns", 4096)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
 
-    def tables(self) -> dict[str, Any]:
+    def tables(self) -> dict[str, _Table]:
         """Every field, by name (the per-message kinds share ``messages``)."""
         return {k: v for k, v in vars(self).items() if k not in ("name", "messages")}
 

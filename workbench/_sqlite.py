@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
 
 __all__ = ["Migration", "applied", "enable_wal", "migrate", "new_store_schema", "transaction"]
 
@@ -17,7 +16,7 @@ Migration = Callable[[sqlite3.Connection], None]
 """One named schema change: a function ``mNNN_name(db)``."""
 
 
-def enable_wal(conn: Any, timeout: float) -> None:
+def enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
     """Put `conn`'s database in write-ahead-log mode, waiting up to `timeout` seconds.
 
     SQLite does not call the busy handler while a database changes its journal mode, so

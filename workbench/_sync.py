@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+def run_sync(coro: Coroutine[object, None, T]) -> T:
     """Run `coro` to completion and return its result, even inside a running event loop.
 
     Outside a loop it is ``asyncio.run``; inside one (Jupyter) the coroutine gets its own loop

@@ -67,7 +67,7 @@ class RunFolderLocked(ConfigError):
         holder: What the lock file says about its holder (``pid``, ``host``, ``started_at``).
     """
 
-    def __init__(self, message: str, holder: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, holder: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.holder = dict(holder or {})
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypedDict, Unpack
 
 from workbench.compaction._model import Usage
 from workbench.errors import ContextLengthExceeded
 from workbench.messages import Message
+from workbench.tokens import TokenEstimator, default_estimator
 
 __all__ = ["ScriptedModel", "model_from_replies"]
 
@@ -56,7 +57,7 @@ class ScriptedModel:
         latency: float = 0.0,
         window: int | None = None,
         usage: Usage | None = None,
-        estimator: Any = None,
+        estimator: TokenEstimator | None = None,
         name: str = "scripted",
         respond: Responder | None = None,
     ) -> None:
@@ -108,15 +109,26 @@ class ScriptedModel:
         self._next += 1
         return self.replies[index]
 
-    def _estimator(self) -> Any:
+    def _estimator(self) -> TokenEstimator:
         if self.estimator is None:
-            from workbench.tokens import default_estimator
-
             self.estimator = default_estimator()
         return self.estimator
 
 
-def model_from_replies(*replies: Reply, **options: Any) -> ScriptedModel:
+class ScriptedOptions(TypedDict, total=False):
+    """The `ScriptedModel` keyword arguments `model_from_replies` passes through."""
+
+    raise_on: dict[int, BaseException] | None
+    always_raise: BaseException | None
+    latency: float
+    window: int | None
+    usage: Usage | None
+    estimator: TokenEstimator | None
+    name: str
+    respond: Responder | None
+
+
+def model_from_replies(*replies: Reply, **options: Unpack[ScriptedOptions]) -> ScriptedModel:
     """A `ScriptedModel` answering `replies` in order (``model_from_replies("a", "b")``).
 
     Slow or failing providers need no separate fakes: pass ``latency=``, ``raise_on=`` or

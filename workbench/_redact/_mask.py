@@ -11,7 +11,6 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import Any
 
 from workbench._redact._forms import mask_escaped
 from workbench._redact._secrets import (
@@ -119,7 +118,7 @@ class _Redactor:
             return None
         return _dumps_like(self.obj(data), text)
 
-    def obj(self, value: Any) -> Any:
+    def obj(self, value: object) -> object:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
@@ -238,7 +237,7 @@ def redact(text: str, *, secrets: Iterable[str] = ()) -> str:
     return _Redactor(secrets).text(text)
 
 
-def redact_obj(value: Any, *, secrets: Iterable[str] = ()) -> Any:
+def redact_obj(value: object, *, secrets: Iterable[str] = ()) -> object:
     """A copy of `value` (dicts, lists, tuples, strings at any depth) with secrets masked.
 
     Values under secret-named keys become `MASK`; every string is passed through `redact`.

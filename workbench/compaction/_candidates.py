@@ -21,19 +21,19 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
-from typing import Any
 
+from workbench._json_types import JSONValue
 from workbench.compaction._json_decode import (
     CONTROL,
     ERROR_LOOKAHEAD,
     ESCAPE_TABLE,
-    STRING_BODY,
     DecodeFailed,
     decode_at,
     escape_control_chars,
     repair_truncated_json,
     safely_parse_json,
 )
+from workbench.compaction._json_scan import brackets_outside_strings, string_end
 
 __all__ = ["TERMINATOR", "escape_control_chars", "json_candidates", "leading_object",
            "repair_truncated_json", "safely_parse_json"]
@@ -91,7 +91,7 @@ class _Scanner:
             at = m.start()
             ch = text[at]
             if ch == '"':
-                close = STRING_BODY.match(text, at + 1).end()  # type: ignore[union-attr]
+                close = string_end(text, at + 1)
                 if close >= n or text[close] != '"':
                     self._never_closes(stack)
                     return None
@@ -228,7 +228,7 @@ class CandidateDecoder:
         self._escaped = ""
         self._shift: list[int] = []
 
-    def decode(self, start: int, end: int) -> Any:
+    def decode(self, start: int, end: int) -> JSONValue:
         """The JSON value of ``text[start:end]``.
 
         Raises:
@@ -269,19 +269,9 @@ def naive_json_candidates(text: str) -> list[str]:
         s = s.lstrip(RUST_WHITESPACE)
         if not s.startswith("{"):
             return None
-        depth, in_string, escaped = 0, False, False
-        for i, ch in enumerate(s):
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-                continue
-            if ch == '"':
-                in_string = True
-            elif ch == "{":
+        depth = 0
+        for i, ch in brackets_outside_strings(s):
+            if ch == "{":
                 depth += 1
             elif ch == "}":
                 depth -= 1

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, Unpack, runtime_checkable
 
 from workbench.compaction._model import CompactionModel, Usage
-from workbench.compaction._summarize import summarize
+from workbench.compaction._summarize import SummarizeOptions, summarize
 from workbench.compaction._templates import Templates
 from workbench.messages import Message
+from workbench.tokens import TokenEstimator
 
 __all__ = [
     "CollectedOutput",
@@ -97,9 +98,9 @@ def as_compaction_input(source: CompactionInput | Sequence[Message]) -> Compacti
     return source  # type: ignore[return-value]
 
 
-async def compact(model: CompactionModel, estimator: Any,
+async def compact(model: CompactionModel, estimator: TokenEstimator | None,
                   input: CompactionInput | Sequence[Message], output: CompactionOutput,
-                  **summarize_options: Any) -> None:
+                  **summarize_options: Unpack[SummarizeOptions]) -> None:
     """Summarize the input's messages and give the summary and usage to `output`.
 
     Args:

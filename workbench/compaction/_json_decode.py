@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import NoReturn
 
-__all__ = ["CONTROL", "ERROR_LOOKAHEAD", "ESCAPE_TABLE", "STRING_BODY", "DecodeFailed", "decode_at",
+from workbench._json_types import JSONValue
+from workbench.compaction._json_scan import brackets_outside_strings
+
+__all__ = ["CONTROL", "ERROR_LOOKAHEAD", "ESCAPE_TABLE", "DecodeFailed", "decode_at",
            "escape_control_chars", "repair_truncated_json", "safely_parse_json"]
 
-STRING_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
-_REPAIR_TOKEN = re.compile(r'[{}\[\]"]')
 CONTROL = re.compile("[\x00-\x1f]")
 _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 ESCAPE_TABLE = {
@@ -45,7 +46,7 @@ def _parse_float(literal: str) -> float:
     return value
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
@@ -54,9 +55,9 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def _serde_compatible(value: Any, check_surrogates: bool) -> bool:
+def _serde_compatible(value: JSONValue, check_surrogates: bool) -> bool:
     """False when serde_json would have refused the document (too deep, lone surrogate)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[JSONValue, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, dict):
@@ -80,7 +81,7 @@ class DecodeFailed(Exception):
         self.pos = pos
 
 
-def decode_at(text: str, start: int, end: int, windowed: bool = True) -> Any:
+def decode_at(text: str, start: int, end: int, windowed: bool = True) -> JSONValue:
     """``serde_json::from_str(&text[start:end])`` for a brace-balanced slice, paid by depth reached.
 
     The slice (which must start with an object) is decoded through growing windows. A parse
@@ -133,32 +134,19 @@ def repair_truncated_json(text: str) -> str:
     and ignored), as in goose's ``repair_truncated_json``.
     """
     closers: list[str] = []
-    pos, n = 0, len(text)
     suffix = ""
-    while True:
-        m = _REPAIR_TOKEN.search(text, pos)
-        if m is None:
-            break
-        ch = m.group()
+    for at, ch in brackets_outside_strings(text):
         if ch == '"':
-            close = STRING_BODY.match(text, m.end()).end()  # type: ignore[union-attr]
-            if close >= n:
-                suffix = '"'
-                break
-            if text[close] != '"':  # a lone backslash ends the text: it escapes the new quote
-                suffix = '\\"'
-                break
-            pos = close + 1
-            continue
-        if ch in "{[":
+            # A lone backslash ends the text: it escapes the new quote, so one more goes before.
+            suffix = '"' if at >= len(text) else '\\"'
+        elif ch in "{[":
             closers.append("}" if ch == "{" else "]")
         elif closers and closers[-1] == ch:
             closers.pop()
-        pos = m.end()
     return text + suffix + "".join(reversed(closers))
 
 
-def safely_parse_json(text: str) -> Any:
+def safely_parse_json(text: str) -> JSONValue:
     """Goose's tolerant JSON parse, with serde_json's rules.
 
     Strict parse; if that fails, the truncated-document repair, then raw control-character

@@ -7,8 +7,9 @@ model, the extractive baseline, caches and window caps, test fakes) implements t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.messages import Message
 
 
@@ -27,34 +28,37 @@ class Usage:
     cache_read_input_tokens: int | None = None
     cache_write_input_tokens: int | None = None
     cost: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
     """Provider details kept for the record (finish reason, resolved model version...)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """A plain dict (JSON-ready)."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Usage:
-        """Inverse of `to_dict`; unknown keys go to `extra`."""
-        names = set(cls.__dataclass_fields__)
-        known = {k: v for k, v in d.items() if k in names}
-        extra = dict(known.pop("extra", {}) or {})
-        extra.update({k: v for k, v in d.items() if k not in names})
-        return cls(**known, extra=extra)
+    def from_dict(cls, d: JSONObject) -> Usage:
+        """Inverse of `to_dict`; unknown keys go to `extra`.
 
-    def copy(self, **changes: Any) -> Usage:
+        A field of another JSON type than `to_dict` writes (a count that is not an integer,
+        a cost that is not a number) reads as unreported (None).
+        """
+        names = set(cls.__dataclass_fields__)
+        kept = d.get("extra")
+        extra = dict(kept) if isinstance(kept, dict) else {}
+        extra.update({k: v for k, v in d.items() if k not in names})
+        model = d.get("model", "")
+        cost = d.get("cost")
+        return cls(model=model if isinstance(model, str) else "",
+                   **{name: _count(d.get(name)) for name in _COUNTS},
+                   cost=cost if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+                   else None,
+                   extra=extra)
+
+    def copy(self, **changes: Unpack[UsageChanges]) -> Usage:
         """A copy with fields replaced."""
         return replace(self, **changes)
 
     def __add__(self, other: Usage) -> Usage:
-        def add(a: Any, b: Any) -> Any:
-            if a is None:
-                return b
-            if b is None:
-                return a
-            return a + b
-
         return Usage(
             model=self.model or other.model,
             input_tokens=add(self.input_tokens, other.input_tokens),
@@ -65,6 +69,39 @@ class Usage:
                                          other.cache_write_input_tokens),
             cost=add(self.cost, other.cost),
         )
+
+
+_N = TypeVar("_N", int, float)
+
+
+def add(a: _N | None, b: _N | None) -> _N | None:
+    """Sum of two reported figures, where None (unreported) adds nothing."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+_COUNTS = ("input_tokens", "output_tokens", "total_tokens", "cache_read_input_tokens",
+           "cache_write_input_tokens")
+
+
+def _count(value: JSONValue) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class UsageChanges(TypedDict, total=False):
+    """The fields `Usage.copy` may replace."""
+
+    model: str
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    cache_read_input_tokens: int | None
+    cache_write_input_tokens: int | None
+    cost: float | None
+    extra: JSONObject
 
 
 @runtime_checkable

@@ -9,10 +9,10 @@ prompt and tools are unchanged.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
-from workbench.compaction._model import Usage
+from workbench._json_types import JSONValue
+from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._summarize import Summary, summarize
 from workbench.compaction._templates import Templates
 from workbench.errors import ContextLengthExceeded, ModelCallError, WorkbenchError
@@ -21,7 +21,7 @@ from workbench.messages import Message
 __all__ = ["CompactingProvider"]
 
 
-def _accepts_tools(fn: Any) -> bool:
+def _accepts_tools(fn: Callable[..., object]) -> bool:
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -29,16 +29,22 @@ def _accepts_tools(fn: Any) -> bool:
     return "tools" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+def _complete(inner: CompactionModel) -> Callable[..., Awaitable[tuple[Message, Usage]]]:
+    """`inner`'s ``complete``, which may also take ``tools=`` (`_accepts_tools` says)."""
+    return inner.complete
+
+
 class _InnerModel:
     """The inner provider seen as a `CompactionModel` (Goose's ``ProviderModel``: no tools)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: CompactionModel) -> None:
         self.inner = inner
 
     async def complete(self, system: str, messages: list[Message]) -> tuple[Message, Usage]:
-        if _accepts_tools(self.inner.complete):
-            return await self.inner.complete(system, messages, tools=[])
-        return await self.inner.complete(system, messages)
+        complete = _complete(self.inner)
+        if _accepts_tools(complete):
+            return await complete(system, messages, tools=[])
+        return await complete(system, messages)
 
 
 class CompactingProvider:
@@ -54,7 +60,7 @@ class CompactingProvider:
             (whose retry returns only the retry's usage); kept so callers can bill it.
     """
 
-    def __init__(self, inner: Any, templates: Templates | None = None) -> None:
+    def __init__(self, inner: CompactionModel, templates: Templates | None = None) -> None:
         self.inner = inner
         self.templates = templates if templates is not None else Templates.default()
         self.last_compaction: Summary | None = None
@@ -64,7 +70,7 @@ class CompactingProvider:
         return CompactingProvider(self.inner, templates)
 
     async def complete(self, system: str, messages: list[Message],
-                       tools: Sequence[dict[str, Any]] | None = None) -> tuple[Message, Usage]:
+                       tools: Sequence[dict[str, JSONValue]] | None = None) -> tuple[Message, Usage]:
         """Call the inner provider; on `ContextLengthExceeded`, summarize and retry once.
 
         Args:
@@ -91,10 +97,11 @@ class CompactingProvider:
         return await self._call(system, [summary.message], tools)
 
     async def _call(self, system: str, messages: list[Message],
-                    tools: Sequence[dict[str, Any]] | None) -> tuple[Message, Usage]:
-        if tools is not None and _accepts_tools(self.inner.complete):
-            return await self.inner.complete(system, messages, tools=list(tools))
-        return await self.inner.complete(system, messages)
+                    tools: Sequence[dict[str, JSONValue]] | None) -> tuple[Message, Usage]:
+        complete = _complete(self.inner)
+        if tools is not None and _accepts_tools(complete):
+            return await complete(system, messages, tools=list(tools))
+        return await complete(system, messages)
 
     def manages_own_context(self) -> bool:
         """Always True: callers must not run their own threshold compaction on top."""

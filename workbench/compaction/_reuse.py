@@ -21,19 +21,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from typing import cast
 
 from workbench._memo import memo
 from workbench.compaction import _sandbox
 from workbench.compaction._limits import RenderLimits
-from workbench.compaction._structured import StructuredSummary
+from workbench.compaction._structured import ParseOutcome, StructuredSummary
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     builtin_template,
     render,
     render_async,
 )
+from workbench.messages import Message
 from workbench.tokens import PromptText
 
 __all__ = ["parsed_reply", "remembered_prompt", "remembered_reply", "remembered_summary",
@@ -43,9 +44,9 @@ TRANSCRIPT = "messages"
 """The variable the compaction template reads the transcript from."""
 
 
-def _prompt_key(source: str, names: frozenset[str], context: dict[str, Any],
-                lines: Sequence[str], limits: RenderLimits) -> Any:
-    read: list[tuple[str, Any]] = []
+def _prompt_key(source: str, names: frozenset[str], context: Mapping[str, object],
+                lines: Sequence[str], limits: RenderLimits) -> Hashable:
+    read: list[tuple[str, str | tuple[int, ...]]] = []
     for name in sorted(names & (context.keys() | {TRANSCRIPT})):
         if name == TRANSCRIPT and TRANSCRIPT not in context:
             read.append((name, tuple(map(id, lines))))  # the lines' identities name them
@@ -56,14 +57,14 @@ def _prompt_key(source: str, names: frozenset[str], context: dict[str, Any],
     return source, tuple(read), limits
 
 
-async def _once(key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
+async def _once(key: Hashable, make: Callable[[], Awaitable[str]]) -> str:
     """``await make()``, or, while an equal render is being made, its result: renders asked
     for at once (the cells of a wave, before any has finished) are made once."""
     flights = memo().in_flight
     found = flights.get(key)
     if found is not None and found.get_loop() is asyncio.get_running_loop():
         return await asyncio.shield(found)
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     flights[key] = future
     try:
         value = await make()
@@ -78,7 +79,7 @@ async def _once(key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
     return value
 
 
-def remembered_prompt(source: str, context: dict[str, Any], lines: Sequence[str]) -> str | None:
+def remembered_prompt(source: str, context: Mapping[str, object], lines: Sequence[str]) -> str | None:
     """The prompt `render_prompt` gave before for this source, variables and transcript lines,
     or None (cheap: for the event loop).
 
@@ -95,8 +96,8 @@ def remembered_prompt(source: str, context: dict[str, Any], lines: Sequence[str]
     return None if found is None else found[1]
 
 
-async def render_prompt(source: str, context: dict[str, Any], name: str,
-                        messages: Sequence[Any], lines: Sequence[str], style: str) -> str:
+async def render_prompt(source: str, context: Mapping[str, object], name: str,
+                        messages: Sequence[Message], lines: Sequence[str], style: str) -> str:
     """The compaction prompt: `source` rendered with `context` and the transcript of `lines`
     (the transcript lines of `messages` in `style`), remembered for `remembered_prompt`. A
     `PromptText` when the transcript appears whole in it, so it is counted from its parts.
@@ -109,11 +110,11 @@ async def render_prompt(source: str, context: dict[str, Any], name: str,
            json.dumps(context, sort_keys=True, default=repr))
     kept = tuple(lines)  # held by the entry, so the identities in its key stay theirs
     return await _once(key, lambda: _render_prompt(source, context, name, messages, kept,
-                                                   style, limits))  # type: ignore[no-any-return]
+                                                   style, limits))
 
 
-async def _render_prompt(source: str, context: dict[str, Any], name: str,
-                         messages: Sequence[Any], lines: tuple[str, ...], style: str,
+async def _render_prompt(source: str, context: Mapping[str, object], name: str,
+                         messages: Sequence[Message], lines: tuple[str, ...], style: str,
                          limits: RenderLimits) -> str:
     transcript = "\n".join(lines)
     full = context if TRANSCRIPT in context else {**context, TRANSCRIPT: transcript}
@@ -128,31 +129,33 @@ async def _render_prompt(source: str, context: dict[str, Any], name: str,
     return prompt
 
 
-def _parser() -> Any:
+def _parser() -> tuple[Callable[[str], ParseOutcome], object]:
     parse = StructuredSummary.parse_detailed
     return parse, getattr(parse, "__func__", parse)  # a different parser: parsed anew
 
 
-def parsed_reply(text: str) -> Any:
+def parsed_reply(text: str) -> ParseOutcome:
     """`StructuredSummary.parse_detailed(text)`, parsed once per distinct text (shared: read
     it, never modify it)."""
     parse, func = _parser()
-    return memo().replies.get_or((text, func), lambda: parse(text))
+    # The memo's ``replies`` table is filled here only: its values are parse outcomes.
+    return cast(ParseOutcome, memo().replies.get_or((text, func), lambda: parse(text)))
 
 
-def remembered_reply(text: str) -> Any:
+def remembered_reply(text: str) -> ParseOutcome | None:
     """The `parsed_reply` of `text` when it is remembered, else None (cheap: for the loop)."""
-    return memo().replies.get((text, _parser()[1]))
+    return cast("ParseOutcome | None", memo().replies.get((text, _parser()[1])))
 
 
-def _summary_key(text: str, template: str | None, params: dict[str, Any] | None) -> Any:
+def _summary_key(text: str, template: str | None,
+                 params: Mapping[str, object] | None) -> Hashable:
     return (text, _parser()[1], template,
             json.dumps(params, sort_keys=True, default=repr) if params else None,
             RenderLimits.from_env())
 
 
 def remembered_summary(text: str, template: str | None,
-                       params: dict[str, Any] | None) -> str | None:
+                       params: Mapping[str, object] | None) -> str | None:
     """The rendered summary `render_summary` gave for this reply text, template and
     parameters, or None (cheap: for the event loop)."""
     found: str | None = memo().summaries.get(_summary_key(text, template, params))
@@ -165,8 +168,8 @@ def _summary_source(template: str | None) -> tuple[str, str]:
     return template, COMPACTION_SUMMARY_TEMPLATE
 
 
-def render_summary(text: str, summary: Any, template: str | None,
-                   params: dict[str, Any] | None) -> str:
+def render_summary(text: str, summary: StructuredSummary, template: str | None,
+                   params: Mapping[str, object] | None) -> str:
     """``summary.render(template, params=params)`` for the summary parsed from `text`,
     remembered for `remembered_summary`.
 
@@ -179,8 +182,8 @@ def render_summary(text: str, summary: Any, template: str | None,
                                 render(source, context, name))
 
 
-async def render_summary_async(text: str, summary: Any, template: str | None,
-                               params: dict[str, Any] | None) -> str:
+async def render_summary_async(text: str, summary: StructuredSummary, template: str | None,
+                               params: Mapping[str, object] | None) -> str:
     """`render_summary`, awaited (the event loop stays free while the render process works).
 
     Raises:
@@ -193,4 +196,4 @@ async def render_summary_async(text: str, summary: Any, template: str | None,
         context = {**summary.to_context(), **params} if params else summary.to_context()
         return memo().summaries.put(key, await render_async(source, context, name))
 
-    return await _once(("summary", key), make)  # type: ignore[no-any-return]
+    return await _once(("summary", key), make)

@@ -31,16 +31,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections import deque
-from multiprocessing.connection import Connection
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Literal, TypeVar, overload
 
-from workbench.compaction._limits import RenderLimits, render_memory_limit, time_limit_message
+from workbench.compaction._limits import RenderLimits, time_limit_message
+from workbench.compaction._sandbox_worker import Worker
 from workbench.errors import TemplateError
 
 __all__ = ["WORKERS", "call", "call_async", "shutdown", "worker_cpu_seconds"]
@@ -48,60 +48,11 @@ __all__ = ["WORKERS", "call", "call_async", "shutdown", "worker_cpu_seconds"]
 WORKERS = 1
 """Render processes kept at most (renders beyond wait for one to be free)."""
 
-SERVE = ("import sys; sys.path.insert(0, {root!r}); "
-         "from workbench.compaction._sandbox_env import serve; "
-         "serve({fd_in}, {fd_out}, {memory}, {parent})")
-"""The render process's program (``python -c``)."""
-
 DIED = "the render process stopped ({why}); simplify the template"
-PRIVATE_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-"""Environment variables whose names hold these are kept from the render process."""
 PHASES = ("compiling", "rendering")
 """What the render process says while it works (a stop then says which it was doing)."""
 
-
-def _private(name: str) -> bool:
-    """An environment variable the render process must not see: a credential, or a Ray
-    cluster's setting (the render process belongs to no cluster)."""
-    upper = name.upper()
-    return upper.startswith("RAY_") or any(w in upper for w in PRIVATE_WORDS)
-
-
-class _Worker:
-    """One render process and its two pipes."""
-
-    def __init__(self) -> None:
-        req_read, req_write = os.pipe()
-        resp_read, resp_write = os.pipe()
-        env = {k: v for k, v in os.environ.items() if not _private(k)}
-        root = str(Path(__file__).resolve().parents[2])  # this workbench, wherever it is
-        program = SERVE.format(fd_in=req_read, fd_out=resp_write, memory=render_memory_limit(),
-                               parent=os.getpid(), root=root)
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", program], pass_fds=(req_read, resp_write), env=env,
-                stdin=subprocess.DEVNULL, close_fds=True)
-        finally:
-            os.close(req_read)
-            os.close(resp_write)
-        self.requests = Connection(req_write, readable=False)
-        self.replies = Connection(resp_read, writable=False)
-        try:
-            reply = self.replies.recv()  # ("ready",) once it has imported the sandbox
-        except EOFError:
-            self.kill()
-            raise RuntimeError(f"the render process did not start (exit code "
-                               f"{self.process.returncode}; its error is above)") from None
-        if reply != ("ready",):  # pragma: no cover - the program above sends nothing else
-            raise RuntimeError(f"render process said {reply!r}")
-
-    def kill(self) -> None:
-        """Stop it now (a render past its deadline, Ctrl-C) and reap it."""
-        if self.process.poll() is None:
-            self.process.kill()
-        for end in (self.requests, self.replies):
-            end.close()
-        self.process.wait()
+_Waiter = TypeVar("_Waiter", threading.Event, "asyncio.Future[None]")
 
 
 class _Pool:
@@ -110,11 +61,11 @@ class _Pool:
     def __init__(self, size: int) -> None:
         self.size = size
         self.started = 0
-        self.idle: list[_Worker] = []
-        self.waiting: deque[Any] = deque()  # threading.Event or asyncio.Future, first come first
+        self.idle: list[Worker] = []
+        self.waiting: deque[threading.Event | asyncio.Future[None]] = deque()  # first come first
         self.lock = threading.Lock()
 
-    def _claim(self) -> _Worker | bool:
+    def _claim(self) -> Worker | bool:
         """An idle worker, True when the caller may start one, else False (wait)."""
         if self.idle:
             return self.idle.pop()  # a dead one is found out when asked (and replaced)
@@ -123,52 +74,48 @@ class _Pool:
             return True
         return False
 
-    def _start(self) -> _Worker:
+    def _start(self) -> Worker:
         try:
-            return _Worker()
+            return Worker()
         except BaseException:
             with self.lock:
                 self.started -= 1
             raise
 
-    def try_take(self) -> _Worker | None:
+    def try_take(self) -> Worker | None:
         """A worker free at once (started when the pool may start one), else None."""
         with self.lock:
             got = self._claim()
-        if got is True:
-            return self._start()
-        return got or None  # type: ignore[return-value]
+        if isinstance(got, Worker):
+            return got
+        return self._start() if got else None
 
-    def take(self) -> _Worker:
+    def _take_or_queue(self, waiter: Callable[[], _Waiter]) -> Worker | _Waiter:
+        """A worker (idle, or started now when the pool may start one), else a `waiter()`
+        queued, first come first served, to be woken when one is given back."""
+        with self.lock:
+            got = self._claim()
+            if got is False:
+                ready = waiter()
+                self.waiting.append(ready)
+                return ready
+        return got if isinstance(got, Worker) else self._start()
+
+    def take(self) -> Worker:
         """A worker for this thread (waiting for one to be free)."""
-        while True:
-            with self.lock:
-                got = self._claim()
-                if got is False:
-                    ready = threading.Event()
-                    self.waiting.append(ready)
-            if got is True:
-                return self._start()
-            if got is not False:
-                return got  # type: ignore[return-value]
-            ready.wait()
+        while not isinstance(got := self._take_or_queue(threading.Event), Worker):
+            got.wait()
+        return got
 
-    async def take_async(self) -> _Worker:
-        """A worker for the running event loop (waiting for one to be free)."""
+    async def take_async(self) -> Worker:
+        """A worker for the running event loop (waiting for one to be free; the first render
+        of the process pays for starting one)."""
         loop = asyncio.get_running_loop()
-        while True:
-            with self.lock:
-                got = self._claim()
-                if got is False:
-                    ready = loop.create_future()
-                    self.waiting.append(ready)
-            if got is True:
-                return self._start()  # once per process: the first render pays for it
-            if got is not False:
-                return got  # type: ignore[return-value]
-            await ready
+        while not isinstance(got := self._take_or_queue(loop.create_future), Worker):
+            await got
+        return got
 
-    def give(self, worker: _Worker | None) -> None:
+    def give(self, worker: Worker | None) -> None:
         """Hand a worker back (None: it was killed; a fresh one may be started)."""
         with self.lock:
             if worker is not None:
@@ -204,10 +151,10 @@ def _stopped(name: str, limits: RenderLimits, compiling: bool) -> TemplateError:
                                "simplify the template")
 
 
-def _answer(reply: tuple[Any, ...], name: str) -> Any:
+def _answer(reply: tuple[object, ...], name: str) -> object:
     if reply[0] == "ok":
         return reply[1]
-    raise TemplateError(name, reply[1])
+    raise TemplateError(name, str(reply[1]))
 
 
 class _Stale(Exception):
@@ -222,50 +169,106 @@ class _Expired(Exception):
         self.compiling = compiling
 
 
-def _reply(worker: _Worker) -> tuple[Any, ...]:
+def _reply(worker: Worker) -> tuple[object, ...]:
     try:
         return tuple(worker.replies.recv())
     except EOFError:
         raise _Stale() from None
 
 
-def call(op: str, source: str, context: dict[str, Any] | None, name: str,
-         limits: RenderLimits) -> Any:
+Request = tuple[str, str, "Mapping[str, object] | None", str, RenderLimits]
+"""``(op, source, context, name, limits)``: what the render process is asked."""
+
+
+def _exchange(worker: Worker, request: Request) -> Generator[float, bool, object]:
+    """One request and its answer, written once for both front doors: it yields each deadline
+    it waits until and is sent whether the render process wrote before it (`call` polls the
+    pipe, `call_async` lets the loop watch it), and returns the answer.
+
+    Raises:
+        TemplateError: the template's own failure.
+        _Expired: the deadline passed first.
+        _Stale: the render process had died.
+    """
+    op, _, _, name, limits = request
+    _send(worker, request)
+    compiling, deadline = op != "render", time.monotonic() + limits.time_limit
+    while True:
+        if not (yield deadline):
+            raise _Expired(compiling)
+        reply = _reply(worker)
+        if reply[0] not in PHASES:
+            return _answer(reply, name)
+        compiling = reply[0] == "compiling"
+
+
+class _Lease:
+    """A worker lent for one attempt: given back when the attempt ends, or killed when it
+    did not end with an answer (stale, past its time, interrupted or cancelled: never handed
+    out again). Leaving the block quietly means: try once more with a fresh process."""
+
+    def __init__(self, pool: _Pool, worker: Worker, name: str, limits: RenderLimits,
+                 attempt: int) -> None:
+        self.pool, self.worker = pool, worker
+        self.name, self.limits, self.attempt = name, limits, attempt
+
+    def __enter__(self) -> Worker:
+        return self.worker
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if exc is None or isinstance(exc, TemplateError):
+            self.pool.give(self.worker)  # the template's own failure: the process is fine
+            return False
+        self.worker.kill()
+        self.pool.give(None)
+        return _give_up(exc, self.name, self.limits, self.attempt)
+
+
+@overload
+def call(op: Literal["render"], source: str, context: Mapping[str, object] | None, name: str,
+         limits: RenderLimits) -> str: ...
+@overload
+def call(op: Literal["variables"], source: str, context: Mapping[str, object] | None,
+         name: str, limits: RenderLimits) -> frozenset[str]: ...
+@overload
+def call(op: Literal["check"], source: str, context: Mapping[str, object] | None, name: str,
+         limits: RenderLimits) -> None: ...
+def call(op: str, source: str, context: Mapping[str, object] | None, name: str,
+         limits: RenderLimits) -> object:
     """Run one request in a render process and wait for its answer (see the module docstring).
+
+    Returns:
+        The rendered text (``render``), None (``check``) or the names read (``variables``).
 
     Raises:
         TemplateError: the template failed, crossed a limit, or ran past the time limit.
     """
     for attempt in (1, 2):
-        pool = _POOL
-        worker: _Worker | None = _POOL.try_take()
+        pool, worker = _POOL, _POOL.try_take()
         if worker is None:
             pool, worker = _SYNC_POOL, _SYNC_POOL.take()
-        assert worker is not None
-        try:
-            _send(worker, (op, source, context, name, limits))
-            compiling, deadline = op != "render", time.monotonic() + limits.time_limit
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0 or not worker.replies.poll(left):
-                    raise _Expired(compiling)
-                reply = _reply(worker)
-                if reply[0] not in PHASES:
-                    return _answer(reply, name)
-                compiling = reply[0] == "compiling"
-        except TemplateError:
-            raise  # the template's own failure: the process is fine
-        except BaseException as exc:
-            worker.kill()  # stale, past its time, interrupted: never handed out again
-            worker = None
-            _give_up(exc, name, limits, attempt)
-        finally:
-            pool.give(worker)
+        with _Lease(pool, worker, name, limits, attempt):
+            exchange = _exchange(worker, (op, source, context, name, limits))
+            try:
+                deadline = next(exchange)
+                while True:
+                    left = deadline - time.monotonic()
+                    deadline = exchange.send(left > 0 and worker.replies.poll(left))
+            except StopIteration as done:
+                return done.value
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-async def call_async(op: str, source: str, context: dict[str, Any] | None, name: str,
-                     limits: RenderLimits) -> Any:
+@overload
+async def call_async(op: Literal["render"], source: str, context: Mapping[str, object] | None,
+                     name: str, limits: RenderLimits) -> str: ...
+@overload
+async def call_async(op: Literal["variables"], source: str,
+                     context: Mapping[str, object] | None, name: str,
+                     limits: RenderLimits) -> frozenset[str]: ...
+async def call_async(op: str, source: str, context: Mapping[str, object] | None, name: str,
+                     limits: RenderLimits) -> object:
     """`call` on the event loop: the loop watches the render process's pipe (no thread).
 
     Raises:
@@ -273,51 +276,41 @@ async def call_async(op: str, source: str, context: dict[str, Any] | None, name:
     """
     loop = asyncio.get_running_loop()
     for attempt in (1, 2):
-        worker: _Worker | None = await _POOL.take_async()
-        assert worker is not None
-        try:
-            _send(worker, (op, source, context, name, limits))
-            compiling, deadline = op != "render", time.monotonic() + limits.time_limit
-            while True:
-                if not await _arrived(loop, worker, deadline):
-                    raise _Expired(compiling)
-                reply = _reply(worker)
-                if reply[0] not in PHASES:
-                    return _answer(reply, name)
-                compiling = reply[0] == "compiling"
-        except TemplateError:
-            raise  # the template's own failure: the process is fine
-        except BaseException as exc:
-            worker.kill()  # stale, past its time, cancelled (Ctrl-C): never handed out again
-            worker = None
-            _give_up(exc, name, limits, attempt)
-        finally:
-            _POOL.give(worker)
+        worker = await _POOL.take_async()
+        with _Lease(_POOL, worker, name, limits, attempt):
+            exchange = _exchange(worker, (op, source, context, name, limits))
+            try:
+                deadline = next(exchange)
+                while True:
+                    deadline = exchange.send(await _arrived(loop, worker, deadline))
+            except StopIteration as done:
+                return done.value
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _send(worker: _Worker, request: tuple[Any, ...]) -> None:
+def _send(worker: Worker, request: Request) -> None:
     try:
         worker.requests.send(request)
     except OSError:
         raise _Stale() from None
 
 
-def _give_up(exc: BaseException, name: str, limits: RenderLimits, attempt: int) -> None:
-    """After the render process was killed: return to try once more with a fresh one (it had
-    died while idle), else raise what the caller should see."""
+def _give_up(exc: BaseException, name: str, limits: RenderLimits, attempt: int) -> bool:
+    """After the render process was killed: True to try once more with a fresh one (it had
+    died while idle), False to let `exc` through (Ctrl-C, a cancelled task), else raise what
+    the caller should see."""
     if isinstance(exc, _Stale):
         if attempt == 1:
-            return
+            return True
         raise TemplateError(name, DIED.format(why="it exited")) from None
     if isinstance(exc, _Expired):
         raise _stopped(name, limits, exc.compiling) from None
     if isinstance(exc, (EOFError, OSError)):
         raise TemplateError(name, DIED.format(why=type(exc).__name__)) from exc
-    raise exc
+    return False
 
 
-async def _arrived(loop: asyncio.AbstractEventLoop, worker: _Worker, deadline: float) -> bool:
+async def _arrived(loop: asyncio.AbstractEventLoop, worker: Worker, deadline: float) -> bool:
     """True once the render process has written, False when `deadline` passes first."""
     fd = worker.replies.fileno()
     waiting: asyncio.Future[bool] = loop.create_future()

@@ -8,10 +8,12 @@ response: Goose's lossless fallback.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._candidates import (
     RUST_WHITESPACE,
     CandidateDecoder,
@@ -69,7 +71,7 @@ def _float_text(value: float) -> str:
     return sign + text
 
 
-def stringify(value: Any) -> str:
+def stringify(value: JSONValue) -> str:
     """Goose's ``stringify_lenient``: any JSON value as one string.
 
     Strings stay as they are, null is ``""``, objects become ``"k: v"`` pairs and arrays their
@@ -95,7 +97,7 @@ def _blank(text: str) -> bool:
     return not text.strip(RUST_WHITESPACE)
 
 
-def _string_list(value: Any) -> list[str]:
+def _string_list(value: JSONValue) -> list[str]:
     if isinstance(value, list):
         return [stringify(item) for item in value]
     if value is None:
@@ -103,7 +105,7 @@ def _string_list(value: Any) -> list[str]:
     return [stringify(value)]
 
 
-def _optional_string(value: Any) -> str | None:
+def _optional_string(value: JSONValue) -> str | None:
     return None if value is None else stringify(value)
 
 
@@ -122,7 +124,7 @@ class FileActivity:
     key_code: str | None = None
 
     @classmethod
-    def from_value(cls, value: Any) -> FileActivity | None:
+    def from_value(cls, value: JSONValue) -> FileActivity | None:
         """One ``files`` entry read leniently; None for an entry Goose drops."""
         if isinstance(value, dict):
             return cls(
@@ -133,12 +135,12 @@ class FileActivity:
         path = stringify(value)
         return None if _blank(path) else cls(path=path)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The entry as the template sees it."""
         return {"path": self.path, "summary": self.summary, "key_code": self.key_code}
 
 
-def _file_list(value: Any) -> list[FileActivity]:
+def _file_list(value: JSONValue) -> list[FileActivity]:
     if value is None:
         return []
     items = value if isinstance(value, list) else [value]
@@ -188,10 +190,10 @@ class StructuredSummary:
     pending_tasks: list[str] = field(default_factory=list)
     current_work: str | None = None
     next_step: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
 
     @classmethod
-    def from_value(cls, value: Any) -> StructuredSummary | None:
+    def from_value(cls, value: JSONValue) -> StructuredSummary | None:
         """Read a parsed JSON value leniently (goose.md 3.2); None when it is not an object.
 
         Blank entries are kept; call `normalize` to drop them.
@@ -260,9 +262,9 @@ class StructuredSummary:
                 return ParseOutcome(summary, "ok", tried)
         return ParseOutcome(None, "empty" if any_object else "invalid_json", len(spans))
 
-    def to_context(self) -> dict[str, Any]:
+    def to_context(self) -> JSONObject:
         """Template variables: the nine fields (None stays None) with `extra` keys at top level."""
-        context: dict[str, Any] = {name: list(getattr(self, name)) for name in _STRING_LISTS}
+        context: JSONObject = {name: list(getattr(self, name)) for name in _STRING_LISTS}
         context["files"] = [f.to_dict() for f in self.files]
         context["current_work"] = self.current_work
         context["next_step"] = self.next_step
@@ -284,7 +286,7 @@ class StructuredSummary:
         return ordered
 
     def render(self, template: str | None = None, name: str | None = None,
-               params: dict[str, Any] | None = None) -> str:
+               params: Mapping[str, object] | None = None) -> str:
         """Render the summary as markdown.
 
         Args:
@@ -299,7 +301,7 @@ class StructuredSummary:
         if template is None:
             template = builtin_template(COMPACTION_SUMMARY_TEMPLATE) or ""
             name = name or COMPACTION_SUMMARY_TEMPLATE
-        context = self.to_context()
+        context: Mapping[str, object] = self.to_context()
         if params:
             context = {**context, **params}
         return render(template, context, name=name or COMPACTION_SUMMARY_TEMPLATE)

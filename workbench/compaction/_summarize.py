@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from workbench.compaction._format import TranscriptStyle, transcript_lines
 from workbench.compaction._model import CompactionModel, Usage
@@ -47,6 +47,7 @@ from workbench.messages import (
     Message,
     TextContent,
 )
+from workbench.tokens import TokenEstimator
 
 __all__ = ["Attempt", "CompactionCallFailed", "CompactionContextExceeded",
            "ELIDED_TOOL_RESPONSE_TEXT", "EXHAUSTED_REMOVAL_ERROR", "NO_TOOL_RESPONSES_ERROR",
@@ -83,8 +84,8 @@ class CompactionContextExceeded(CompactionError, ContextLengthExceeded):
     `ContextLengthExceeded`, like Goose's context-limit failure.
     """
 
-    def __init__(self, message: str, billed_usage: list[Any] | None = None,
-                 attempts: list[Any] | None = None, model: str = "") -> None:
+    def __init__(self, message: str, billed_usage: list[Usage] | None = None,
+                 attempts: list[Attempt] | None = None, model: str = "") -> None:
         CompactionError.__init__(self, message, billed_usage, attempts)
         self.model = model
 
@@ -153,7 +154,7 @@ class Summary:
 
 
 def apply_structured_summary(response: Message, summary_template: str | None,
-                             params: dict[str, Any] | None = None) -> str:
+                             params: Mapping[str, object] | None = None) -> str:
     """Rewrite `response` into the rendered structured summary when its JSON parses.
 
     Only text items are parsed (thinking is ignored). When parsing or rendering fails, the
@@ -181,7 +182,7 @@ def apply_structured_summary(response: Message, summary_template: str | None,
 
 
 async def apply_structured_summary_async(response: Message, summary_template: str | None,
-                                        params: dict[str, Any] | None = None) -> str:
+                                        params: Mapping[str, object] | None = None) -> str:
     """`apply_structured_summary`, awaited: from what is remembered when it can be, else with
     the summary rendered in the render process while the event loop goes on."""
     known = remembered_structured_summary(response, summary_template, params)
@@ -200,7 +201,7 @@ async def apply_structured_summary_async(response: Message, summary_template: st
 
 
 def remembered_structured_summary(response: Message, summary_template: str | None,
-                                  params: dict[str, Any] | None = None) -> str | None:
+                                  params: Mapping[str, object] | None = None) -> str | None:
     """`apply_structured_summary` done from what is remembered (this reply text parsed, and
     its summary rendered with this template and parameters, before), or None when there is
     work to do. Cheap, for the event loop; the outcome and the rewrite are the same."""
@@ -226,15 +227,23 @@ def _rewrite(response: Message, rendered: str) -> str:
 # ---- the ladder -------------------------------------------------------------------------------
 
 
-def _context(templates: Any, variables: dict[str, Any]) -> dict[str, Any]:
+def _context(templates: Templates, variables: dict[str, object]) -> dict[str, object]:
     """`variables` with the templates' parameters over them (`Templates.context`)."""
     params = getattr(templates, "params", None)
     return {**variables, **params} if params else variables
 
 
+class SummarizeOptions(TypedDict, total=False):
+    """The keyword options of `summarize`, for callers that pass them through."""
+
+    transcript_style: TranscriptStyle
+    removal: Removal
+    order: RemovalOrder
+
+
 async def summarize(
     model: CompactionModel,
-    estimator: Any,
+    estimator: TokenEstimator | None,
     templates: Templates,
     messages: Sequence[Message],
     *,

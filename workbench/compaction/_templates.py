@@ -20,9 +20,9 @@ import hashlib
 import importlib.resources
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from workbench._memo import memo
 from workbench.compaction import _sandbox
@@ -109,7 +109,7 @@ def template_variables(source: str, name: str = "<template>",
     return set(names)
 
 
-def render(source: str, context: dict[str, Any], name: str = "<template>",
+def render(source: str, context: Mapping[str, object], name: str = "<template>",
            limits: RenderLimits | None = None) -> str:
     """Render a template source in the sandbox and strip the result.
 
@@ -133,7 +133,7 @@ def render(source: str, context: dict[str, Any], name: str = "<template>",
     return text
 
 
-async def render_async(source: str, context: dict[str, Any], name: str = "<template>",
+async def render_async(source: str, context: Mapping[str, object], name: str = "<template>",
                        limits: RenderLimits | None = None) -> str:
     """`render`, awaited: the event loop runs other work until the render process answers.
 
@@ -148,7 +148,7 @@ def _limits(limits: RenderLimits | None) -> RenderLimits:
     return limits if limits is not None else RenderLimits.from_env()
 
 
-def jinja_literal(value: Any) -> str:
+def jinja_literal(value: object) -> str:
     """A value as a Jinja (and minijinja) literal."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -159,7 +159,7 @@ def jinja_literal(value: Any) -> str:
     return json.dumps(str(value))
 
 
-def bake(source: str, values: dict[str, Any], name: str = "<template>") -> str:
+def bake(source: str, values: Mapping[str, object], name: str = "<template>") -> str:
     """`source` with a ``{% set %}`` line for each parameter it reads (none: unchanged).
 
     The workbench renders a parametrised template with its values as render variables (see
@@ -228,7 +228,7 @@ class Templates:
     compaction: str
     summary: str
     name: str = "default"
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, object] = field(default_factory=dict)
 
     def baked(self) -> Templates:
         """These templates with `params` written in as ``{% set %}`` lines (see `bake`): what

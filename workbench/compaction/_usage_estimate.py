@@ -7,7 +7,7 @@ for ``MessageContent``), joined with single spaces, so thinking and tool calls c
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from workbench.compaction._model import Usage
 from workbench.messages import (
@@ -27,16 +27,17 @@ from workbench.messages import (
     ToolResponse,
     UnknownContent,
 )
+from workbench.tokens import TokenEstimator
 
 __all__ = ["display_content", "ensure_usage_tokens"]
 
 
-def _pretty(value: Any) -> str:
+def _pretty(value: object) -> str:
     # serde_json::to_string_pretty: two-space indent, ": " between key and value.
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _display_action(data: dict[str, Any]) -> str:
+def _display_action(data: Mapping[str, object]) -> str:
     kind = data.get("actionType")
     if kind == "toolConfirmation":
         return f"[ActionRequired: ToolConfirmation for {data.get('toolName', '')}]"
@@ -98,7 +99,7 @@ def display_content(item: Content) -> str:
     return ""
 
 
-def ensure_usage_tokens(usage: Usage, estimator: Any, system_prompt: str,
+def ensure_usage_tokens(usage: Usage, estimator: TokenEstimator, system_prompt: str,
                         request: list[Message], response: Message) -> Usage:
     """Estimate missing token counts, then recompute the total.
 

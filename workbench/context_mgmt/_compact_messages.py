@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Unpack
 
 from workbench._memo import memo
 from workbench.compaction._model import CompactionModel, Usage
-from workbench.compaction._summarize import Summary, summarize
+from workbench.compaction._summarize import SummarizeOptions, Summary, summarize
 from workbench.compaction._templates import Templates
 from workbench.messages import (
     Message,
@@ -23,7 +23,7 @@ from workbench.messages import (
     ToolResponse,
     recorded_fields,
 )
-from workbench.tokens import context_tokens
+from workbench.tokens import TokenEstimator, context_tokens, default_estimator
 
 __all__ = [
     "CONVERSATION_CONTINUATION_TEXT",
@@ -163,8 +163,8 @@ async def compact_messages(
     *,
     manual_compact: bool = False,
     templates: Templates | None = None,
-    estimator: Any = None,
-    **summarize_options: Any,
+    estimator: TokenEstimator | None = None,
+    **summarize_options: Unpack[SummarizeOptions],
 ) -> CompactionResult:
     """Compact a session the way Goose does.
 
@@ -186,8 +186,6 @@ async def compact_messages(
         TemplateError: the compaction template failed to render.
     """
     if estimator is None:
-        from workbench.tokens import default_estimator
-
         estimator = default_estimator()
     if templates is None:
         templates = Templates.goose_overrides()

@@ -11,10 +11,12 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import NoReturn
 
+from workbench._json_types import JSONValue
 from workbench.compaction._threshold import DEFAULT_COMPACTION_THRESHOLD
 from workbench.messages import Message
+from workbench.tokens import TokenEstimator, default_estimator
 
 __all__ = [
     "THRESHOLD_ENV",
@@ -35,12 +37,12 @@ _F64_SPECIAL = re.compile(r"[+-]?(inf|infinity|nan)\Z", re.IGNORECASE)
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     # serde_json has no NaN/Infinity literals; Python's json module does.
     raise ValueError(name)
 
 
-def _parse_env_value(raw: str) -> Any:
+def _parse_env_value(raw: str) -> JSONValue:
     """Goose's env value parsing: JSON, then true/false, then i64, then finite f64, else the string."""
     try:
         value = json.loads(raw, parse_constant=_reject_constant)
@@ -79,10 +81,8 @@ def threshold_from_env(value: str | None) -> float:
     return number if math.isfinite(number) else DEFAULT_COMPACTION_THRESHOLD
 
 
-def _estimate_tokens(conversation: Sequence[Message], estimator: Any) -> int:
+def _estimate_tokens(conversation: Sequence[Message], estimator: TokenEstimator | None) -> int:
     if estimator is None:
-        from workbench.tokens import default_estimator
-
         estimator = default_estimator()
     return sum(estimator.count_chat_tokens("", [m]) for m in conversation if m.is_agent_visible)
 
@@ -94,7 +94,7 @@ def check_if_compaction_needed(
     threshold: float | None = None,
     session_total_tokens: int | None = None,
     manages_own_context: bool = False,
-    estimator: Any = None,
+    estimator: TokenEstimator | None = None,
 ) -> bool:
     """Whether Goose would auto-compact this conversation before the next turn.
 

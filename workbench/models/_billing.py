@@ -23,8 +23,9 @@ import os
 import random
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
+from workbench._json_types import JSONValue
 from workbench.compaction._model import Usage
 
 __all__ = ["NOT_BILLED_FLAGS", "SHARER_DROPS", "attribute", "billed", "billing_columns",
@@ -84,13 +85,13 @@ def attribute(call: Findings, usage: Usage) -> Usage:
     return usage.copy(extra=extra)
 
 
-def paid_in_run(usage: Any) -> bool:
+def paid_in_run(usage: object) -> bool:
     """True when this run paid for the call: not answered from a recording, not shared."""
     extra = getattr(usage, "extra", None) or {}
     return not any(extra.get(flag) for flag in NOT_BILLED_FLAGS)
 
 
-def usage_columns(usages: Sequence[Any], unknown_calls: int = 0) -> dict[str, Any]:
+def usage_columns(usages: Sequence[Usage], unknown_calls: int = 0) -> dict[str, int | float | None]:
     """A cell's billed columns (what its calls cost, whoever paid: a shared or recorded
     answer counts at the usage of the call that produced it) and its ``spent_*`` columns
     (what this run paid for them).
@@ -100,12 +101,13 @@ def usage_columns(usages: Sequence[Any], unknown_calls: int = 0) -> dict[str, An
         unknown_calls: Calls that reached a model and failed without usage (the cost is then
             unknown; no billed call at all costs 0).
     """
-    def total(name: str, of: Sequence[Any]) -> int:
+    def total(name: str, of: Sequence[Usage]) -> int:
         return sum(getattr(u, name) or 0 for u in of)
 
-    def cost(of: Sequence[Any]) -> float | None:
+    def cost(of: Sequence[Usage]) -> float | None:
         costs = [u.cost for u in of]
-        return None if unknown_calls or any(c is None for c in costs) else float(sum(costs))
+        known = [c for c in costs if c is not None]
+        return None if unknown_calls or len(known) < len(costs) else float(sum(known))
 
     paid = [u for u in usages if paid_in_run(u)]
     return {
@@ -120,7 +122,7 @@ def usage_columns(usages: Sequence[Any], unknown_calls: int = 0) -> dict[str, An
     }
 
 
-def billing_columns(records: Sequence[Any], raw_usages: Sequence[Any]) -> dict[str, int]:
+def billing_columns(records: Sequence[object], raw_usages: Sequence[Usage | None]) -> dict[str, int]:
     """Billed tokens split into what the provider reported and what the workbench estimated.
 
     A call's input (or output) count is *reported* when the model returned it and did not mark
@@ -131,7 +133,7 @@ def billing_columns(records: Sequence[Any], raw_usages: Sequence[Any]) -> dict[s
         records: The cell's attempts (each with its final ``usage``, or None).
         raw_usages: The usage of each call as the model returned it, in call order.
     """
-    finals = [r.usage for r in records if getattr(r, "usage", None) is not None]
+    finals: list[Usage] = [u for r in records if (u := getattr(r, "usage", None)) is not None]
     reported = estimated = 0
     for final, raw in zip(finals, raw_usages, strict=False):
         marked = raw is None or bool((raw.extra or {}).get("estimated"))
@@ -144,11 +146,16 @@ def billing_columns(records: Sequence[Any], raw_usages: Sequence[Any]) -> dict[s
     return {"reported_tokens": reported, "estimated_tokens": estimated}
 
 
-def http_retries(raw_usages: Sequence[Any], attempts: int | None = None) -> int:
+def http_retries(raw_usages: Sequence[Usage | None], attempts: int | None = None) -> int:
     """Gateway retries (429, 5xx, timeouts) across a cell's calls, from the usages'
     ``retries_made`` and, for a call that gave up, its number of `attempts`."""
-    total = sum(int((u.extra or {}).get("retries_made") or 0) for u in raw_usages
+    total = sum(_retries((u.extra or {}).get("retries_made") or 0) for u in raw_usages
                 if u is not None)
     if isinstance(attempts, int) and not isinstance(attempts, bool) and attempts > 1:
         total += attempts - 1
     return total
+
+
+def _retries(value: JSONValue) -> int:
+    # The gateway writes an int; a number in another JSON form is read as int() reads it.
+    return int(value) if isinstance(value, (int, float, str)) else 0

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
+from workbench._json_types import JSONObject
 from workbench._memo import memo
 from workbench.messages import Message
 
@@ -25,13 +25,13 @@ KEY_VERSION = 1
 VOLATILE_MESSAGE_KEYS = ("created", "id")
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Deterministic JSON: sorted keys, no spaces, non-ASCII kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       default=str)
 
 
-def _message_for_key(message: Message) -> dict[str, Any]:
+def _message_for_key(message: Message) -> JSONObject:
     data = message.to_goose()
     for key in VOLATILE_MESSAGE_KEYS:
         data.pop(key, None)
@@ -49,7 +49,7 @@ def prompt_hash(system: str, messages: Sequence[Message]) -> str:
     return _remembered(system, ("prompt", request), lambda: _prompt_digest(system, request))
 
 
-def cache_key(identity: Any, system: str, messages: Sequence[Message]) -> str:
+def cache_key(identity: object, system: str, messages: Sequence[Message]) -> str:
     """sha256 hex of the model identity, the prompt and `KEY_VERSION`.
 
     The digest of canonical JSON ``{"key_version", "messages", "model", "system"}`` (sorted
@@ -65,7 +65,7 @@ def cache_key(identity: Any, system: str, messages: Sequence[Message]) -> str:
                        lambda: _key_digest(identity_json, system, request))
 
 
-def _remembered(system: str, key: tuple[str, ...], digest: Any) -> str:
+def _remembered(system: str, key: tuple[str, ...], digest: Callable[[], str]) -> str:
     known = getattr(system, "known", None)  # a PromptText: its digests live with it
     if known is None:
         return str(digest())

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from workbench.messages import Message
 from workbench.models._cache_keys import canonical_json, prompt_hash
+from workbench.models._recording import ResponseCache
 
 __all__ = ["PromptCounts", "RecordedCounts", "SnapshotCounts", "count_key"]
 
@@ -41,7 +42,7 @@ class PromptCounts(Protocol):
         ...
 
 
-def count_key(identity: Any, tokenizer: str, system: str, messages: Sequence[Message]) -> str:
+def count_key(identity: object, tokenizer: str, system: str, messages: Sequence[Message]) -> str:
     """sha256 hex naming one prompt's size: the tokenizer, the model identity (which settles
     anything the model adds to the prompt, such as a cue) and the prompt's own hash."""
     body = canonical_json({"v": COUNT_KEY_VERSION, "tokenizer": tokenizer, "model": identity,
@@ -57,7 +58,7 @@ class RecordedCounts:
         writable: Record new counts (the cache is read-write); a replay only reads.
     """
 
-    def __init__(self, cache: Any, writable: bool) -> None:
+    def __init__(self, cache: ResponseCache, writable: bool) -> None:
         self.cache = cache
         self.writable = writable and not getattr(cache, "read_only", False)
 
@@ -83,7 +84,7 @@ class SnapshotCounts:
     """
 
     def __init__(self, counts: dict[str, int],
-                 sink: Callable[[str, str, int], Any] | None = None) -> None:
+                 sink: Callable[[str, str, int], object] | None = None) -> None:
         self.counts = dict(counts)
         self.sink = sink
         self.writable = sink is not None

@@ -28,10 +28,12 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from types import ModuleType
+from typing import Protocol
 
+from workbench._offline import ensure_offline
 from workbench._redact import redact
 from workbench.errors import (
     AuthenticationError,
@@ -113,10 +115,8 @@ KEY_ONLY_PROVIDERS = frozenset({
 })
 
 
-def load_litellm() -> Any:
+def load_litellm() -> ModuleType:
     """Import litellm the offline way (no price-map download, no provider-list banners)."""
-    from workbench._offline import ensure_offline  # beside the litellm import it guards
-
     ensure_offline()
     # litellm's types trip a pydantic warning on first use that users can do nothing about.
     warnings.filterwarnings("ignore", message=r"Items? .*`ReadOnly` qualifier", category=UserWarning)
@@ -150,7 +150,7 @@ def says_credentials_missing(text: str) -> bool:
     return bool(_MISSING_CREDENTIALS.search(text))
 
 
-def missing_key_error(model: str, params: dict[str, Any]) -> AuthenticationError | None:
+def missing_key_error(model: str, params: Mapping[str, object]) -> AuthenticationError | None:
     """An `AuthenticationError` naming the variable to set when `model` certainly has no key.
 
     Only for `KEY_ONLY_PROVIDERS`, and only when neither an ``api_key`` parameter nor the
@@ -185,7 +185,7 @@ def says_context_too_long(text: str) -> bool:
     return bool(_CONTEXT_PHRASES.search(text))
 
 
-def parse_retry_after(value: Any, *, now: float | None = None) -> float | None:
+def parse_retry_after(value: object, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date.
 
     Returns None when the value is missing or unreadable; never negative.
@@ -206,8 +206,14 @@ def parse_retry_after(value: Any, *, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _headers_of(exc: BaseException) -> list[Any]:
-    found = []
+class _Headers(Protocol):
+    """HTTP headers as an error carries them (httpx's `Headers`, or a plain dict)."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def _headers_of(exc: BaseException) -> list[_Headers]:
+    found: list[_Headers] = []
     response = getattr(exc, "response", None)
     if response is not None and getattr(response, "headers", None) is not None:
         found.append(response.headers)

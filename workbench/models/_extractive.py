@@ -27,8 +27,8 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._format import format_content_item
 from workbench.compaction._model import Usage
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
@@ -76,7 +76,7 @@ _SHELL_SPLIT = re.compile(r"[\s;|&<>()'\"`=]+")
 class _Turn:
     role: str
     texts: list[str] = field(default_factory=list)
-    requests: list[tuple[str, Any]] = field(default_factory=list)
+    requests: list[tuple[str, JSONValue]] = field(default_factory=list)
     responses: list[str] = field(default_factory=list)
 
     def add_part(self, part: str) -> None:
@@ -199,10 +199,11 @@ def _dedup(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _is_edit(tool: str, args: Any) -> bool:
+def _is_edit(tool: str, args: JSONValue) -> bool:
     words = [tool.rsplit("__", 1)[-1].lower()]
-    if isinstance(args, dict) and isinstance(args.get("command"), str):
-        words.append(args["command"].strip().lower())
+    command = args.get("command") if isinstance(args, dict) else None
+    if isinstance(command, str):
+        words.append(command.strip().lower())
     return any(w in word for word in words for w in EDIT_WORDS)
 
 
@@ -221,10 +222,10 @@ def _paths_in_command(command: str) -> list[str]:
     return found
 
 
-def _request_paths(args: Any) -> list[str]:
+def _request_paths(args: JSONValue) -> list[str]:
     if not isinstance(args, dict):
         return []
-    paths = [args[k] for k in PATH_KEYS if isinstance(args.get(k), str) and args[k].strip()]
+    paths = [path for k in PATH_KEYS if isinstance(path := args.get(k), str) and path.strip()]
     command = args.get("command")
     if isinstance(command, str):
         paths.extend(_paths_in_command(command))
@@ -245,7 +246,7 @@ def _error_lines(response: str) -> list[str]:
     return found
 
 
-def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
+def extract_summary(turns: list[_Turn]) -> JSONObject:
     """The structured-summary fields for a parsed conversation (rules in `ExtractiveModel`)."""
     requests = [t.text for t in turns if t.role == "user" and t.text]
     intents = _dedup([clip_text(r, USER_TEXT_CHARS) for r in requests])
@@ -266,10 +267,10 @@ def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
             errors.extend(clip_text(e, ERROR_CHARS) for e in _error_lines(response))
     assistant_texts = [t.text for t in turns if t.role == "assistant" and t.text]
     return {
-        "user_intent": intents,
-        "technical_concepts": _dedup(tools),
+        "user_intent": [*intents],
+        "technical_concepts": [*_dedup(tools)],
         "files": [{"path": p, "summary": s, "key_code": None} for p, s in files.items()],
-        "errors_and_fixes": _dedup(errors)[:MAX_ERRORS],
+        "errors_and_fixes": [*_dedup(errors)[:MAX_ERRORS]],
         "problem_solving": [],
         "user_messages": [clip_text(r, USER_TEXT_CHARS) for r in requests],
         "pending_tasks": [clip_text(requests[-1], USER_TEXT_CHARS)] if requests else [],
@@ -278,7 +279,7 @@ def extract_summary(turns: list[_Turn]) -> dict[str, Any]:
     }
 
 
-def render_answer(summary: dict[str, Any]) -> str:
+def render_answer(summary: JSONObject) -> str:
     """The reply text: a stub analysis and one fenced JSON block.
 
     ``</`` is written ``<\\/`` (valid JSON) so quoted text can never contain ``</analysis>``.
@@ -359,7 +360,7 @@ class ExtractiveModel:
                       extra={ESTIMATED_KEY: True})
         return Message.assistant(answer), usage
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> JSONObject:
         """``{"model": "extractive", "version": 1}``."""
         return {"model": MODEL_ID, "version": VERSION}
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from workbench._json_types import JSONObject
+from workbench.compaction._json_scan import brackets_outside_strings
 from workbench.errors import ConfigError
 from workbench.models._requested_schema import STRING_FIELDS, RequestedSchema, requested_schema
 
@@ -68,29 +70,32 @@ class GrammarBounds:
                 raise ConfigError(f"grammar_{name} must be a positive integer, got {value!r}")
 
 
-def check_grammar_mode(mode: Any) -> GrammarMode:
+def check_grammar_mode(mode: object) -> GrammarMode:
     """`mode` when it is a known grammar mode.
 
     Raises:
         ConfigError: naming the modes there are.
     """
-    if mode not in GRAMMAR_MODES:
-        raise ConfigError(f"grammar must be one of {', '.join(map(repr, GRAMMAR_MODES))}, "
-                          f"got {mode!r}")
-    return mode  # type: ignore[no-any-return]
+    if mode == "schema":
+        return "schema"
+    if mode == "off":
+        return "off"
+    raise ConfigError(f"grammar must be one of {', '.join(map(repr, GRAMMAR_MODES))}, "
+                      f"got {mode!r}")
 
 
-def _string(max_chars: int, nullable: bool = False) -> dict[str, Any]:
-    shape: dict[str, Any] = {"type": "string", "maxLength": max_chars}
+def _string(max_chars: int, nullable: bool = False) -> JSONObject:
+    shape: JSONObject = {"type": "string", "maxLength": max_chars}
     # anyOf, not "type": [..., "null"]: llama.cpp's converter drops maxLength from a type list.
     return {"anyOf": [shape, {"type": "null"}]} if nullable else shape
 
 
-def _field_schema(name: str, asked: RequestedSchema, bounds: GrammarBounds) -> dict[str, Any]:
+def _field_schema(name: str, asked: RequestedSchema, bounds: GrammarBounds) -> JSONObject:
     chars = asked.char_cap_for(name) or bounds.max_chars
     if name in STRING_FIELDS:
         return _string(chars, nullable=name == "next_step")
     items = asked.cap(name) or bounds.max_items
+    entry: JSONObject
     if name == "files":
         entry = {
             "type": "object",
@@ -103,7 +108,7 @@ def _field_schema(name: str, asked: RequestedSchema, bounds: GrammarBounds) -> d
     return {"type": "array", "items": entry, "maxItems": items}
 
 
-def summary_schema(prompt: str, bounds: GrammarBounds | None = None) -> dict[str, Any]:
+def summary_schema(prompt: str, bounds: GrammarBounds | None = None) -> JSONObject:
     """The JSON schema a reply to compaction prompt `prompt` is decoded under.
 
     Args:
@@ -146,20 +151,13 @@ def close_truncated_json(text: str) -> str | None:
     if not body.startswith("{"):
         return None
     closers: list[str] = []
-    in_string = escaped = False
-    for ch in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
+    in_string = False
+    for _, ch in brackets_outside_strings(body):
+        if ch == '"':
             in_string = True
         elif ch in "{[":
             closers.append("}" if ch == "{" else "]")
-        elif ch in "}]":
+        else:
             if not closers:
                 return None
             closers.pop()

@@ -7,8 +7,6 @@ transport settings are stripped here, defensively, whatever the model returned.
 
 from __future__ import annotations
 
-from typing import Any
-
 # Never part of a cache key: credentials, and settings that change how long we wait, not the answer.
 SECRET_OR_TRANSPORT_KEYS = frozenset(
     {"api_key", "timeout", "retry", "num_retries", "max_retries", "authorization", "password",
@@ -23,7 +21,7 @@ def format_window(window: int) -> str:
     return str(window)
 
 
-def strip_secrets(value: Any) -> Any:
+def strip_secrets(value: object) -> object:
     """A copy of `value` with secret and transport keys removed at every depth.
 
     Keys are matched case-insensitively, and any key ending in ``api_key`` counts as secret.
@@ -41,7 +39,7 @@ def strip_secrets(value: Any) -> Any:
     return value
 
 
-def model_name(model: Any) -> str:
+def model_name(model: object) -> str:
     """The model id a wrapper reports in errors (``openai/gpt-4o-mini``, ``extractive``...)."""
     for attr in ("model_name", "model", "name"):
         value = getattr(model, attr, None)
@@ -53,7 +51,7 @@ def model_name(model: Any) -> str:
     return type(model).__name__
 
 
-def model_label(model: Any) -> str:
+def model_label(model: object) -> str:
     """A short label for tables: the model's ``describe()`` when it has one, else its id."""
     describe = getattr(model, "describe", None)
     if callable(describe):
@@ -61,7 +59,7 @@ def model_label(model: Any) -> str:
     return model_name(model)
 
 
-def model_identity(model: Any) -> Any:
+def model_identity(model: object) -> object:
     """What identifies `model`'s answers, secrets stripped.
 
     Uses ``model.cache_identity()`` when present. Otherwise the class and model id: a ``repr``

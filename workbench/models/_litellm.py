@@ -14,7 +14,8 @@ field of a credentials table nested in the parameters (``extra_body.credentials`
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from types import ModuleType
 
 from workbench._redact import public_params, register_secrets_in, secret_values
 from workbench.compaction._model import Usage
@@ -38,7 +39,7 @@ MAX_RETRIES = 100
 """Most retries a ``num_retries`` parameter may ask for."""
 
 
-def retry_from_params(params: dict[str, Any]) -> int | None:
+def retry_from_params(params: Mapping[str, object]) -> int | None:
     """The retries ``num_retries`` / ``max_retries`` ask for (None when neither is given).
 
     Raises:
@@ -60,7 +61,7 @@ def retry_from_params(params: dict[str, Any]) -> int | None:
     return next(iter(found.values()), None)
 
 
-def _identity_value(name: str, value: Any) -> Any:
+def _identity_value(name: str, value: object) -> object:
     if name == "extra_headers" and isinstance(value, dict):
         return {
             k: v for k, v in sorted(value.items())
@@ -91,7 +92,7 @@ class LiteLLMModel:
     """
 
     def __init__(self, model: str, *, retry: RetryPolicy | None = None, timeout: float = 600,
-                 sleep: Sleep | None = None, **params: Any) -> None:
+                 sleep: Sleep | None = None, **params: object) -> None:
         self.model = model
         retries = retry_from_params(params)
         if retry is None and retries is not None:
@@ -134,13 +135,14 @@ class LiteLLMModel:
         litellm = load_litellm()
         payload = to_openai_messages(system, messages)
         secrets = self._secrets
+        api_base = self.params.get("api_base")  # a URL string (named in error messages)
+        api_base = api_base if isinstance(api_base, str) else None
         attempts = 0
 
-        async def attempt() -> Any:
+        async def attempt() -> object:  # litellm's ModelResponse (untyped: a module attribute)
             nonlocal attempts
             attempts += 1
-            with map_litellm_errors(self.model, secrets=secrets,
-                                    api_base=self.params.get("api_base")):
+            with map_litellm_errors(self.model, secrets=secrets, api_base=api_base):
                 return await litellm.acompletion(
                     model=self.model, messages=payload, timeout=self.timeout, num_retries=0,
                     **self.params,
@@ -158,7 +160,7 @@ class LiteLLMModel:
         return reply, usage
 
     @staticmethod
-    def _cost(litellm: Any, response: Any) -> float | None:
+    def _cost(litellm: ModuleType, response: object) -> float | None:
         """litellm's price for the response, or None when it has none (never a guess)."""
         try:
             cost = litellm.completion_cost(completion_response=response)
@@ -176,7 +178,7 @@ class LiteLLMModel:
         value = info.get("max_input_tokens")
         return int(value) if isinstance(value, int) else None
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         """Everything that changes the answer (for the response cache key); never the API key."""
         params = {
             k: _identity_value(k, v) for k, v in sorted(self.params.items())

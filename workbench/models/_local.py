@@ -37,6 +37,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench._json_types import JSONObject
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError, ContextLengthExceeded, ModelCallError
 from workbench.messages import Message
@@ -131,7 +132,7 @@ class LocalModel:
                  grammar_max_items: int = DEFAULT_MAX_ITEMS,
                  grammar_max_chars: int = DEFAULT_MAX_CHARS,
                  repeat_penalty: float | None = None,
-                 json_schema: dict[str, Any] | bool | None = None,
+                 json_schema: JSONObject | bool | None = None,
                  prompt_mode: Literal["auto", "chat", "text"] = "auto",
                  extra_buffers: bool | None = None, text_cue: str = SUMMARY_CUE,
                  flash_attn: bool = True) -> None:
@@ -183,7 +184,7 @@ class LocalModel:
             self._path = resolve_gguf(self.path_or_name)
         return self._path
 
-    def schema(self) -> dict[str, Any] | None:
+    def schema(self) -> JSONObject | None:
         """The fixed JSON schema given as `json_schema`, or None."""
         if self.json_schema is True:
             return copy.deepcopy(SUMMARY_JSON_SCHEMA)
@@ -196,7 +197,7 @@ class LocalModel:
         """Whether decoding is held to a JSON schema (a fixed one, or the prompt's)."""
         return bool(self.json_schema) or self.grammar == "schema"
 
-    def decoding_schema(self, system: str, messages: list[Message]) -> dict[str, Any] | None:
+    def decoding_schema(self, system: str, messages: list[Message]) -> JSONObject | None:
         """The JSON schema a reply to this prompt is decoded under, or None (free decoding)."""
         fixed = self.schema()
         if fixed is not None:
@@ -278,7 +279,7 @@ class LocalModel:
                 return head - PREFIX_MARGIN
         return count(prompt)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> JSONObject:
         """Everything that changes the answer: the weights and the decoding settings.
 
         A packaged model is named by its package, so a recording replays on a machine without
@@ -288,10 +289,10 @@ class LocalModel:
         """
         packaged = packaged_model(self.path_or_name)
         if packaged is not None:
-            weights: dict[str, Any] = {"package": packaged.package}
+            weights: JSONObject = {"package": packaged.package}
         else:
             weights = {"file": self.path.name, "size": self.path.stat().st_size}
-        identity: dict[str, Any] = {
+        identity: JSONObject = {
             "kind": "local",
             **weights,
             "n_ctx": self.n_ctx,
@@ -311,7 +312,7 @@ class LocalModel:
             identity["repeat_penalty"] = self.repeat_penalty
         return identity
 
-    def uses_chat_template(self, llama: Any) -> bool:
+    def uses_chat_template(self, llama: object) -> bool:
         """Whether calls go through the GGUF's chat template (see `_local_prompt`)."""
         if self.prompt_mode != "auto":
             return self.prompt_mode == "chat"
@@ -352,10 +353,10 @@ class LocalModel:
             timings = _timings(llama)
         choice = result["choices"][0]
         counts = result.get("usage") or {}
-        extra: dict[str, Any] = {"finish_reason": choice.get("finish_reason"),
-                                 "prompt_mode": "chat" if chat else "text"}
+        extra: JSONObject = {"finish_reason": choice.get("finish_reason"),
+                             "prompt_mode": "chat" if chat else "text"}
         if timings:
-            extra["timings"] = timings
+            extra["timings"] = {**timings}
         text = choice.get("text") or ""
         if schema is not None and choice.get("finish_reason") == "length":
             closed = close_truncated_json(text)
@@ -372,7 +373,7 @@ class LocalModel:
         )
         return Message.assistant(prefill + text), usage
 
-    def _grammar(self, schema: dict[str, Any]) -> Any:
+    def _grammar(self, schema: JSONObject) -> Any:
         """The compiled llama.cpp grammar for `schema` (kept: one per template variant)."""
         text = json.dumps(schema, sort_keys=True)
         grammar = self._grammars.get(text)
@@ -384,10 +385,10 @@ class LocalModel:
                 json.dumps(schema), verbose=False)
         return grammar
 
-    def _call(self, llama: Any, prompt: str | list[int], schema: dict[str, Any] | None,
+    def _call(self, llama: Any, prompt: str | list[int], schema: JSONObject | None,
               stop: list[str] | None) -> dict[str, Any]:
-        common: dict[str, Any] = {"max_tokens": self.max_tokens, "temperature": self.temperature,
-                                  "seed": self.seed}
+        common: dict[str, object] = {"max_tokens": self.max_tokens,
+                                     "temperature": self.temperature, "seed": self.seed}
         if self.repeat_penalty is not None:
             common["repeat_penalty"] = self.repeat_penalty
         if stop:

@@ -66,7 +66,7 @@ def _close_loaded() -> None:
 
 def _import_llama_cpp() -> Any:
     try:
-        import llama_cpp
+        import llama_cpp  # the optional ``local`` extra: only a local model needs it
     except ImportError as exc:
         raise ConfigError(MISSING_EXTRA) from exc
     return llama_cpp

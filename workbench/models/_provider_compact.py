@@ -20,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from workbench._json_types import JSONObject
 from workbench.compaction._format import format_message_for_compacting
 from workbench.compaction._model import Usage
 from workbench.messages import Message
 from workbench.models._errors_map import load_litellm, map_litellm_errors, missing_key_error
+from workbench.models._litellm import LiteLLMModel
 
 __all__ = ["ANTHROPIC_BETA", "ANTHROPIC_EDIT", "anthropic_compaction", "openai_compaction",
            "text_messages"]
@@ -49,7 +51,7 @@ def text_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
     return out
 
 
-def _call_params(model: Any) -> dict[str, Any]:
+def _call_params(model: LiteLLMModel) -> dict[str, Any]:
     params = {k: v for k, v in getattr(model, "params", {}).items() if k in _CALL_KEYS}
     missing = missing_key_error(model.model, dict(getattr(model, "params", {})))
     if missing is not None:
@@ -57,7 +59,7 @@ def _call_params(model: Any) -> dict[str, Any]:
     return params
 
 
-def _secrets(params: dict[str, Any]) -> list[str]:
+def _secrets(params: dict[str, object]) -> list[str]:
     return [str(params["api_key"])] if params.get("api_key") else []
 
 
@@ -67,7 +69,7 @@ def _get(data: Any, key: str, default: Any = None) -> Any:
     return getattr(data, key, default)
 
 
-async def anthropic_compaction(model: Any, system: str, messages: Sequence[Message], *,
+async def anthropic_compaction(model: LiteLLMModel, system: str, messages: Sequence[Message], *,
                                trigger: int, instructions: str | None = None
                                ) -> tuple[str, list[dict[str, str]], Usage]:
     """Ask Anthropic's API to compact `messages` and stop after compacting.
@@ -87,11 +89,12 @@ async def anthropic_compaction(model: Any, system: str, messages: Sequence[Messa
         AuthenticationError, ContextLengthExceeded, ModelCallError...: as for every call.
     """
     load_litellm()  # the offline environment is set before litellm is first imported
+    # litellm takes seconds to import: only where a provider is called, never on `--help`
     from litellm.anthropic_interface import messages as anthropic_messages
 
-    edit: dict[str, Any] = {"type": ANTHROPIC_EDIT,
-                            "trigger": {"type": "input_tokens", "value": int(trigger)},
-                            "pause_after_compaction": True}
+    edit: JSONObject = {"type": ANTHROPIC_EDIT,
+                        "trigger": {"type": "input_tokens", "value": int(trigger)},
+                        "pause_after_compaction": True}
     if instructions:
         edit["instructions"] = instructions
     params = _call_params(model)
@@ -117,7 +120,7 @@ async def anthropic_compaction(model: Any, system: str, messages: Sequence[Messa
                                 total_tokens=tin + tout, extra={"endpoint": "messages"})
 
 
-async def openai_compaction(model: Any, messages: Sequence[Message]
+async def openai_compaction(model: LiteLLMModel, messages: Sequence[Message]
                             ) -> tuple[list[dict[str, str]], Usage]:
     """Ask OpenAI's Responses API to compact `messages`.
 

@@ -17,10 +17,9 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from workbench._paths import cache_path as default_cache_path
 from workbench._redact import redactor
@@ -30,59 +29,29 @@ from workbench.compaction._model import Usage
 from workbench.errors import ConfigError
 from workbench.messages import Message
 from workbench.models._cache_keys import canonical_json
+from workbench.models._recording_schema import MIGRATIONS
+
+Row = dict[str, str | int | float | None]
+"""A ``responses`` row: column -> SQLite value."""
+
+
+class CacheStats(TypedDict):
+    """`ResponseCache.stats`: what ``workbench cache list`` shows."""
+
+    path: str
+    entries: int
+    hits: int
+    bytes: int
+    oldest: str | None
+    newest: str | None
+    models: dict[str, int]
+    token_counts: int
+
 
 __all__ = ["MIGRATIONS", "Refusal", "ResponseCache", "decode_response", "is_read_only",
            "refusal_row", "response_row"]
 
 BUSY_TIMEOUT_MS = 30_000
-
-
-def m001_responses(conn: sqlite3.Connection) -> None:
-    """The responses table."""
-    conn.execute(
-        """CREATE TABLE responses (
-            key TEXT PRIMARY KEY,
-            model TEXT NOT NULL,
-            prompt_hash TEXT NOT NULL,
-            text TEXT NOT NULL,
-            message_json TEXT NOT NULL,
-            usage_json TEXT NOT NULL,
-            cost REAL,
-            latency_ms REAL,
-            model_version TEXT,
-            created_at TEXT NOT NULL,
-            hits INTEGER NOT NULL DEFAULT 0
-        )"""
-    )
-
-
-def m002_indexes(conn: sqlite3.Connection) -> None:
-    """Indexes for prune (by age) and for finding a recording by prompt hash."""
-    conn.execute("CREATE INDEX responses_created_at ON responses(created_at)")
-    conn.execute("CREATE INDEX responses_prompt_hash ON responses(prompt_hash)")
-
-
-def m003_refusals(conn: sqlite3.Connection) -> None:
-    """Context-window refusals of the real model, so a replay reproduces them exactly."""
-    conn.execute("ALTER TABLE responses ADD COLUMN refusal TEXT")
-
-
-def m004_prompt_tokens(conn: sqlite3.Connection) -> None:
-    """Prompt sizes in a model's own tokenizer (`workbench.models.RecordedCounts`), so a machine
-    without that tokenizer judges a simulated window exactly as the recording machine did."""
-    conn.execute(
-        """CREATE TABLE prompt_tokens (
-            key TEXT PRIMARY KEY,
-            tokenizer TEXT NOT NULL,
-            tokens INTEGER NOT NULL,
-            created_at TEXT NOT NULL
-        )"""
-    )
-
-
-# Append only: shipped migrations are never edited or reordered.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    m001_responses, m002_indexes, m003_refusals, m004_prompt_tokens]
 
 
 class Refusal:
@@ -103,11 +72,13 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
 
 
 def response_row(key: str, *, model: str, prompt_sha256: str, message: Message, usage: Usage,
-                 latency_ms: float | None = None) -> dict[str, Any]:
+                 latency_ms: float | None = None) -> Row:
     """The ``responses`` row recording one reply, redacted as it will be stored."""
     usage_data = usage.to_dict()
-    usage_data["extra"] = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
-    version = usage_data["extra"].get("model_version") or usage.model or None
+    extra = {k: v for k, v in (usage.extra or {}).items() if k != "cache_hit"}
+    usage_data["extra"] = extra
+    found = extra.get("model_version") or usage.model or None
+    version = str(found) if found else None
     clean = redactor()
     return {"key": key, "model": clean.text(model), "prompt_hash": prompt_sha256,
             "text": clean.text(message.concat_text()),
@@ -117,7 +88,7 @@ def response_row(key: str, *, model: str, prompt_sha256: str, message: Message, 
             "created_at": _now(), "refusal": None}
 
 
-def refusal_row(key: str, *, model: str, prompt_sha256: str, error: str) -> dict[str, Any]:
+def refusal_row(key: str, *, model: str, prompt_sha256: str, error: str) -> Row:
     """The ``responses`` row recording that the real model refused a prompt as too long."""
     clean = redactor()
     return {"key": key, "model": clean.text(model), "prompt_hash": prompt_sha256, "text": "",
@@ -264,7 +235,7 @@ class ResponseCache:
         return self.put_row(refusal_row(key, model=model, prompt_sha256=prompt_sha256,
                                         error=error))
 
-    def put_row(self, row: dict[str, Any]) -> bool:
+    def put_row(self, row: Row) -> bool:
         """Store a row built by `response_row` or `refusal_row` (one made elsewhere, such as
         by a Ray run's coordinator); an existing row for its key is kept. Returns True when
         inserted."""
@@ -314,7 +285,7 @@ class ResponseCache:
 
     # -- maintenance (``workbench cache list|clear|prune``) --
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> CacheStats:
         """Entries, hits, size, age range, per-model counts and recorded prompt sizes."""
         with self._lock:
             count, hits, oldest, newest = self._conn.execute(

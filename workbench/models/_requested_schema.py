@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+
+from workbench._json_types import JSONObject, JSONValue
 
 __all__ = ["RequestedSchema", "SCHEMA_FIELDS", "STRING_FIELDS", "apply_schema", "clip_text",
            "requested_schema"]
@@ -97,10 +98,10 @@ def requested_schema(prompt: str) -> RequestedSchema:
     return RequestedSchema(fields, list_cap, field_caps, char_cap, field_char_caps)
 
 
-def apply_schema(summary: dict[str, Any], schema: RequestedSchema) -> dict[str, Any]:
+def apply_schema(summary: JSONObject, schema: RequestedSchema) -> JSONObject:
     """`summary` reduced to the requested fields, lists cut to their caps, strings clipped to
     their stated lengths."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for name in schema.fields:
         value = summary.get(name)
         cap = schema.cap(name)
@@ -113,7 +114,7 @@ def apply_schema(summary: dict[str, Any], schema: RequestedSchema) -> dict[str, 
     return out
 
 
-def _clip_strings(value: Any, limit: int) -> Any:
+def _clip_strings(value: JSONValue, limit: int) -> JSONValue:
     if isinstance(value, str):
         return clip_text(value, limit) if limit > 3 else value[:limit]
     if isinstance(value, list):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
@@ -49,7 +49,7 @@ class SharedAnswer:
     call_id: str
 
 
-def share_key(identity: Any, scope: Any, system: str, messages: list[Message]) -> str:
+def share_key(identity: object, scope: object, system: str, messages: list[Message]) -> str:
     """The table's key of a call: sha256 of the model identity and scope and the prompt's
     own hash (`prompt_hash`, computed once per rendered prompt)."""
     head = canonical_json({"model": identity, "scope": scope})
@@ -93,11 +93,11 @@ class SharedCalls:
         self._answers: dict[str, SharedAnswer] = {}
         self._in_flight: dict[str, asyncio.Future[SharedAnswer]] = {}
 
-    def wrap(self, model: CompactionModel, scope: Any = None) -> SharedModel:
+    def wrap(self, model: CompactionModel, scope: object = None) -> SharedModel:
         """`model` behind this table; calls with equal prompts and equal `scope` are shared."""
         return SharedModel(model, self, scope)
 
-    def step(self, scope: Any = None) -> ShareStep:
+    def step(self, scope: object = None) -> ShareStep:
         """This table's pipeline step; calls with equal prompts and equal `scope` are shared."""
         return ShareStep(self, scope)
 
@@ -178,7 +178,7 @@ class ShareStep:
 
     kind: ClassVar[str] = "share"
 
-    def __init__(self, table: SharedCalls, scope: Any = None) -> None:
+    def __init__(self, table: SharedCalls, scope: object = None) -> None:
         self.table = table
         self.scope = scope
 
@@ -200,7 +200,7 @@ class ShareStep:
             table.abandon(key, exc)
             raise
         message, usage = table.settle(key, message, usage)
-        call.call_id = usage.extra["call_id"]
+        call.call_id = str(usage.extra["call_id"])  # a str: `with_call_id` sets it
         return message, usage
 
 
@@ -214,7 +214,7 @@ class SharedModel(ModelPipeline):
         scope: Calls share only within an equal scope (the runner passes the repeat index).
     """
 
-    def __init__(self, inner: CompactionModel, shared: SharedCalls, scope: Any = None) -> None:
+    def __init__(self, inner: CompactionModel, shared: SharedCalls, scope: object = None) -> None:
         super().__init__(inner, [ShareStep(shared, scope)])
         self.shared = shared
         self.scope = scope

@@ -38,14 +38,24 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from workbench._paths import cache_path as default_path
+from workbench._suggest import closest, did_you_mean
 from workbench.compaction._model import CompactionModel
 from workbench.errors import ConfigError
+from workbench.models._cache import CacheStep
+from workbench.models._counts import PromptCounts, RecordedCounts
+from workbench.models._extractive import ExtractiveModel
 from workbench.models._identity import format_window
+from workbench.models._pipeline import compose
+from workbench.models._recording import ResponseCache, is_read_only
+from workbench.models._window import WindowCounter, WindowStep
+from workbench.tokens import WindowTokenizer, tokenizer_for_model
 
 CACHE_PREFIXES: dict[str, Literal["rw", "replay"]] = {"cached:": "rw", "replay:": "replay"}
 EXTRACTIVE = "extractive"
@@ -99,12 +109,10 @@ class ModelSpec(BaseModel):
         return "litellm"
 
     @property
-    def window_tokenizer(self) -> Any:
+    def window_tokenizer(self) -> WindowTokenizer:
         """The `WindowTokenizer` a simulated window in front of this model counts in, decided
         from the string alone (a local model's own tokenizer, whether or not llama.cpp is
         installed here; see `workbench.tokens.tokenizer_for_model` for the others)."""
-        from workbench.tokens import WindowTokenizer, tokenizer_for_model
-
         if self.kind == "local":
             name = self.model[len(LOCAL) + 1:] if self.model != LOCAL else DEFAULT_LOCAL
             if name.endswith(".gguf"):
@@ -157,8 +165,6 @@ def parse_model_spec(spec: str) -> ModelSpec:
         raise ConfigError(f"model string {spec!r}: scripted models are test fakes and have no "
                           "model string; build workbench.testing.ScriptedModel(replies=[...]) in code")
     if model != EXTRACTIVE and model != LOCAL and "/" not in model:
-        from workbench._suggest import closest
-
         near = closest(model, [EXTRACTIVE, LOCAL])
         hint = f" (did you mean {near!r}?)" if near else ""
         raise ConfigError(f"model string {spec!r}: {model!r} names no provider{hint}; litellm "
@@ -175,7 +181,7 @@ def parse_model_spec(spec: str) -> ModelSpec:
 PROVIDERS_URL = "https://docs.litellm.ai/docs/providers"
 
 
-def check_model_string(spec: str, params: dict[str, Any] | None = None) -> ModelSpec:
+def check_model_string(spec: str, params: Mapping[str, object] | None = None) -> ModelSpec:
     """Parse `spec` and check what can be checked before any call: a litellm model's provider
     must be one litellm knows, and the extractive model takes only generation parameters.
 
@@ -193,6 +199,8 @@ def check_model_string(spec: str, params: dict[str, Any] | None = None) -> Model
                               f"besides {', '.join(sorted(GENERATION_PARAMS))}; got "
                               f"{', '.join(unknown)}")
     elif parsed.kind == "litellm":
+        # The gateway loads on first use, as the package's `_LAZY` has it: a run of another
+        # model never needs its modules (0.05 s of imports).
         from workbench.models._litellm import retry_from_params
 
         try:
@@ -202,8 +210,6 @@ def check_model_string(spec: str, params: dict[str, Any] | None = None) -> Model
         provider = parsed.model.split("/", 1)[0]
         known = _litellm_providers()
         if known and provider not in known:
-            from workbench._suggest import did_you_mean
-
             raise ConfigError(f"model string {spec!r}: unknown provider "
                               f"{provider!r}{did_you_mean(provider, known)}; litellm "
                               f"providers include openai, anthropic, gemini, ollama, openrouter, "
@@ -213,6 +219,7 @@ def check_model_string(spec: str, params: dict[str, Any] | None = None) -> Model
 
 def _litellm_providers() -> frozenset[str]:
     try:
+        # litellm itself, seconds to import: only for a litellm model's string
         from workbench.models._errors_map import load_litellm
 
         litellm = load_litellm()
@@ -224,11 +231,11 @@ def _litellm_providers() -> frozenset[str]:
     return frozenset(str(n) for n in names)
 
 
-_caches: dict[Path, Any] = {}
+_caches: dict[Path, ResponseCache] = {}
 _caches_lock = threading.Lock()
 
 
-def shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
+def shared_cache(path: str | Path | None, mode: str = "rw") -> ResponseCache:
     """The process-wide `ResponseCache` connection to the file `path` (the user's default
     recording when None), the one every cached model `load_model` builds here uses.
 
@@ -241,9 +248,6 @@ def shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
     Raises:
         ConfigError: the file may not be written and `mode` is not ``"replay"``.
     """
-    from workbench._paths import cache_path as default_path
-    from workbench.models._recording import ResponseCache, is_read_only
-
     resolved = Path(path).expanduser().resolve() if path is not None else default_path().resolve()
     read_only = is_read_only(resolved)
     if read_only and mode != "replay":
@@ -259,8 +263,6 @@ def shared_cache(path: str | Path | None, mode: str = "rw") -> Any:
 def release_shared_cache(path: str | Path | None) -> None:
     """Close the run-wide connection to the cache file `path`, if one is open (before the file
     is moved, replaced or vacuumed); the next `load_model` opens a new one."""
-    from workbench._paths import cache_path as default_path
-
     resolved = Path(path).expanduser().resolve() if path is not None else default_path().resolve()
     with _caches_lock:
         cache = _caches.pop(resolved, None)
@@ -270,13 +272,12 @@ def release_shared_cache(path: str | Path | None) -> None:
 
 def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
     if spec.kind == "extractive":
-        from workbench.models._extractive import ExtractiveModel
-
         unknown = sorted(set(params) - GENERATION_PARAMS)
         if unknown:
             raise ConfigError(f"model 'extractive' takes no parameters; got {', '.join(unknown)}")
         return ExtractiveModel()
     if spec.kind == "local":
+        # The llama.cpp model loads on first use, as the package's `_LAZY` has it.
         from workbench.models._local import LocalModel
 
         name = DEFAULT_LOCAL if spec.model == LOCAL else spec.model[len(LOCAL) + 1:]
@@ -284,6 +285,7 @@ def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
             return LocalModel(name, **params)
         except TypeError as exc:
             raise ConfigError(f"model {spec.model!r}: bad parameter ({exc})") from exc
+    # The gateway loads on first use, as the package's `_LAZY` has it.
     from workbench.models._litellm import LiteLLMModel
 
     try:
@@ -293,7 +295,7 @@ def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
 
 
 def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str | None = None,
-               cache_path: str | Path | None = None, counts: Any = None,
+               cache_path: str | Path | None = None, counts: PromptCounts | None = None,
                **params: Any) -> CompactionModel:
     """Build a `CompactionModel` from a model string: the model behind its window and cache
     steps (`workbench.models.compose`).
@@ -326,18 +328,11 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
     store = shared_cache(cache_path, mode) if mode != "off" else None
     window_step = cache_step = None
     if parsed.window is not None:
-        from workbench.models._counts import RecordedCounts
-        from workbench.models._window import WindowCounter, WindowStep
-
         if counts is None and store is not None:
             counts = RecordedCounts(store, writable=mode == "rw")
         window_step = WindowStep(parsed.window, WindowCounter(model, counts=counts))
     if store is not None:
-        from workbench.models._cache import CacheStep
-
         cache_step = CacheStep(store, mode=mode)  # type: ignore[arg-type]
     if window_step is None and cache_step is None:
         return model
-    from workbench.models._pipeline import compose
-
     return compose(model, window=window_step, cache=cache_step)

@@ -26,7 +26,7 @@ anything but a full count. A prompt remembers its counts while it lives.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from workbench.compaction._model import CompactionModel
 from workbench.errors import ConfigError, ContextLengthExceeded
@@ -82,13 +82,13 @@ class WindowCounter:
         counts: Recorded prompt sizes for a model that counts in its own tokenizer.
     """
 
-    def __init__(self, model: Any, estimator: TokenEstimator | None = None,
+    def __init__(self, model: CompactionModel, estimator: TokenEstimator | None = None,
                  counts: PromptCounts | None = None) -> None:
         self.model = model
         self.counts = counts
         self._estimator = estimator
         self._tokenizer: WindowTokenizer | None = None
-        self._identity: Any = None
+        self._identity: object = None
         self._identity_json = ""
 
     @property
@@ -201,7 +201,7 @@ def _refuse_over(step: WindowStep, system: str, messages: list[Message], model: 
     return tokens
 
 
-def check_window(model: Any, system: str, messages: list[Message]) -> None:
+def check_window(model: CompactionModel, system: str, messages: list[Message]) -> None:
     """Raise `ContextLengthExceeded` when the prompt does not fit `model`'s simulated windows
     (a model without one takes every prompt).
 
@@ -262,7 +262,7 @@ class WindowCap(ModelPipeline):
         return self.tokenizer.label
 
 
-def _choose_tokenizer(inner: Any, estimator: Any) -> WindowTokenizer:
+def _choose_tokenizer(inner: CompactionModel, estimator: TokenEstimator | None) -> WindowTokenizer:
     if estimator is not None:
         name = str(getattr(estimator, "tokenizer_name", "") or "o200k")
         return WindowTokenizer(name, name)
@@ -278,7 +278,7 @@ def _choose_tokenizer(inner: Any, estimator: Any) -> WindowTokenizer:
     return tokenizer_for_model(model_name(inner))
 
 
-def window_facts(model: Any) -> tuple[int | None, str | None]:
+def window_facts(model: CompactionModel) -> tuple[int | None, str | None]:
     """The effective window and the tokenizer label of a model's first window step.
 
     Args:
@@ -290,7 +290,7 @@ def window_facts(model: Any) -> tuple[int | None, str | None]:
     """
     if isinstance(model, ModelPipeline):
         step = model.step("window")
-        if step is not None:
+        if isinstance(step, WindowStep):
             return model.context_window(), step.counter.tokenizer.label
     fn = getattr(model, "context_window", None)
     try:

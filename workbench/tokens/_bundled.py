@@ -24,11 +24,10 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from workbench._offline import ensure_offline, litellm_tokenizer_dir
 from workbench.errors import ConfigError
-from workbench.tokens._estimator import HFTokenizerEstimator, TiktokenEstimator
+from workbench.tokens._estimator import GooseCounter, HFTokenizerEstimator, TiktokenEstimator
 
 __all__ = ["BUNDLED_TOKENIZERS", "FALLBACK", "WindowTokenizer", "default_estimator",
            "estimator_for", "tokenizer_for_model"]
@@ -105,11 +104,11 @@ def _tiktoken_encoding(name: str) -> str | None:
         return None
 
 
-_ESTIMATORS: dict[str, Any] = {}
+_ESTIMATORS: dict[str, GooseCounter] = {}
 _LOCK = threading.Lock()
 
 
-def estimator_for(name: str) -> Any:
+def estimator_for(name: str) -> GooseCounter:
     """The process-wide estimator (Goose's overheads) for a bundled tokenizer, loaded once.
 
     Args:

@@ -13,13 +13,17 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from workbench._json_types import JSONValue
 from workbench._memo import memo
 from workbench._offline import ensure_offline, litellm_tokenizer_dir
 from workbench.errors import ConfigError
 from workbench.messages import Message, TextContent, ToolRequest, ToolResponse
 from workbench.tokens._prompt import PromptText
+
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING = "o200k_base"
 PER_MESSAGE_TOKENS = 4
@@ -49,17 +53,17 @@ class TokenEstimator(Protocol):
         ...
 
     def count_chat_tokens(self, system: str, messages: Sequence[Message],
-                          tools: Sequence[dict[str, Any]] | None = None) -> int:
+                          tools: Sequence[dict[str, JSONValue]] | None = None) -> int:
         """Tokens of a chat request: system prompt, messages, tool schemas, reply primer."""
         ...
 
 
-def compact_json(value: Any) -> str:
+def compact_json(value: object) -> str:
     """JSON with no spaces, like serde_json's ``to_string``."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def load_tiktoken(encoding: str) -> Any:
+def load_tiktoken(encoding: str) -> tiktoken.Encoding:
     """A tiktoken encoding from the offline cache; never a download.
 
     Raises:
@@ -161,7 +165,7 @@ class GooseCounter:
         return total
 
     def count_chat_tokens(self, system: str, messages: Sequence[Message],
-                          tools: Sequence[dict[str, Any]] | None = None) -> int:
+                          tools: Sequence[dict[str, JSONValue]] | None = None) -> int:
         """Goose's ``count_chat_tokens``: system + 4, per message 4 + content, tools, + 3."""
         total = 0
         if system:
@@ -172,22 +176,25 @@ class GooseCounter:
             total += self._tools_tokens(tools)
         return total + REPLY_PRIMER_TOKENS
 
-    def _tools_tokens(self, tools: Sequence[dict[str, Any]]) -> int:
+    def _tools_tokens(self, tools: Sequence[dict[str, JSONValue]]) -> int:
         total = 0
         for tool in tools:
             name = tool.get("name", "")
             description = str(tool.get("description", "")).rstrip(".")
             total += TOOL_TOKENS + self.count_text_tokens(f"{name}:{description}")
-            props = (tool.get("input_schema") or tool.get("parameters") or {}).get("properties")
-            if props:
+            schema = tool.get("input_schema") or tool.get("parameters") or {}
+            props = schema.get("properties") if isinstance(schema, dict) else None
+            if props and isinstance(props, dict):
                 total += TOOL_PROPERTIES_TOKENS
                 for pname, spec in props.items():
+                    spec = spec if isinstance(spec, dict) else {}  # a schema without a type
                     ptype = spec.get("type", "")
                     pdesc = str(spec.get("description", "")).rstrip(".")
                     total += PROPERTY_TOKENS + self.count_text_tokens(f"{pname}:{ptype}:{pdesc}")
-                    if spec.get("enum"):
+                    enum = spec.get("enum")
+                    if enum and isinstance(enum, list):
                         total -= ENUM_DISCOUNT
-                        for item in spec["enum"]:
+                        for item in enum:
                             total += ENUM_ITEM_TOKENS + self.count_text_tokens(str(item))
         return total + TOOLS_FOOTER_TOKENS
 
@@ -239,7 +246,7 @@ class HFTokenizerEstimator(GooseCounter):
         return len(self._tok.encode(text, add_special_tokens=False).ids)
 
 
-def context_tokens(messages: Sequence[Any], estimator: Any) -> int:
+def context_tokens(messages: Sequence[Message], estimator: TokenEstimator) -> int:
     """Agent-visible tokens of `messages` as Goose's retained-context figure counts them.
 
     Uses the estimator's ``count_context_tokens`` when it has one, else sums each visible

@@ -26,8 +26,9 @@ count on every shipped session and template, and on lines built to break it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Sequence
+
+from workbench.messages import Message
 
 __all__ = ["LINE_STARTS", "PromptText", "safe_lines"]
 
@@ -70,13 +71,13 @@ class PromptText(str):
     """
 
     head: str
-    messages: tuple[Any, ...]
+    messages: tuple[Message, ...]
     lines: tuple[str, ...]
     style: str
     tail: str
-    known: dict[Any, Any]
+    known: dict[Hashable, int | str]
 
-    def __new__(cls, text: str, head: str, messages: Sequence[Any], lines: Sequence[str],
+    def __new__(cls, text: str, head: str, messages: Sequence[Message], lines: Sequence[str],
                 style: str, tail: str) -> PromptText:
         prompt = super().__new__(cls, text)
         prompt.head = head
@@ -88,7 +89,7 @@ class PromptText(str):
         return prompt
 
     @classmethod
-    def around(cls, text: str, transcript: str, messages: Sequence[Any], lines: Sequence[str],
+    def around(cls, text: str, transcript: str, messages: Sequence[Message], lines: Sequence[str],
                style: str) -> str:
         """`text` as a `PromptText` when the transcript (``"\\n".join(lines)``) appears in it
         whole and its lines start as `LINE_STARTS` say; else `text` unchanged."""
@@ -97,7 +98,7 @@ class PromptText(str):
             return text
         return cls(text, text[:at], messages, lines, style, text[at + len(transcript):])
 
-    def segments(self) -> tuple[list[str], list[tuple[Any, str]], list[str]] | None:
+    def segments(self) -> tuple[list[str], list[tuple[Message, str]], list[str]] | None:
         """The prompt cut where counts add up: the pieces of the head and first line, the
         (message, line) pairs in between, the pieces of the last line and tail; or None when
         the prompt has fewer than two lines (it is counted whole then)."""
@@ -111,5 +112,5 @@ class PromptText(str):
             first = safe_lines(head + self.lines[0] + "\n")
         return first, middle, safe_lines(self.lines[-1] + self.tail)
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
         return (str, (str.__str__(self),))

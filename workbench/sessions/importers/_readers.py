@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from workbench.compaction._json_scan import brackets_outside_strings
 from workbench.errors import SessionFormatError
 from workbench.messages import CallToolResult, McpBlock, ToolResponse, ToolResponseResult
 from workbench.sessions._limits import MAX_MESSAGES, MAX_RECORD_BYTES, check_message_count
@@ -129,18 +130,8 @@ def loads(text: str | bytes) -> Any:
 def open_brackets(text: str) -> Iterator[tuple[int, int]]:
     """``(index, depth)`` of every ``[``/``{`` of JSON `text` outside strings, depth from 1."""
     depth = 0
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+    for i, ch in brackets_outside_strings(text):
+        if ch in "[{":
             depth += 1
             yield i, depth
         elif ch in "]}":

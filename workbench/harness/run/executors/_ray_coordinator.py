@@ -324,7 +324,7 @@ class Coordinator:
         ok = payload if outcome == "ok" and isinstance(payload, tuple) else None  # always a tuple
         settled = self._end_share(call.share, ok[:2] if ok is not None else None)
         if settled is not None:
-            call.share_id = settled[1].extra["call_id"]
+            call.share_id = str(settled[1].extra["call_id"])  # a str: `with_call_id` sets it
         model, prompt_sha256, key = call.model or "", call.prompt_hash or "", call.key
         cache = (self._recording(cache_path) if mode == "rw" and cache_path is not None
                  and key is not None else None)
