@@ -171,7 +171,7 @@ class Message(BaseModel):
             kwargs["created"] = d["created"]
         if "id" in d:
             kwargs["id"] = d["id"]
-        msg = cls.model_validate(kwargs)
+        msg = cls(**kwargs)
         meta = d.get("metadata")
         if isinstance(meta, dict):
             msg.metadata = MessageMetadata.model_validate(meta)
@@ -253,8 +253,9 @@ class Message(BaseModel):
                     items.append(c)
                 else:
                     value = c.tool_result.value
-                    new_value: CallToolResult | list[McpBlock] = (kept if isinstance(value, list)
-                                      else value.model_copy(update={"content": kept}))
+                    new_value: CallToolResult | list[McpBlock] = (
+                        kept if isinstance(value, list)
+                        else value.model_copy(update={"content": kept}))
                     result = c.tool_result.model_copy(update={"value": new_value})
                     items.append(c.model_copy(update={"tool_result": result}))
             else:
