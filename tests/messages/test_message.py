@@ -154,3 +154,26 @@ def test_copy_with_is_a_separate_message_that_writes_the_same_shape():
     renamed = original.copy_with(id="other", created=9)
     assert renamed.to_goose() == {"role": "user", "content": recorded["content"], "created": 9}
     assert original.created == 5 and original.id != "other"
+
+
+_NESTED = {"s": "x", "n": 3, "f": 1.5, "b": True, "z": None, "l": [1, {"k": [None, "v"]}],
+           "o": {"deep": {"deeper": []}}}
+
+
+def test_the_json_typed_fields_take_every_json_shape_and_write_it_back() -> None:
+    # arguments, actionRequired data, unknown items, structuredContent and top-level extras
+    # are typed as JSON: every JSON shape, nested, validates and comes back unchanged.
+    recorded = {"role": "assistant", "created": 1, "id": "m", "metadata": {}, "extraKey": _NESTED,
+                "content": [
+                    {"type": "toolRequest", "id": "c",
+                     "toolCall": {"status": "success", "value": {"name": "t",
+                                                                 "arguments": _NESTED}}},
+                    {"type": "toolResponse", "id": "c", "toolResult": {"status": "success",
+                     "value": {"content": [], "structuredContent": _NESTED}}},
+                    {"type": "actionRequired", "data": _NESTED},
+                    {"type": "somethingNew", "payload": _NESTED}]}
+    msg = Message.from_goose(json.loads(json.dumps(recorded)))
+    assert msg.tool_requests()[0].arguments == _NESTED
+    assert msg.extra == {"extraKey": _NESTED}
+    assert isinstance(msg.content[2], ActionRequired) and msg.content[2].data == _NESTED
+    assert msg.to_goose() == recorded

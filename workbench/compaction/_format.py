@@ -30,7 +30,7 @@ from workbench.messages import (
 TranscriptStyle = Literal["goose", "jsonl"]
 EMPTY_MESSAGE = "<empty message>"
 
-_ACTION_LABELS = {
+_ACTION_LABELS: dict[object, tuple[str, str]] = {  # looked up by a recorded actionType
     "toolConfirmation": ("tool_confirmation", "toolName"),
     "elicitation": ("elicitation", "message"),
     "elicitationResponse": ("elicitation_response", "id"),

@@ -8,10 +8,11 @@ Serialization only emits keys that were read or set, so `from_goose` -> `to_goos
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Union
+from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.messages._deepcopy import deepcopy_model
 
 _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
@@ -31,7 +32,7 @@ class _Item(BaseModel):
 
     __deepcopy__ = deepcopy_model
 
-    def model_post_init(self, context: Any, /) -> None:
+    def model_post_init(self, context: object, /) -> None:
         # Tags that Goose always writes must be emitted even when a caller left the default.
         cls = type(self)
         tags = _ALWAYS_WRITTEN.get(cls)
@@ -41,7 +42,7 @@ class _Item(BaseModel):
         if tags:
             self.__pydantic_fields_set__.update(tags)
 
-    def to_goose(self) -> dict[str, Any]:
+    def to_goose(self) -> JSONObject:
         """Dump as Goose JSON: camelCase aliases, only the keys that were read or set."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
@@ -74,11 +75,11 @@ class ToolCall(_Item):
     """A tool invocation: name plus arguments (an object, or None)."""
 
     name: str
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, JsonValue] | None = None
 
     @field_validator("arguments", mode="before")
     @classmethod
-    def _wrap_scalar(cls, value: Any) -> Any:
+    def _wrap_scalar(cls, value: object) -> object:
         # Goose wraps arguments that are not an object as {"value": x}; null means none.
         if value is None or isinstance(value, dict):
             return value
@@ -98,7 +99,7 @@ class CallToolResult(_Item):
 
     content: list[McpBlock] = Field(default_factory=list)
     is_error: bool | None = Field(default=None, alias="isError")
-    structured_content: Any = Field(default=None, alias="structuredContent")
+    structured_content: JsonValue = Field(default=None, alias="structuredContent")
 
 
 class ToolResponseResult(_Item):
@@ -172,7 +173,7 @@ class ToolRequest(_Item):
         return self.tool_call.value.name if self.tool_call.value is not None else None
 
     @property
-    def arguments(self) -> dict[str, Any] | None:
+    def arguments(self) -> dict[str, JsonValue] | None:
         """The call's arguments, or None."""
         return self.tool_call.value.arguments if self.tool_call.value is not None else None
 
@@ -195,7 +196,7 @@ class ToolConfirmationRequest(_Item):
     type: Literal["toolConfirmationRequest"] = "toolConfirmationRequest"
     id: str
     tool_name: str = Field(alias="toolName")
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, JsonValue] | None = None
     prompt: str | None = None
 
 
@@ -203,7 +204,7 @@ class ActionRequired(_Item):
     """A pending user action; `data.actionType` names the variant (fields kept as read)."""
 
     type: Literal["actionRequired"] = "actionRequired"
-    data: dict[str, Any]
+    data: dict[str, JsonValue]
 
 
 class FrontendToolRequest(_Item):
@@ -249,14 +250,14 @@ class UnknownContent(BaseModel):
     """A content item of a type the workbench does not know: kept whole, written back unchanged."""
 
     model_config = ConfigDict(frozen=False)
-    raw: dict[str, Any]
+    raw: dict[str, JsonValue]
 
     @property
     def type(self) -> str:
         """The item's ``type`` tag as recorded (may be empty)."""
         return str(self.raw.get("type", ""))
 
-    def to_goose(self) -> dict[str, Any]:
+    def to_goose(self) -> JSONObject:
         """The raw dict, unchanged."""
         return dict(self.raw)
 
@@ -293,7 +294,7 @@ CONTENT_TYPES: dict[str, type[_Item]] = {
 }
 
 
-def content_from_goose(item: Any) -> Content | None:
+def content_from_goose(item: JSONValue) -> Content | None:
     """Parse one Goose content item.
 
     Applies Goose's legacy load migration (``reasoning`` becomes ``thinking`` with an empty
@@ -320,6 +321,6 @@ def content_from_goose(item: Any) -> Content | None:
     return parsed  # type: ignore[return-value]
 
 
-def content_to_goose(item: Content) -> dict[str, Any]:
+def content_to_goose(item: Content) -> JSONObject:
     """Dump one content item as Goose JSON."""
     return item.to_goose()

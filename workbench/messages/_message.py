@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Literal, TypedDict, Unpack
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, field_validator
 from pydantic_core import PydanticUndefined
 
+from workbench._json_types import JSONObject
 from workbench.messages._content import (
     Annotations,
     CallToolResult,
@@ -43,7 +44,7 @@ class MessageMetadata(BaseModel):
 
     __deepcopy__ = deepcopy_model
 
-    def model_post_init(self, context: Any, /) -> None:
+    def model_post_init(self, context: object, /) -> None:
         self.__pydantic_fields_set__.update({"user_visible", "agent_visible"})
 
     @classmethod
@@ -56,12 +57,21 @@ class MessageMetadata(BaseModel):
         """Shown to the user, hidden from the agent (archived history)."""
         return cls(user_visible=True, agent_visible=False)
 
-    def to_goose(self) -> dict[str, Any]:
+    def to_goose(self) -> JSONObject:
         """Dump as Goose JSON (camelCase, only keys read or set)."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
-def recorded_fields(meta: dict[str, Any]) -> set[str]:
+class MessageFields(TypedDict, total=False):
+    """The `Message` fields a constructor (`Message.user`, `system_message`...) passes on."""
+
+    created: int
+    id: str | None
+    metadata: MessageMetadata
+    extra: dict[str, JsonValue]
+
+
+def recorded_fields(meta: Mapping[str, object]) -> set[str]:
     """The metadata fields a recorded ``metadata`` dict set (which of the visibility flags it
     wrote, and its other keys), so they are written back exactly."""
     return set(f for f, info in MessageMetadata.model_fields.items()
@@ -83,7 +93,7 @@ class Message(BaseModel):
     created: int = Field(default_factory=lambda: int(time.time()))
     id: str | None = None
     metadata: MessageMetadata = Field(default_factory=MessageMetadata)
-    extra: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    extra: dict[str, JsonValue] = Field(default_factory=dict, exclude=True)
     """Top-level keys of the recorded JSON the model does not know; written back by `to_goose`."""
     _shape: dict[str, bool] | None = PrivateAttr(default=None)
 
@@ -91,9 +101,9 @@ class Message(BaseModel):
 
     @field_validator("content", mode="before")
     @classmethod
-    def _parse_content(cls, value: Any) -> Any:
+    def _parse_content(cls, value: object) -> object:
         if isinstance(value, list):
-            out = []
+            out: list[object] = []
             for item in value:
                 if isinstance(item, dict):
                     parsed = content_from_goose(item)
@@ -107,12 +117,12 @@ class Message(BaseModel):
     # ---- constructors ------------------------------------------------------------------
 
     @classmethod
-    def user(cls, text: str | None = None, **kw: Any) -> Message:
+    def user(cls, text: str | None = None, **kw: Unpack[MessageFields]) -> Message:
         """A user message, with one text item when `text` is given."""
         return cls(role="user", content=[TextContent(text=text)] if text is not None else [], **kw)
 
     @classmethod
-    def assistant(cls, text: str | None = None, **kw: Any) -> Message:
+    def assistant(cls, text: str | None = None, **kw: Unpack[MessageFields]) -> Message:
         """An assistant message, with one text item when `text` is given."""
         return cls(role="assistant",
                    content=[TextContent(text=text)] if text is not None else [], **kw)
@@ -124,7 +134,7 @@ class Message(BaseModel):
         self.content.append(item)
         return self
 
-    def with_tool_request(self, id: str, name: str, arguments: dict[str, Any] | None = None,
+    def with_tool_request(self, id: str, name: str, arguments: dict[str, JsonValue] | None = None,
                           error: str | None = None) -> Message:
         """Append a tool request (an invalid call when `error` is given) and return self."""
         if error is not None:
@@ -149,10 +159,10 @@ class Message(BaseModel):
     # ---- Goose JSON ----------------------------------------------------------------------
 
     @classmethod
-    def from_goose(cls, d: dict[str, Any]) -> Message:
+    def from_goose(cls, d: JSONObject) -> Message:
         """Read a Goose message dict (``{id, role, created, content, metadata}``)."""
         known = {"id", "role", "created", "content", "metadata"}
-        kwargs: dict[str, Any] = {
+        kwargs: dict[str, object] = {
             "role": d["role"],
             "content": d.get("content") or [],
             "extra": {k: v for k, v in d.items() if k not in known},
@@ -170,10 +180,10 @@ class Message(BaseModel):
         msg._shape = {k: (k in d) for k in ("id", "created", "metadata")}
         return msg
 
-    def to_goose(self) -> dict[str, Any]:
+    def to_goose(self) -> JSONObject:
         """Write as a Goose message dict; a message read by `from_goose` comes back unchanged."""
         shape = self._shape or {"id": True, "created": True, "metadata": True}
-        out: dict[str, Any] = {}
+        out: JSONObject = {}
         if shape.get("id"):
             out["id"] = self.id
         out["role"] = self.role
@@ -243,15 +253,16 @@ class Message(BaseModel):
                     items.append(c)
                 else:
                     value = c.tool_result.value
-                    new_value: Any = (kept if isinstance(value, list)
-                                      else value.model_copy(update={"content": kept}))
+                    new_value: CallToolResult | list[McpBlock] = (
+                        kept if isinstance(value, list)
+                        else value.model_copy(update={"content": kept}))
                     result = c.tool_result.model_copy(update={"value": new_value})
                     items.append(c.model_copy(update={"tool_result": result}))
             else:
                 items.append(c)
         return self.model_copy(update={"content": items})
 
-    def copy_with(self, **update: Any) -> Message:
+    def copy_with(self, **update: object) -> Message:
         """A shallow copy with fields replaced (keeps the recorded JSON shape)."""
         if update:
             new = self.model_copy(update=update)
@@ -277,6 +288,6 @@ class Message(BaseModel):
         return new
 
 
-def messages_from_goose(items: Iterable[dict[str, Any]]) -> list[Message]:
+def messages_from_goose(items: Iterable[JSONObject]) -> list[Message]:
     """Read a list of Goose message dicts."""
     return [Message.from_goose(d) for d in items]

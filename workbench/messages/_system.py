@@ -14,9 +14,19 @@ round trip stays exact for every message that does not use them:
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Literal, TypedDict, Unpack
+
+from pydantic import JsonValue
 
 from workbench.messages._message import Message, MessageMetadata
+
+
+class MessageExtras(TypedDict, total=False):
+    """The further `Message` fields `system_message` and `internal_message` pass on."""
+
+    created: int
+    extra: dict[str, JsonValue]
+
 
 SYSTEM_METADATA_KEY = "system"
 """The metadata key that marks a message as a system message."""
@@ -28,7 +38,7 @@ def new_message_id() -> str:
 
 
 def system_message(text: str, *, internal: bool = False, id: str | None = None,
-                   **kw: Any) -> Message:
+                   **kw: Unpack[MessageExtras]) -> Message:
     """A system message holding `text`.
 
     Args:
@@ -47,7 +57,7 @@ def system_message(text: str, *, internal: bool = False, id: str | None = None,
 
 
 def internal_message(role: Literal["user", "assistant", "system"], text: str, *,
-                     id: str | None = None, **kw: Any) -> Message:
+                     id: str | None = None, **kw: Unpack[MessageExtras]) -> Message:
     """An internal message: sent to the model, hidden from the user.
 
     Args:

@@ -8,7 +8,7 @@ value that is not None (built-in: files, errors, requests, facts; a user metric 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.metrics import _compression, _fill  # noqa: F401  (register)
 from workbench.metrics._errors import errors_probe
@@ -18,11 +18,14 @@ from workbench.metrics._registry import METRICS, MetricInput, MetricValue
 from workbench.metrics._requests import requests_probe
 from workbench.sessions import Session
 
+if TYPE_CHECKING:  # a name for annotations only: compaction's modules load when a cell parses
+    from workbench.compaction import StructuredSummary
+
 # Registration order decides column order in tables; compression first reads best.
 _ORDER = ("compression", "files", "errors", "requests", "facts", "fill")
 
 
-def compute_metrics(session: Session, summary_text: str, structured: Any | None, *,
+def compute_metrics(session: Session, summary_text: str, structured: StructuredSummary | None, *,
                     original_tokens: int, summary_tokens: int) -> dict[str, MetricValue]:
     """Score one cell with every registered metric.
 

@@ -7,13 +7,16 @@ shows it is empty. It is computed by the runner, which knows the compaction temp
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a name for annotations only: compaction's modules load when a cell parses
+    from workbench.compaction import StructuredSummary
 
 MIN_ECHO_CHARS = 12
 """Shorter strings ("none", a file name) are too common to count as copied from the prompt."""
 
 
-def summary_strings(structured: Any) -> list[str]:
+def summary_strings(structured: StructuredSummary) -> list[str]:
     """Every non-blank string value of a structured summary (list items, files, paragraphs)."""
     out: list[str] = []
     for name in ("user_intent", "technical_concepts", "errors_and_fixes", "problem_solving",
@@ -28,7 +31,7 @@ def summary_strings(structured: Any) -> list[str]:
     return out
 
 
-def template_echo(structured: Any, template_text: str) -> float | None:
+def template_echo(structured: StructuredSummary | None, template_text: str) -> float | None:
     """Fraction of the summary's strings (of at least `MIN_ECHO_CHARS`) found verbatim in the
     compaction template; None when there is no structured summary or nothing long enough.
     """

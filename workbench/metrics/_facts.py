@@ -29,19 +29,20 @@ Sessions without planted facts give None for every fact metric.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.metrics._common import ProbeResult, normalize_ws
 from workbench.metrics._errors import session_errors
 from workbench.metrics._files import path_suffixes, touched_files
 from workbench.metrics._registry import MetricInput, metric
 from workbench.metrics._shared import probe_once
-from workbench.sessions import Session
+from workbench.sessions import Session, meta_records
 
 _SPAN = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'")
 
 
-def fact_value(fact: dict[str, Any]) -> str | None:
+def fact_value(fact: Mapping[str, JSONValue]) -> str | None:
     """The short value that proves a fact was recalled (see the module docstring), or None."""
     for key in ("value", "key_value"):
         v = fact.get(key)
@@ -75,18 +76,18 @@ def _contains(summary_lower: str, needle: str) -> bool:
     return False
 
 
-def _mentioned(fact: dict[str, Any], summary_lower: str) -> bool:
+def _mentioned(fact: Mapping[str, JSONValue], summary_lower: str) -> bool:
     value = fact_value(fact)
     return (_contains(summary_lower, str(fact.get("text") or ""))
             or (value is not None and _contains(summary_lower, value)))
 
 
-def fact_mentioned(fact: dict[str, Any], summary_text: str) -> bool:
+def fact_mentioned(fact: Mapping[str, JSONValue], summary_text: str) -> bool:
     """True when the summary holds the fact's text or its value."""
     return _mentioned(fact, normalize_ws(summary_text).lower())
 
 
-def counted_elsewhere(fact: dict[str, Any], files: set[str], errors: set[str]) -> bool:
+def counted_elsewhere(fact: Mapping[str, JSONValue], files: set[str], errors: set[str]) -> bool:
     """True when `fact` is an item the files or errors probe already counts.
 
     Args:
@@ -112,9 +113,9 @@ def _other_probes_items(session: Session) -> tuple[set[str], set[str]]:
     return files, {e.lower() for e in session_errors(session.messages)}
 
 
-def probed_facts(session: Session) -> list[dict[str, Any]]:
+def probed_facts(session: Session) -> list[JSONObject]:
     """The current planted facts the facts probe counts: not stale, not counted elsewhere."""
-    facts = [f for f in session.meta.get("planted_facts") or [] if not f.get("stale")]
+    facts = [f for f in meta_records(session, "planted_facts") if not f.get("stale")]
     if not facts:
         return []
     files, errors = _other_probes_items(session)
@@ -135,7 +136,7 @@ def facts_probe(session: Session, summary_text: str) -> tuple[ProbeResult, Probe
         kinds alike), ``stale.recalled`` counts stale facts *avoided* (not failures);
         ``stale.extra`` holds ``stale_mentioned`` and ``stale_failures``.
     """
-    facts = session.meta.get("planted_facts")
+    facts = meta_records(session, "planted_facts")
     if not facts:
         return None
     by_id = {f.get("id"): f for f in facts}

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
+from collections.abc import Mapping
+
+from pydantic import JsonValue
 
 from workbench._memo import memo
 from workbench.messages import Message
@@ -95,7 +97,7 @@ def _command_paths(command: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _argument_paths(arguments: dict[str, Any]) -> list[str]:
+def _argument_paths(arguments: Mapping[str, JsonValue]) -> list[str]:
     out: list[str] = []
     for key in PATH_KEYS:
         value = arguments.get(key)

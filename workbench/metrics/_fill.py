@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from workbench.metrics._registry import MetricInput, metric
+
+if TYPE_CHECKING:  # a name for annotations only: compaction's modules load when a cell parses
+    from workbench.compaction import StructuredSummary
 
 SUMMARY_FIELDS = ("user_intent", "technical_concepts", "files", "errors_and_fixes",
                   "problem_solving", "user_messages", "pending_tasks", "current_work", "next_step")
 """The nine fields of `StructuredSummary`, in template order."""
 
 
-def _field(structured: Any, name: str) -> Any:
+def _field(structured: StructuredSummary | Mapping[str, object], name: str) -> object:
     if isinstance(structured, dict):
         return structured.get(name)
     return getattr(structured, name, None)
 
 
-def is_filled(value: Any) -> bool:
+def is_filled(value: object) -> bool:
     """True for a non-blank string, a non-empty collection, or any other truthy value."""
     if value is None:
         return False

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.errors import ConfigError
 from workbench.sessions import Session
+
+if TYPE_CHECKING:  # a name for annotations only: compaction's modules load when a cell parses
+    from workbench.compaction import StructuredSummary
 
 MetricValue = float | int | None
 MetricFn = Callable[["MetricInput"], Mapping[str, MetricValue]]
@@ -43,7 +46,7 @@ class MetricInput:
 
     session: Session
     summary_text: str
-    structured: Any | None
+    structured: StructuredSummary | None
     original_tokens: int
     summary_tokens: int
 

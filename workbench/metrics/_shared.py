@@ -14,11 +14,12 @@ import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 __all__ = ["probe_once", "shared_probes"]
 
 R = TypeVar("R")
+S = TypeVar("S")
 
 _STATE = threading.local()
 
@@ -34,19 +35,19 @@ def shared_probes() -> Iterator[None]:
         _STATE.results = outer
 
 
-def probe_once(probe: Callable[[Any, str], R]) -> Callable[[Any, str], R]:
+def probe_once(probe: Callable[[S, str], R]) -> Callable[[S, str], R]:
     """`probe` answering a repeated ``(subject, summary_text)`` from its first answer inside
     `shared_probes` (the same subject object, an equal text); unchanged outside it."""
 
     @functools.wraps(probe)
-    def remembered(subject: Any, summary_text: str) -> R:
-        results: dict[Any, tuple[Any, Any]] | None = getattr(_STATE, "results", None)
+    def remembered(subject: S, summary_text: str) -> R:
+        results: dict[tuple[object, int, str], tuple[object, object]] | None = getattr(_STATE, "results", None)
         if results is None:
             return probe(subject, summary_text)
         key = (probe, id(subject), summary_text)
         hit = results.get(key)
         if hit is not None and hit[0] is subject:
-            return hit[1]  # type: ignore[no-any-return]
+            return cast(R, hit[1])  # stored under this probe's key: its own answer
         value = probe(subject, summary_text)
         results[key] = (subject, value)  # the subject is held, so its id is not reused
         return value

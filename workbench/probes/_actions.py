@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.messages import Message
 from workbench.metrics._common import normalize_ws
@@ -30,6 +29,7 @@ from workbench.probes._normalize import (
     path_matches,
 )
 from workbench.probes._transcript import ToolAction, action_of
+from workbench.sessions import Session
 
 __all__ = ["NextActionCase", "actions_match", "next_action_case", "parse_action"]
 
@@ -57,13 +57,13 @@ class NextActionCase:
     tools: list[str] = field(default_factory=list)
 
 
-def _recorded_summaries(session: Any) -> set[str]:
+def _recorded_summaries(session: Session) -> set[str]:
     return {normalize_ws(str(r.get("text") or ""))
             for r in (getattr(session, "meta", None) or {}).get("reference_summaries") or []
             if isinstance(r, dict)}
 
 
-def next_action_case(session: Any, boundary: int | None) -> NextActionCase | None:
+def next_action_case(session: Session, boundary: int | None) -> NextActionCase | None:
     """The recorded next action after `boundary`, or None when there is none to compare
     (no boundary, or no assistant turn after it).
 

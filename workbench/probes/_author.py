@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
+from workbench._json_types import JSONValue
 from workbench.errors import ReplyFormatError
 from workbench.messages import Message, MessageMetadata
 from workbench.probes._evidence import locate_evidence
@@ -47,7 +47,7 @@ def author_message(n: int, kinds: Sequence[str] = KINDS) -> Message:
                         metadata=MessageMetadata.agent_only())
 
 
-def _array(text: str) -> Any:
+def _array(text: str) -> JSONValue:
     return json_in_reply(text, "[]", "the probe author")
 
 

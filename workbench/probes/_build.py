@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.messages import Message
 from workbench.metrics._common import content_words, normalize_ws
 from workbench.metrics._errors import session_errors
@@ -58,7 +58,7 @@ from workbench.probes._questions import (
 )
 from workbench.probes._spread import spread
 from workbench.probes._transcript import action_of, is_injected, message_text, modified_files
-from workbench.sessions import Session, prefix_session
+from workbench.sessions import Session, as_int, meta_records, prefix_session
 
 __all__ = ["DEFAULT_PER_SESSION", "MANIFEST_KEYS", "build_questions", "is_recording",
            "select_questions", "spread"]
@@ -106,7 +106,7 @@ def value_type(value: str) -> str:
     return "identifier"
 
 
-def _latest(fact: dict[str, Any], by_id: dict[Any, dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+def _latest(fact: JSONObject, by_id: dict[JSONValue, JSONObject]) -> tuple[JSONObject, list[str]]:
     """The fact at the end of `fact`'s replacement chain, and the values it replaced."""
     stale: list[str] = []
     seen = set()
@@ -120,9 +120,9 @@ def _latest(fact: dict[str, Any], by_id: dict[Any, dict[str, Any]]) -> tuple[dic
 
 
 def _fact_questions(session: Session, messages: Sequence[Message]) -> list[Question]:
-    facts = [f for f in session.meta.get("planted_facts") or [] if isinstance(f, dict)]
+    facts = meta_records(session, "planted_facts")
     by_id = {f.get("id"): f for f in facts}
-    chains: dict[Any, tuple[dict[str, Any], list[str]]] = {}
+    chains: dict[JSONValue, tuple[JSONObject, list[str]]] = {}
     for fact in facts:
         latest, stale = _latest(fact, by_id)
         if latest.get("stale") or latest.get("kind") in LEFT_TO_OTHER_KINDS:
@@ -133,7 +133,7 @@ def _fact_questions(session: Session, messages: Sequence[Message]) -> list[Quest
     for latest, stale in chains.values():
         text = str(latest.get("text") or "").strip()
         value = fact_value(latest) or (text if text and " " not in text else None)
-        index = int(latest.get("message_index") or 0)
+        index = as_int(latest.get("message_index") or 0)
         texts = [message_text(messages[index])] if 0 <= index < len(messages) else []
         texts.append(text)
         holder = next((t for t in texts if value and value.lower() in t.lower()), None)
@@ -164,13 +164,13 @@ def _fact_questions(session: Session, messages: Sequence[Message]) -> list[Quest
     return spread(out)
 
 
-def _items(session: Session, key: str, boundary: int | None) -> list[dict[str, Any]] | None:
+def _items(session: Session, key: str, boundary: int | None) -> list[JSONObject] | None:
     """``meta[key]`` entries inside the covered prefix, or None when the manifest lacks `key`."""
     items = session.meta.get(key)
     if not isinstance(items, list):
         return None
     return [i for i in items if isinstance(i, dict)
-            and (boundary is None or int(i.get("message_index") or 0) < boundary)]
+            and (boundary is None or as_int(i.get("message_index") or 0) < boundary)]
 
 
 def _error_questions(errors: list[str]) -> list[Question]:
@@ -185,7 +185,7 @@ def _error_questions(errors: list[str]) -> list[Question]:
     return out
 
 
-def _file_questions(changed: list[dict[str, Any]] | None,
+def _file_questions(changed: list[JSONObject] | None,
                     messages: Sequence[Message]) -> list[Question]:
     if changed is None:
         paths = modified_files(messages)
@@ -217,20 +217,20 @@ def _file_questions(changed: list[dict[str, Any]] | None,
     return out
 
 
-def _tool_target(arguments: dict[str, Any]) -> tuple[str, str]:
+def _tool_target(arguments: Mapping[str, JSONValue]) -> tuple[str, str]:
     """What a question about a tool call expects: its file path, else its command's head,
     else the first path of a command whose head is a bare program (``rm old.json``)."""
     action = action_of("tool", arguments)
     if action.kind == "command" and " " not in action.argument:
-        command = next((arguments[k] for k in ("command", "cmd", "script")
-                        if isinstance(arguments.get(k), str)), "")
+        command = next((v for k in ("command", "cmd", "script")
+                        if isinstance(v := arguments.get(k), str)), "")
         paths = command_paths(command)
         if paths:
             return paths[0], "path"
     return action.argument, "path" if action.kind == "path" else "text"
 
 
-def _continuation_questions(pending: list[dict[str, Any]] | None, messages: Sequence[Message],
+def _continuation_questions(pending: list[JSONObject] | None, messages: Sequence[Message],
                             summaries: set[str]) -> list[Question]:
     out = []
     texts = [str(p.get("text") or "").strip() for p in pending or []]
@@ -259,7 +259,7 @@ def _continuation_questions(pending: list[dict[str, Any]] | None, messages: Sequ
     return out
 
 
-def _decision_questions(decisions: list[dict[str, Any]] | None) -> list[Question]:
+def _decision_questions(decisions: list[JSONObject] | None) -> list[Question]:
     out = []
     for n, d in enumerate(decisions or [], 1):
         topic, choice = str(d.get("topic") or "").strip(), str(d.get("choice") or "").strip()
@@ -275,7 +275,7 @@ def _decision_questions(decisions: list[dict[str, Any]] | None) -> list[Question
     return out
 
 
-def _abstention_questions(items: list[dict[str, Any]] | None) -> list[Question]:
+def _abstention_questions(items: list[JSONObject] | None) -> list[Question]:
     out = []
     for n, item in enumerate(items or [], 1):
         text = str(item.get("question") or "").strip()
@@ -298,7 +298,7 @@ def _recorded_summaries(session: Session) -> set[str]:
     """Texts of the summaries the recorded agent wrote (Claude Code puts them in the history
     as user messages; they are not requests)."""
     return {normalize_ws(str(r.get("text") or ""))
-            for r in session.meta.get("reference_summaries") or [] if isinstance(r, dict)}
+            for r in meta_records(session, "reference_summaries")}
 
 
 def select_questions(questions: Iterable[Question], kinds: Sequence[str] = KINDS,

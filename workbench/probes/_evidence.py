@@ -19,8 +19,8 @@ question): the latest message holding it, and the line around it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from workbench._json_types import JSONValue
 from workbench.messages import Message
 from workbench.metrics._common import normalize_ws
 from workbench.probes._questions import Evidence, Question
@@ -31,7 +31,7 @@ QUOTE_CHARS = 300
 """A located quote keeps at most this many characters around the answer."""
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: JSONValue) -> Iterator[str]:
     """Every string inside a tool call's arguments (nested lists and objects included)."""
     if isinstance(value, str):
         yield value

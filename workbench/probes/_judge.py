@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.errors import ReplyFormatError
 from workbench.messages import Message
 from workbench.probes._questions import Question
@@ -68,7 +68,7 @@ class JudgeGrade:
         """The mean of the six scores (0-5)."""
         return sum(self.scores.values()) / len(self.scores) if self.scores else math.nan
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready, with the overall mean."""
         return {"overall": self.overall, "scores": dict(self.scores),
                 "reasons": dict(self.reasons)}
@@ -81,11 +81,11 @@ def judge_message(question: Question, answer: str) -> Message:
                         f"{answer.strip() or '(no answer)'}")
 
 
-def _object(text: str) -> Any:
+def _object(text: str) -> JSONValue:
     return json_in_reply(text, "{}", "the judge")
 
 
-def _score(value: Any, name: str) -> int:
+def _score(value: JSONValue, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ReplyFormatError(f"the judge's score for {name} is not a number: {value!r}")
     if value != int(value) or not 0 <= value <= MAX_SCORE:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench._storage import write_atomic
 from workbench.errors import ConfigError
 
@@ -66,12 +67,12 @@ class Evidence:
     message: int
     quote: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready."""
         return {"message": self.message, "quote": self.quote}
 
     @classmethod
-    def from_dict(cls, data: Any, where: str) -> Evidence:
+    def from_dict(cls, data: JSONValue, where: str) -> Evidence:
         """Read one evidence entry back.
 
         Raises:
@@ -174,7 +175,7 @@ class Question:
         """What a judge is shown as the right answer: `reference`, else the expected answer."""
         return self.reference or self.expected_text()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready; empty optional fields are left out."""
         data = asdict(self)
         data["evidence"] = [e.to_dict() for e in self.evidence]
@@ -185,7 +186,7 @@ class Question:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], where: str = "question") -> Question:
+    def from_dict(cls, data: Any, where: str = "question") -> Question:
         """Read a question back.
 
         Raises:
@@ -239,11 +240,12 @@ class QuestionSet:
     dropped: dict[str, int] = field(default_factory=dict)
     version: int = QUESTION_SET_VERSION
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready."""
-        data = {"version": self.version, "key": self.key, "session_id": self.session_id,
-                "boundary": self.boundary, "author": self.author,
-                "questions": [q.to_dict() for q in self.questions]}
+        data: JSONObject = {"version": self.version, "key": self.key,
+                            "session_id": self.session_id, "boundary": self.boundary,
+                            "author": self.author,
+                            "questions": [q.to_dict() for q in self.questions]}
         if self.notes:
             data["notes"] = list(self.notes)
         if self.dropped:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from workbench._json_types import JSONValue
 from workbench.errors import ReplyFormatError
 
 _FENCES = {
@@ -19,7 +19,7 @@ _FENCES = {
 _WHAT = {"[]": "JSON list", "{}": "JSON object"}
 
 
-def json_in_reply(text: str, brackets: str, who: str) -> Any:
+def json_in_reply(text: str, brackets: str, who: str) -> JSONValue:
     """Parse the JSON value `text` holds between `brackets` (``"[]"`` or ``"{}"``).
 
     Args:

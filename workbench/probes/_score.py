@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.probes._grade import grade_answer, stale_only
 from workbench.probes._judge import DIMENSIONS, JudgeGrade
 from workbench.probes._questions import KINDS, Question
@@ -95,13 +95,14 @@ class AnsweredQuestion:
         """The deterministic grade of `full_answer` (None when there is none)."""
         return self._grade(self.full_answer)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready: the question's fields (its evidence, when it has one), the answers,
         their grades and the judge's."""
         q = self.question
         grade, full = self.grade, self.full_grade
-        out: dict[str, Any] = {
-            "id": q.id, "kind": q.kind, "question": q.text, "expected": q.expected,
+        expected: JSONValue = q.expected if isinstance(q.expected, str) else list(q.expected)
+        out: JSONObject = {
+            "id": q.id, "kind": q.kind, "question": q.text, "expected": expected,
             "grader": q.grader, "answer_type": q.answer_type, "source": q.source,
             "answer": self.answer, "grade": grade,
             "stale": stale_only(q, self.answer) if self.answer is not None else False,
@@ -142,7 +143,7 @@ class NextActionResult:
     full_match: bool | None = None
     reply: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready."""
         return {"recorded": self.recorded.to_dict(), "action": self.action.to_dict(),
                 "full_action": self.full_action.to_dict() if self.full_action else None,

@@ -7,12 +7,14 @@ many questions are kept, they come from all over the session rather than from it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeVar
 
 __all__ = ["spread"]
 
+T = TypeVar("T")
 
-def spread(items: Sequence[Any]) -> list[Any]:
+
+def spread(items: Sequence[T]) -> list[T]:
     """`items` reordered so that every prefix is spread over the whole sequence: the first,
     the last, the middle, then the middles of the halves, and so on."""
     n = len(items)

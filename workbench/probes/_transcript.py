@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.messages import Message
 from workbench.metrics._files import command_paths, normalize_path
 from workbench.probes._normalize import normalize_command
@@ -78,7 +78,7 @@ class ToolAction:
     kind: str = ""
     argument: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """JSON-ready."""
         return {"tool": self.tool, "kind": self.kind, "argument": self.argument}
 
@@ -89,7 +89,7 @@ class ToolAction:
         return f"{self.tool} {self.argument}".strip()
 
 
-def main_argument(arguments: dict[str, Any] | None) -> tuple[str, str]:
+def main_argument(arguments: Mapping[str, JSONValue] | None) -> tuple[str, str]:
     """``(kind, normalised argument)`` of a tool call's arguments (see the module docstring)."""
     args = arguments or {}
     for key in PATH_KEYS:
@@ -107,7 +107,7 @@ def main_argument(arguments: dict[str, Any] | None) -> tuple[str, str]:
     return "", ""
 
 
-def action_of(name: str | None, arguments: dict[str, Any] | None) -> ToolAction:
+def action_of(name: str | None, arguments: Mapping[str, JSONValue] | None) -> ToolAction:
     """The `ToolAction` of one tool call."""
     if name is None:
         return ToolAction(None)
@@ -115,7 +115,7 @@ def action_of(name: str | None, arguments: dict[str, Any] | None) -> ToolAction:
     return ToolAction(name, kind, argument)
 
 
-def call_head(name: str, arguments: dict[str, Any] | None) -> str:
+def call_head(name: str, arguments: Mapping[str, JSONValue] | None) -> str:
     """What a tool call does, without what it carries: its name, its command's first line
     and its path arguments (not a file's content, nor an edit's old and new text, whose
     words would say anything)."""
@@ -134,12 +134,12 @@ def tool_actions(messages: Sequence[Message]) -> list[ToolAction]:
     return [action_of(r.name or "", r.arguments) for m in messages for r in m.tool_requests()]
 
 
-def _paths(arguments: dict[str, Any]) -> list[str]:
+def _paths(arguments: Mapping[str, JSONValue]) -> list[str]:
     return [normalize_path(v) for k in PATH_KEYS
             if isinstance(v := arguments.get(k), str) and v.strip()]
 
 
-def _patch_paths(arguments: dict[str, Any]) -> list[str]:
+def _patch_paths(arguments: Mapping[str, JSONValue]) -> list[str]:
     """Files an ``apply_patch`` body names (``*** Update File: path``), direct or in a shell."""
     for key in ("input", "patch", "command"):
         text = arguments.get(key)
@@ -204,7 +204,7 @@ def shell_file_ops(command: str) -> list[tuple[str, str]]:
     return [(p, how) for p, how in out if _file_like(p)]
 
 
-def _shell_paths(arguments: dict[str, Any]) -> list[str]:
+def _shell_paths(arguments: Mapping[str, JSONValue]) -> list[str]:
     """Files a shell command deletes, moves or creates (``rm``, ``git rm``, ``mv``, ``touch``),
     else writes or edits (a redirect, ``tee``, ``sed -i``)."""
     command = next((v for k in COMMAND_KEYS if isinstance(v := arguments.get(k), str)), "")
@@ -214,7 +214,7 @@ def _shell_paths(arguments: dict[str, Any]) -> list[str]:
     return [normalize_path(p) for p, how in shell_file_ops(command) if how != "read"]
 
 
-def _own_create(tool: str, arguments: dict[str, Any]) -> list[str]:
+def _own_create(tool: str, arguments: Mapping[str, JSONValue]) -> list[str]:
     """SWE-agent's ``create path`` command: the file it creates."""
     words = str(arguments.get("command") or "").split("\n", 1)[0].split()
     if tool == "create" and words[:1] == ["create"] and len(words) == 2:
@@ -222,7 +222,7 @@ def _own_create(tool: str, arguments: dict[str, Any]) -> list[str]:
     return []
 
 
-def written_paths(name: str, arguments: dict[str, Any]) -> list[str]:
+def written_paths(name: str, arguments: Mapping[str, JSONValue]) -> list[str]:
     """The paths one tool call writes, creates or deletes (none for a call that only reads)."""
     lower = name.lower()
     base = lower.rsplit("__", 1)[-1]  # Goose prefixes tools with their extension

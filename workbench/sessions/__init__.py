@@ -12,10 +12,12 @@ from workbench.sessions._inspect import format_inspection, inspect_session
 from workbench.sessions._limits import MAX_FILE_BYTES, MAX_MESSAGES, MAX_RECORD_BYTES
 from workbench.sessions._load import load_session, load_sessions
 from workbench.sessions._registry import IMPORTERS, detect_format, importer
-from workbench.sessions._session import Session, prefix_session
+from workbench.sessions._session import Session, as_int, meta_list, meta_records, prefix_session
 from workbench.sessions.importers._goose_db import list_goose_sessions, write_goose_db_session
 
-__all__ = ["IMPORTERS", "MAX_FILE_BYTES", "MAX_MESSAGES", "MAX_RECORD_BYTES", "PlantedFact", "Session", "SessionFormatError", "detect_format",
+__all__ = ["IMPORTERS", "MAX_FILE_BYTES", "MAX_MESSAGES", "MAX_RECORD_BYTES", "PlantedFact", "Session", "SessionFormatError", "as_int",
+           "detect_format",
            "format_inspection", "generate_dataset", "generate_session", "importer",
-           "inspect_session", "list_goose_sessions", "load_session", "load_sessions",
+           "inspect_session", "list_goose_sessions", "load_session", "load_sessions", "meta_list",
+           "meta_records",
            "prefix_session", "write_goose_db_session"]

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
+from workbench._json_types import JSONObject
 from workbench._storage import write_atomic
 from workbench.messages import Message
 from workbench.sessions._generate_base import (
@@ -29,7 +30,7 @@ from workbench.sessions._generate_base import (
 from workbench.sessions._generate_memory import MemoryWriter
 from workbench.sessions._generate_shapes import SHAPES, ShapedWriter
 from workbench.sessions._generate_v2 import V2Writer
-from workbench.sessions._session import Session
+from workbench.sessions._session import Session, as_int, meta_list
 from workbench.tokens import default_estimator
 
 __all__ = ["DatasetSpec", "GENERATOR_VERSION", "MEMORY", "MEMORY_DIR", "MEMORY_VERSION",
@@ -139,7 +140,7 @@ def generate_session(seed: int, target_tokens: int, *, name: str | None = None,
     else:
         writer = _calibrated(seed, target_tokens, shape, version)
     sid = name or dataset_name(seed, target_tokens, version)
-    meta: dict[str, Any] = {
+    meta: JSONObject = {
         "generator": {"seed": seed, "target_tokens": target_tokens, "version": version},
         "planted_facts": [f.to_dict() for f in writer.facts],
         "project": writer.project,
@@ -189,7 +190,7 @@ TRUTH_KEYS = ("errors", "files_changed", "pending_tasks", "decisions", "tasks", 
 entry's ``truth`` when the session has them (version 3: the first four; version 4: all)."""
 
 
-def manifest_entry(session: Session, spec: DatasetSpec) -> dict[str, Any]:
+def manifest_entry(session: Session, spec: DatasetSpec) -> JSONObject:
     """The manifest entry of a generated session: measured figures, shape and ground truth."""
     est = default_estimator()
     meta = session.meta
@@ -202,21 +203,34 @@ def manifest_entry(session: Session, spec: DatasetSpec) -> dict[str, Any]:
         "tokens_without_tool_output": prose_tokens(session.messages),
         "messages": len(session.messages),
         "tool_calls": sum(len(m.tool_requests()) for m in session.messages),
-        "planted_facts": len(meta["planted_facts"]),
-        **{k: len(meta[k]) for k in TRUTH_KEYS if k in meta},
+        "planted_facts": len(meta_list(session, "planted_facts")),
+        **{k: len(meta_list(session, k)) for k in TRUTH_KEYS if k in meta},
         "seed": spec.seed, "target_tokens": spec.target_tokens,
         "tool_share": round(tool_share(session.messages), 3),
         "truth": truth,
     }
 
 
-def as_spec(spec: DatasetSpec | tuple[Any, ...]) -> DatasetSpec:
+SpecTuple = tuple[int, int] | tuple[int, int, str] | tuple[int, int, str, int]
+"""``(seed, target[, shape[, version]])``, a `DatasetSpec` written short."""
+
+
+def as_spec(spec: DatasetSpec | SpecTuple) -> DatasetSpec:
     """A `DatasetSpec` from one, or from ``(seed, target[, shape[, version]])``."""
     return spec if isinstance(spec, DatasetSpec) else DatasetSpec(*spec)
 
 
+
+class DatasetManifest(TypedDict):
+    """``manifest.json`` of a generated dataset: one entry per session file."""
+
+    generator_version: int
+    token_counter: str
+    sessions: list[JSONObject]
+
+
 def generate_dataset(out_dir: str | Path,
-                     specs: Iterable[DatasetSpec | tuple[Any, ...]] = SHIPPED) -> dict[str, Any]:
+                     specs: Iterable[DatasetSpec | SpecTuple] = SHIPPED) -> DatasetManifest:
     """Write one Goose-export JSON per spec plus ``manifest.json``.
 
     Args:
@@ -232,7 +246,7 @@ def generate_dataset(out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "manifest.json"
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, JSONObject] = {}
     if manifest_path.is_file():
         for entry in json.loads(manifest_path.read_text(encoding="utf-8")).get("sessions", []):
             entries[entry["file"]] = entry
@@ -241,10 +255,12 @@ def generate_dataset(out_dir: str | Path,
                                       version=spec.version)
         session.write_goose_json(out / f"{session.id}.json")
         entry = manifest_entry(session, spec)
-        entries[entry["file"]] = entry
-    version = max((int(e.get("version") or GENERATOR_VERSION) for e in entries.values()),
+        entries[str(entry["file"])] = entry
+    version = max((as_int(e.get("version") or GENERATOR_VERSION) for e in entries.values()),
                   default=GENERATOR_VERSION)
-    manifest = {"generator_version": version, "token_counter": "o200k_base (goose)",
-                "sessions": sorted(entries.values(), key=lambda e: (e["target_tokens"], e["seed"]))}
+    manifest: DatasetManifest = {
+        "generator_version": version, "token_counter": "o200k_base (goose)",
+        "sessions": sorted(entries.values(),
+                           key=lambda e: (as_int(e["target_tokens"]), as_int(e["seed"])))}
     write_atomic(manifest_path, json.dumps(manifest, indent=1) + "\n")
     return manifest

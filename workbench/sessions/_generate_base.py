@@ -11,8 +11,8 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
 
+from workbench._json_types import JSONObject
 from workbench.messages import Message
 from workbench.sessions import _generate_text as gt
 from workbench.tokens import default_estimator
@@ -40,7 +40,7 @@ class PlantedFact:
     stale: bool = False
     superseded_by: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """A JSON-ready dict."""
         return asdict(self)
 
@@ -86,7 +86,7 @@ class WriterBase:
         old.stale, old.superseded_by = True, new.id
         return new
 
-    def call(self, say: str, name: str, args: dict[str, Any], result: str,
+    def call(self, say: str, name: str, args: JSONObject, result: str,
              is_error: bool = False) -> tuple[int, int]:
         call_id = f"call_{gt.hex_id(self.rng, 12)}"
         ask = Message.assistant(say) if say else Message(role="assistant")

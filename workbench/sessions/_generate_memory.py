@@ -19,8 +19,7 @@ manifest, outside ``dataset:all`` (`workbench.sessions._generate.MEMORY`).
 
 from __future__ import annotations
 
-from typing import Any
-
+from workbench._json_types import JSONObject
 from workbench.messages import Message
 from workbench.sessions import _generate_prose as gp
 from workbench.sessions import _generate_text as gt
@@ -47,8 +46,8 @@ class MemoryWriter(ShapedWriter):
 
     def __init__(self, seed: int, target: int, shape: str) -> None:
         super().__init__(seed, target, shape)
-        self.tasks: list[dict[str, Any]] = []
-        self.abstentions: list[dict[str, Any]] = []
+        self.tasks: list[JSONObject] = []
+        self.abstentions: list[JSONObject] = []
 
     def quick_task(self) -> None:
         """A task the user asks for and the assistant finishes a few messages later."""
@@ -75,7 +74,7 @@ class MemoryWriter(ShapedWriter):
             self.abstentions.append({"id": f"a{n}", "question": question.format(x=subject),
                                      "subject": subject})
 
-    def ground_truth(self) -> dict[str, Any]:
+    def ground_truth(self) -> JSONObject:
         """Version 3's keys, plus ``tasks`` and ``abstentions``."""
         return {**super().ground_truth(), "tasks": list(self.tasks),
                 "abstentions": list(self.abstentions)}
@@ -115,7 +114,7 @@ class MemoryWriter(ShapedWriter):
         while not self.pending:
             self.add_task()
         self.abstain(ABSTAIN_COUNT)
-        still = "; ".join(t["text"] for t in self.pending)
+        still = "; ".join(str(t["text"]) for t in self.pending)
         self.add(Message.assistant(
             f"Done for today: the changes are in, the tests pass and the dev config uses port "
             f"{self.port}. I did not modify {self.protected}. Still open: {still}."))

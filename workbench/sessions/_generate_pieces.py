@@ -7,8 +7,7 @@ runs, a value the user replaces).
 
 from __future__ import annotations
 
-from typing import Any
-
+from workbench._json_types import JSONObject
 from workbench.messages import Message
 from workbench.sessions import _generate_output as go
 from workbench.sessions import _generate_prose as gp
@@ -26,10 +25,10 @@ class ShapedPieces(WriterBase):
         super().__init__(seed, target)
         self.shape = shape
         self.package = self.project
-        self.errors: list[dict[str, Any]] = []
-        self.changes: dict[str, dict[str, Any]] = {}
-        self.pending: list[dict[str, Any]] = []
-        self.decisions: list[dict[str, Any]] = []
+        self.errors: list[JSONObject] = []
+        self.changes: dict[str, JSONObject] = {}
+        self.pending: list[JSONObject] = []
+        self.decisions: list[JSONObject] = []
         self.topics: set[str] = set()
 
     # ---- ground truth ------------------------------------------------------------------
@@ -48,8 +47,9 @@ class ShapedPieces(WriterBase):
             return
         if change == "deleted":
             entry["change"] = "deleted"
-        if how not in entry["how"] and entry["how"].count("; ") < 1:
-            entry["how"] = f"{entry['how']}; {how}"
+        told = str(entry["how"])
+        if how not in told and told.count("; ") < 1:
+            entry["how"] = f"{told}; {how}"
 
     def decide(self) -> None:
         d = gp.decision(self.rng, self.topics)
@@ -70,7 +70,7 @@ class ShapedPieces(WriterBase):
         self.pending.append({"id": f"t{len(self.pending) + 1}", "text": text,
                              "message_index": i, "fact": fact.id})
 
-    def ground_truth(self) -> dict[str, Any]:
+    def ground_truth(self) -> JSONObject:
         """The version-3 meta keys (besides ``planted_facts`` and ``generator``)."""
         return {"shape": self.shape, "errors": list(self.errors),
                 "files_changed": list(self.changes.values()),

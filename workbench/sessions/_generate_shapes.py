@@ -30,7 +30,7 @@ Each non-debugging shape mixes in a debugging episode now and then, as real sess
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from workbench.messages import Message
 from workbench.sessions import _generate_output as go
@@ -265,7 +265,7 @@ class ShapedWriter(ShapedPieces):
 
     # ---- the session -------------------------------------------------------------------
 
-    def episodes(self) -> dict[str, Any]:
+    def episodes(self) -> dict[str, Callable[[int], None]]:
         """Each shape's own episode writer."""
         return {"debugging": self.debug_episode, "feature": self.feature_episode,
                 "refactor": self.refactor_episode, "review": self.review_episode,
@@ -303,7 +303,7 @@ class ShapedWriter(ShapedPieces):
             self.decide()
         while len(self.pending) < wanted_tasks:
             self.add_task()
-        still = "; ".join(t["text"] for t in self.pending)
+        still = "; ".join(str(t["text"]) for t in self.pending)
         self.add(Message.assistant(
             f"Done for today: the changes are in, the tests pass and the dev config uses port "
             f"{self.port}. I did not modify {self.protected}. Still open: {still}."))

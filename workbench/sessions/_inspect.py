@@ -3,13 +3,47 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from workbench.sessions._session import Session
-from workbench.tokens import TokenEstimator, context_tokens
+from workbench._json_types import JSONObject, JSONValue
+from workbench.sessions._session import Session, meta_list, meta_records
+from workbench.tokens import TokenEstimator, context_tokens, default_estimator
 
 
-def inspect_session(session: Session, estimator: TokenEstimator | None = None) -> dict[str, Any]:
+class LargestMessage(TypedDict):
+    """The session's largest message: its index, role and token count."""
+
+    index: int
+    role: str
+    tokens: int
+
+
+class SessionInspection(TypedDict):
+    """What `inspect_session` returns (its keys are described there)."""
+
+    format: str
+    id: str
+    path: str
+    messages: int
+    by_role: dict[str, int]
+    agent_invisible: int
+    tool_calls: int
+    tool_errors: int
+    unanswered_tool_calls: int
+    tokens: int
+    tokens_all_messages: int
+    largest_message: LargestMessage | None
+    compactions: list[JSONObject]
+    reference_summaries: int
+    unknown_items: int
+    models: list[JSONValue]
+    usage: JSONValue
+    warnings: list[JSONValue]
+    questions: NotRequired[JSONObject]
+    """The session's question set, when the CLI is asked for it."""
+
+
+def inspect_session(session: Session, estimator: TokenEstimator | None = None) -> SessionInspection:
     """Summarize a session: sizes, tool use, token counts, recorded compactions, problems.
 
     Args:
@@ -25,12 +59,10 @@ def inspect_session(session: Session, estimator: TokenEstimator | None = None) -
         ``unknown_items``, ``models``, ``usage`` and ``warnings``.
     """
     if estimator is None:
-        from workbench.tokens import default_estimator
-
         estimator = default_estimator()
     messages = session.messages
     per_message = [estimator.count_chat_tokens("", [m]) for m in messages]
-    largest: dict[str, Any] | None = None
+    largest: LargestMessage | None = None
     if messages:
         index = max(range(len(messages)), key=per_message.__getitem__)
         largest = {"index": index, "role": messages[index].role, "tokens": per_message[index]}
@@ -51,16 +83,16 @@ def inspect_session(session: Session, estimator: TokenEstimator | None = None) -
         "tokens": context_tokens(messages, estimator),
         "tokens_all_messages": sum(per_message),
         "largest_message": largest,
-        "compactions": list(meta.get("compactions") or []),
-        "reference_summaries": len(meta.get("reference_summaries") or []),
+        "compactions": meta_records(session, "compactions"),
+        "reference_summaries": len(meta_list(session, "reference_summaries")),
         "unknown_items": sum(len(m.unknown_items()) for m in messages),
-        "models": list(meta.get("models") or []),
+        "models": list(meta_list(session, "models")),
         "usage": meta.get("usage"),
-        "warnings": list(meta.get("warnings") or []),
+        "warnings": list(meta_list(session, "warnings")),
     }
 
 
-def format_inspection(info: dict[str, Any]) -> str:
+def format_inspection(info: SessionInspection) -> str:
     """Render one `inspect_session` result as an aligned text block."""
     roles = ", ".join(f"{k} {v}" for k, v in sorted(info["by_role"].items())) or "none"
     largest = info["largest_message"]
@@ -76,7 +108,7 @@ def format_inspection(info: dict[str, Any]) -> str:
          f"#{largest['index']} {largest['role']}, {largest['tokens']:,} tokens"),
         ("compactions", _compactions(info["compactions"])),
         ("ref. summaries", str(info["reference_summaries"])),
-        ("models", ", ".join(info["models"]) or "-"),
+        ("models", ", ".join(str(m) for m in info["models"]) or "-"),
         ("unknown items", str(info["unknown_items"])),
         ("warnings", str(len(info["warnings"]))),
     ]
@@ -86,7 +118,7 @@ def format_inspection(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _compactions(points: list[dict[str, Any]]) -> str:
+def _compactions(points: list[JSONObject]) -> str:
     if not points:
         return "0"
     parts = []

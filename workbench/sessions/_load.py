@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import UnknownContent
@@ -30,7 +29,8 @@ from workbench.sessions._registry import (
     detect_in,
     detection_head,
 )
-from workbench.sessions._session import Session
+from workbench.sessions._session import Session, meta_list
+from workbench.sessions.importers._readers import decoding
 
 ENCODING_ERRORS = ("strict", "replace")
 """Values of ``encoding_errors``: invalid UTF-8 is an error, or replaced by U+FFFD and counted."""
@@ -49,7 +49,7 @@ def _ensure_builtins() -> None:
 
 
 def load_sessions(path: str | Path, format: str | None = None, errors: Errors = "raise",
-                  encoding_errors: str = "strict", **select: Any) -> list[Session]:
+                  encoding_errors: str = "strict", **select: object) -> list[Session]:
     """Load every session a file (or Goose ``sessions.db``) holds.
 
     Args:
@@ -70,8 +70,6 @@ def load_sessions(path: str | Path, format: str | None = None, errors: Errors = 
         ConfigError: an unknown format or option, or an ``index`` past the file's sessions.
     """
     _ensure_builtins()
-    from workbench.sessions.importers._readers import decoding
-
     p = Path(path)
     if errors not in ("raise", "skip"):
         raise ConfigError(f"errors must be 'raise' or 'skip', not {errors!r}")
@@ -160,7 +158,7 @@ def _check_recognised(path: Path, format: str, sessions: list[Session]) -> None:
             "the file is in another format (leave format out to detect it)")
 
 
-def _index_out_of_range(path: Path, name: str, select: dict[str, Any]) -> None:
+def _index_out_of_range(path: Path, name: str, select: dict[str, object]) -> None:
     rest = {k: v for k, v in select.items() if k != "index"}
     count = len(IMPORTERS[name].load(path, errors="skip", **rest))
     holds = f"index 0..{count - 1}" if count else "none"
@@ -173,17 +171,18 @@ def _note_replacements(path: Path, sessions: list[Session], count: int) -> None:
             "(encoding_errors='replace')")
     for session in sessions:
         session.meta["encoding_replacements"] = count
-        session.meta["warnings"] = [*session.meta.get("warnings", []), note]
+        session.meta["warnings"] = [*meta_list(session, "warnings"), note]
     warnings.warn(note, stacklevel=3)
 
 
 def load_session(path: str | Path, format: str | None = None, errors: Errors = "raise",
-                 **select: Any) -> Session:
+                 encoding_errors: str = "strict", **select: object) -> Session:
     """Load one session; for multi-session files, `select` picks it (default: the first).
 
     See `load_sessions` for the arguments (``encoding_errors=`` included).
     """
-    sessions = load_sessions(path, format=format, errors=errors, **select)
+    sessions = load_sessions(path, format=format, errors=errors,
+                             encoding_errors=encoding_errors, **select)
     if not sessions:
         raise SessionFormatError(str(path), None, "no session matched the selection "
                                  f"{select or '(none)'}")

@@ -17,8 +17,9 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal
 
+from workbench._json_types import JSONValue
 from workbench.errors import SessionFormatError
 from workbench.sessions._session import Session
 
@@ -27,8 +28,9 @@ HEAD_BYTES = 65536
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-class ImportFn(Protocol):
-    def __call__(self, path: Path, errors: Errors = "raise", **select: Any) -> list[Session]: ...
+ImportFn = Callable[..., list[Session]]
+"""An importer: ``(path, errors="raise", **select) -> list[Session]``, where each format takes
+keyword options of its own (``index``, ``session_id``, ``include_subagents``...)."""
 
 
 @dataclass
@@ -95,7 +97,7 @@ def read_head(path: Path) -> str:
     return head.decode("utf-8", errors="replace")
 
 
-def _condense(value: Any, depth: int = 0) -> Any:
+def _condense(value: JSONValue, depth: int = 0) -> JSONValue:
     if isinstance(value, str):
         return value[:_CONDENSED_STRING]
     if depth >= _CONDENSED_DEPTH:

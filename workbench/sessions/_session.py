@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench._storage import write_atomic
 from workbench.messages import Message
 
@@ -31,13 +31,13 @@ class Session:
     format: str
     path: str
     messages: list[Message]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONObject = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (f"Session(id={self.id!r}, format={self.format!r}, "
                 f"messages={len(self.messages)}, path={self.path!r})")
 
-    def to_goose_json(self) -> dict[str, Any]:
+    def to_goose_json(self) -> JSONObject:
         """Goose's session-export shape: ``{id, ..., conversation: [messages]}`` plus our meta."""
         return {
             "id": self.id,
@@ -54,14 +54,35 @@ class Session:
         return out
 
 
+def meta_list(session: Session, key: str) -> list[JSONValue]:
+    """``session.meta[key]`` when it is a list (``models``, ``warnings``...), else []."""
+    value = session.meta.get(key)
+    return value if isinstance(value, list) else []
+
+
+def meta_records(session: Session, key: str) -> list[JSONObject]:
+    """The object entries of ``session.meta[key]``, a list of records (``planted_facts``,
+    ``reference_summaries``, ``compactions``...); [] when the key is missing or empty."""
+    return [r for r in meta_list(session, key) if isinstance(r, dict)]
+
+
+def as_int(value: JSONValue) -> int:
+    """``int(value)`` for a recorded number (or numeric string); TypeError for another shape,
+    as `int` raises."""
+    if isinstance(value, (str, int, float)):
+        return int(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
 def prefix_session(session: Session, end: int) -> Session:
     """`session` cut to its first `end` messages; planted facts are those of the prefix, stale
     only when their replacement is inside it."""
     meta = dict(session.meta)
-    facts = meta.get("planted_facts")
+    facts = meta_records(session, "planted_facts")
     if facts:
-        inside = {f.get("id"): f for f in facts if int(f.get("message_index", 0)) < end}
-        meta["planted_facts"] = [
+        inside = {f.get("id"): f for f in facts if as_int(f.get("message_index", 0)) < end}
+        kept: list[JSONValue] = [
             {**f, "stale": bool(f.get("stale")) and f.get("superseded_by") in inside}
             for f in inside.values()]
+        meta["planted_facts"] = kept
     return replace(session, messages=list(session.messages[:end]), meta=meta)

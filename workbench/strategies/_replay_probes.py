@@ -82,7 +82,7 @@ def probe_round(session: Any, end: int, context_text: str, summary_text: str,
     from workbench.metrics._common import word_set
     from workbench.metrics._facts import facts_probe
     from workbench.metrics._requests import user_requests
-    from workbench.sessions import prefix_session
+    from workbench.sessions import meta_records, prefix_session
 
     prefix = prefix_session(session, end)
     out = RoundProbes()
@@ -90,7 +90,7 @@ def probe_round(session: Any, end: int, context_text: str, summary_text: str,
     if found is not None:
         current, stale = found
         out.facts_recall = current.recall
-        if any(f.get("stale") for f in prefix.meta.get("planted_facts") or []):
+        if any(f.get("stale") for f in meta_records(prefix, "planted_facts")):
             out.stale_kept = int(stale.extra.get("stale_mentioned") or 0)
     if mode == "all":
         from workbench.metrics import compute_metrics

@@ -29,6 +29,7 @@ reads what the calls naming the file did, not what they wrote into it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench.metrics._common import normalize_ws
@@ -135,7 +136,7 @@ def _tool_touches(call: Call, seen: set[str]) -> list[FileTouch]:
     return []
 
 
-def _raw(arguments: dict[str, object], path: str) -> str:
+def _raw(arguments: Mapping[str, object], path: str) -> str:
     """The path as the call's arguments spell it (before normalisation)."""
     for value in arguments.values():
         if isinstance(value, str) and normalize_path(value) == path:

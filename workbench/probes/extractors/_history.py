@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from pydantic import JsonValue
+
+from workbench._json_types import JSONValue
 from workbench.messages import Message
 from workbench.metrics._common import normalize_ws
 from workbench.probes._evidence import message_texts
 from workbench.probes._transcript import is_human
-from workbench.sessions import Session
+from workbench.sessions import Session, meta_list, meta_records
 
 __all__ = ["Call", "History", "Turn"]
 
@@ -71,7 +74,7 @@ class Call:
     index: int
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, JsonValue]
     command: str = ""
     result: int | None = None
     output: str = ""
@@ -85,7 +88,7 @@ class Call:
         return self.name.lower().rsplit("__", 1)[-1]
 
 
-def _command(name: str, arguments: dict[str, Any]) -> str:
+def _command(name: str, arguments: Mapping[str, JSONValue]) -> str:
     tool = name.lower().rsplit("__", 1)[-1]
     text = next((v for k in _COMMAND_KEYS if isinstance(v := arguments.get(k), str)), "")
     if not text or tool in NOT_SHELL:
@@ -130,9 +133,8 @@ class History:
         """Read `session` (see the module docstring)."""
         history = cls(session, list(session.messages))
         summaries = {normalize_ws(str(r.get("text") or ""))
-                     for r in session.meta.get("reference_summaries") or []
-                     if isinstance(r, dict)}
-        demos = set(session.meta.get("demonstration_messages") or [])
+                     for r in meta_records(session, "reference_summaries")}
+        demos = set(meta_list(session, "demonstration_messages"))
         responses: dict[str, tuple[int, str, bool]] = {}
         for index, message in enumerate(history.messages):
             for response in message.tool_responses():
@@ -166,7 +168,7 @@ class History:
         return [c for c in self.calls if c.result is not None]
 
 
-def _call(index: int, call_id: str, name: str, arguments: dict[str, Any],
+def _call(index: int, call_id: str, name: str, arguments: dict[str, JsonValue],
           responses: dict[str, tuple[int, str, bool]]) -> Call:
     command = _command(name, arguments)
     found = responses.get(call_id)

@@ -15,6 +15,7 @@ file:").
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from workbench.metrics._common import normalize_ws
 from workbench.probes._questions import CUE_TOOL_CALL, CUE_USER, Evidence, Question
@@ -74,5 +75,5 @@ def request_questions(history: History) -> list[Question]:
     return out
 
 
-def _holding(arguments: dict[str, object]) -> str:
+def _holding(arguments: Mapping[str, object]) -> str:
     return "\n".join(v for v in arguments.values() if isinstance(v, str))

@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._model import Usage
 from workbench.errors import SessionFormatError
 from workbench.messages import Message, UnknownContent
 from workbench.sessions.importers._readers import loads, read_text
 
+T = TypeVar("T")
 
-def read_json(path: Path, expected: str) -> Any:
+
+def read_json(path: Path, expected: str) -> JSONValue:
     """Parse a whole-file JSON recording.
 
     Raises:
@@ -34,7 +37,7 @@ def read_json(path: Path, expected: str) -> Any:
                                  expected=expected) from exc
 
 
-def require_key(path: Path, data: Any, key: str, kind: type, expected: str) -> Any:
+def require_key(path: Path, data: JSONValue, key: str, kind: type[T], expected: str) -> T:
     """``data[key]`` when `data` is an object holding a `kind` there, else `SessionFormatError`."""
     if not isinstance(data, dict):
         raise SessionFormatError(str(path), None,
@@ -50,7 +53,7 @@ def require_key(path: Path, data: Any, key: str, kind: type, expected: str) -> A
     return value
 
 
-def _json_kind(value: Any) -> str:
+def _json_kind(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     if isinstance(value, list):
@@ -87,24 +90,24 @@ class Problems:
         self.skipped.append(str(note))
         warnings.warn(f"read a duplicate record once: {note}", stacklevel=3)
 
-    def into(self, meta: dict[str, Any]) -> dict[str, Any]:
+    def into(self, meta: JSONObject) -> JSONObject:
         """Store the skipped records under ``meta["warnings"]`` and return `meta`."""
         meta["warnings"] = list(self.skipped)
         return meta
 
 
-def as_dict(value: Any) -> dict[str, Any]:
+def as_dict(value: JSONValue) -> JSONObject:
     """`value` when it is a JSON object, else an empty dict (for optional nested fields)."""
     return value if isinstance(value, dict) else {}
 
 
-def unknown_message(record: Any, role: str = "user", created: int = 0) -> Message:
+def unknown_message(record: JSONValue, role: str = "user", created: int = 0) -> Message:
     """A message keeping a record the importer does not understand, whole."""
     raw = record if isinstance(record, dict) else {"value": record}
     return Message(role=role, content=[UnknownContent(raw=raw)], created=created)  # type: ignore[arg-type]
 
 
-def usage_from_openai(u: dict[str, Any] | None, model: str = "") -> Usage:
+def usage_from_openai(u: JSONValue, model: str = "") -> Usage:
     """A `Usage` from an OpenAI-style ``usage`` object (prompt/completion tokens, cost)."""
     if not isinstance(u, dict):
         return Usage(model=model)
@@ -114,16 +117,21 @@ def usage_from_openai(u: dict[str, Any] | None, model: str = "") -> Usage:
         cache_read = details.get("cached_tokens")
     return Usage(
         model=model,
-        input_tokens=u.get("prompt_tokens"),
-        output_tokens=u.get("completion_tokens"),
-        total_tokens=u.get("total_tokens"),
-        cache_read_input_tokens=cache_read,
-        cache_write_input_tokens=u.get("cache_creation_input_tokens"),
-        cost=u.get("cost"),
+        input_tokens=token_count(u.get("prompt_tokens")),
+        output_tokens=token_count(u.get("completion_tokens")),
+        total_tokens=token_count(u.get("total_tokens")),
+        cache_read_input_tokens=token_count(cache_read),
+        cache_write_input_tokens=token_count(u.get("cache_creation_input_tokens")),
+        cost=u_cost if isinstance(u_cost := u.get("cost"), int | float) else None,
     )
 
 
-def sum_usage(items: list[Usage]) -> dict[str, Any] | None:
+def token_count(value: JSONValue) -> int | None:
+    """A recorded token count: the integer, or None when it is missing or not an integer."""
+    return value if isinstance(value, int) else None
+
+
+def sum_usage(items: list[Usage]) -> JSONObject | None:
     """The sum of `items` as a plain dict (`Usage.to_dict`), or None when there are none."""
     if not items:
         return None

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import Message, MessageMetadata
@@ -99,7 +99,7 @@ def parse_tokens_line(line: str) -> Usage | None:
 
 
 @importer(FORMAT, detect=_detect, description="aider .aider.chat.history.md (many sessions)")
-def load_aider(path: Path, errors: Errors = "raise", **select: Any) -> list[Session]:
+def load_aider(path: Path, errors: Errors = "raise", **select: object) -> list[Session]:
     """Read every session of an aider chat history, or the one `select` names."""
     unknown = set(select) - SELECT_KEYS
     if unknown:
@@ -220,10 +220,10 @@ def _build(path: Path, index: int, rs: RawSession, errors: Errors) -> Session:
         else:
             b.output(block)
         i += 1
-    meta: dict[str, Any] = {"index": index, "started": rs.started, "line": rs.line,
+    meta: JSONObject = {"index": index, "started": rs.started, "line": rs.line,
                             "partial": rs.started is None}
     if b.models:
-        meta["models"] = b.models
+        meta["models"] = list(b.models)
     usage = sum_usage(b.usages)
     if usage is not None:
         meta["usage"] = usage
@@ -233,6 +233,8 @@ def _build(path: Path, index: int, rs: RawSession, errors: Errors) -> Session:
     Problems(path, errors).into(meta)
     if not b.messages:  # aider writes the header at start-up: a session quit at once is empty
         meta["empty"] = True
-        meta["warnings"].append(EMPTY.format(path=path, line=rs.line))
+        warned = meta["warnings"]
+        if isinstance(warned, list):  # Problems.into wrote a list
+            warned.append(EMPTY.format(path=path, line=rs.line))
     return Session(id=f"{path.name}#{index}", format=FORMAT, path=str(path),
                    messages=b.messages, meta=meta)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError
 from workbench.messages import (
@@ -36,7 +37,7 @@ from workbench.messages import (
     UnknownContent,
 )
 from workbench.sessions._registry import importer
-from workbench.sessions._session import Session
+from workbench.sessions._session import Session, as_int, meta_list, meta_records
 from workbench.sessions.importers._readers import (
     Problems,
     head_json_lines,
@@ -63,25 +64,25 @@ def _detect(path: Path, head: str) -> bool:
     return head.lstrip().startswith("{") and '"parentUuid"' in head and '"sessionId"' in head
 
 
-def _assistant_block(block: Any) -> Content:
+def _assistant_block(block: JSONValue) -> Content:
     if not isinstance(block, dict):
         return UnknownContent(raw={"value": block})
     kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return TextContent(text=block["text"])
-    if kind == "thinking" and isinstance(block.get("thinking"), str):
-        return ThinkingContent(thinking=block["thinking"], signature=block.get("signature") or "")
+    if kind == "text" and isinstance(text := block.get("text"), str):
+        return TextContent(text=text)
+    if kind == "thinking" and isinstance(thinking := block.get("thinking"), str):
+        return ThinkingContent(thinking=thinking, signature=block.get("signature") or "")
     if kind == "redacted_thinking":
         return RedactedThinkingContent(data=str(block.get("data", "")))
-    if kind == "tool_use" and isinstance(block.get("id"), str):
+    if kind == "tool_use" and isinstance(call_id := block.get("id"), str):
         call = ToolCall(name=str(block.get("name", "")), arguments=block.get("input"))
-        return ToolRequest(id=block["id"], tool_call=ToolCallResult(status="success", value=call))
+        return ToolRequest(id=call_id, tool_call=ToolCallResult(status="success", value=call))
     if kind == "image":
         return _image(block)
     return UnknownContent(raw=block)
 
 
-def _image(block: dict[str, Any]) -> Content:
+def _image(block: JSONObject) -> Content:
     source = block.get("source")
     if isinstance(source, dict) and source.get("type") == "base64":
         return ImageContent(data=str(source.get("data", "")),
@@ -89,14 +90,14 @@ def _image(block: dict[str, Any]) -> Content:
     return UnknownContent(raw=block)
 
 
-def _user_block(block: Any) -> Content:
+def _user_block(block: JSONValue) -> Content:
     if not isinstance(block, dict):
         return UnknownContent(raw={"value": block})
     kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return TextContent(text=block["text"])
-    if kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-        return tool_response(block["tool_use_id"], text_blocks(block.get("content")),
+    if kind == "text" and isinstance(text := block.get("text"), str):
+        return TextContent(text=text)
+    if kind == "tool_result" and isinstance(call_id := block.get("tool_use_id"), str):
+        return tool_response(call_id, text_blocks(block.get("content")),
                              is_error=bool(block.get("is_error")))
     if kind == "image":
         return _image(block)
@@ -111,13 +112,13 @@ class _Reader:
         self.problems = problems
         self.messages: list[Message] = []
         self.by_id: dict[str, Message] = {}
-        self.usage_by_id: dict[str, dict[str, Any]] = {}
+        self.usage_by_id: dict[str, JSONObject] = {}
         self.model_by_id: dict[str, str] = {}
-        self.compactions: list[dict[str, Any]] = []
-        self.summaries: list[dict[str, Any]] = []
+        self.compactions: list[JSONValue] = []
+        self.summaries: list[JSONValue] = []
         self.skipped: Counter[str] = Counter()
-        self.envelope: dict[str, Any] = {}
-        self.titles: list[str] = []
+        self.envelope: JSONObject = {}
+        self.titles: list[JSONValue] = []
 
     def read(self) -> None:
         for number, rec in iter_json_lines(self.path, self.problems, EXPECTED_LINE,
@@ -146,20 +147,22 @@ class _Reader:
             if kind in ("user", "assistant") and not self.envelope:
                 self.envelope = rec
 
-    def _message_of(self, number: int, rec: dict[str, Any], role: str) -> dict[str, Any] | None:
+    def _message_of(self, number: int, rec: JSONObject,
+                    role: str) -> tuple[JSONObject, str | list[JSONValue]] | None:
+        """The record's ``message`` and its content, or None (a problem noted) without them."""
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
-        if not isinstance(content, (str, list)):
+        if not isinstance(msg, dict) or not isinstance(content, (str, list)):
             self.problems.bad(number, f"{role} record {rec.get('uuid', '?')} has no message content",
                               expected="message: {role, content: string or list of blocks}")
             return None
-        return msg
+        return msg, content
 
-    def _assistant(self, number: int, rec: dict[str, Any]) -> None:
-        msg = self._message_of(number, rec, "assistant")
-        if msg is None:
+    def _assistant(self, number: int, rec: JSONObject) -> None:
+        found = self._message_of(number, rec, "assistant")
+        if found is None:
             return
-        content = msg["content"]
+        msg, content = found
         blocks: list[Content] = [TextContent(text=content)] if isinstance(content, str) else [
             _assistant_block(b) for b in content]
         mid = str(msg["id"] if isinstance(msg.get("id"), str)
@@ -171,21 +174,21 @@ class _Reader:
             self.by_id[mid] = target
             self.messages.append(target)
         target.content.extend(blocks)
-        if isinstance(msg.get("usage"), dict):
-            self.usage_by_id[mid] = msg["usage"]  # later records of a response hold the final count
-        if isinstance(msg.get("model"), str):
-            self.model_by_id[mid] = msg["model"]
+        if isinstance(usage := msg.get("usage"), dict):
+            self.usage_by_id[mid] = usage  # later records of a response hold the final count
+        if isinstance(model := msg.get("model"), str):
+            self.model_by_id[mid] = model
 
-    def _user(self, number: int, rec: dict[str, Any]) -> None:
-        msg = self._message_of(number, rec, "user")
-        if msg is None:
+    def _user(self, number: int, rec: JSONObject) -> None:
+        found = self._message_of(number, rec, "user")
+        if found is None:
             return
-        content = msg["content"]
+        content = found[1]
         items: list[Content] = [TextContent(text=content)] if isinstance(content, str) else [
             _user_block(b) for b in content]
         out = Message(role="user", content=items, created=parse_time(rec.get("timestamp")),
                       id=rec.get("uuid"))
-        flags: dict[str, Any] = {}
+        flags: dict[str, bool] = {}
         if rec.get("isMeta"):
             flags["isMeta"] = True
         if rec.get("isCompactSummary"):
@@ -196,26 +199,26 @@ class _Reader:
             out.metadata = MessageMetadata.model_validate(flags)
         self.messages.append(out)
 
-    def _system(self, rec: dict[str, Any]) -> None:
+    def _system(self, rec: JSONObject) -> None:
         if rec.get("subtype") != "compact_boundary":
             self.skipped[f"system/{rec.get('subtype')}"] += 1
             return
-        info = rec.get("compactMetadata")
-        info = info if isinstance(info, dict) else {}
+        recorded = rec.get("compactMetadata")
+        info = recorded if isinstance(recorded, dict) else {}
         self.compactions.append({"index": len(self.messages), "trigger": info.get("trigger"),
                                  "pre_tokens": info.get("preTokens"),
                                  "timestamp": rec.get("timestamp")})
 
-    def usage(self) -> tuple[dict[str, Any] | None, list[str]]:
+    def usage(self) -> tuple[JSONObject | None, list[str]]:
         models = list(dict.fromkeys(self.model_by_id.values()))
         if not self.usage_by_id:
             return None, models
         total = Usage()
         for raw in self.usage_by_id.values():
-            inp = int(raw.get("input_tokens") or 0)
-            read = int(raw.get("cache_read_input_tokens") or 0)
-            write = int(raw.get("cache_creation_input_tokens") or 0)
-            out = int(raw.get("output_tokens") or 0)
+            inp = as_int(raw.get("input_tokens") or 0)
+            read = as_int(raw.get("cache_read_input_tokens") or 0)
+            write = as_int(raw.get("cache_creation_input_tokens") or 0)
+            out = as_int(raw.get("output_tokens") or 0)
             total = total + Usage(input_tokens=inp + read + write, output_tokens=out,
                                   total_tokens=inp + read + write + out,
                                   cache_read_input_tokens=read, cache_write_input_tokens=write)
@@ -226,10 +229,10 @@ class _Reader:
     def session(self, sid: str) -> Session:
         usage, models = self.usage()
         env = self.envelope
-        meta: dict[str, Any] = {
+        meta: JSONObject = {
             "session_id": env.get("sessionId"), "cwd": env.get("cwd"),
             "version": env.get("version"), "git_branch": env.get("gitBranch"),
-            "models": models, "compactions": self.compactions,
+            "models": list(models), "compactions": self.compactions,
             "reference_summaries": self.summaries,
             "skipped_records": dict(self.skipped),
         }
@@ -260,7 +263,15 @@ def _read_file(path: Path, errors: str, sid: str | None = None) -> Session:
     return reader.session(sid or parent)
 
 
-def _acompact_summary(path: Path, errors: str) -> dict[str, Any] | None:
+class _Answer(TypedDict):
+    """The final answer of a compaction call's transcript."""
+
+    source: str
+    text: str
+    created: int
+
+
+def _acompact_summary(path: Path, errors: str) -> _Answer | None:
     sub = _read_file(path, errors)
     answers = [m for m in sub.messages if m.role == "assistant" and m.concat_text().strip()]
     if not answers:
@@ -270,7 +281,7 @@ def _acompact_summary(path: Path, errors: str) -> dict[str, Any] | None:
 
 
 def _attach_acompact(parent: Session, folder: Path, errors: str) -> None:
-    boundaries = parent.meta["compactions"]
+    boundaries = meta_records(parent, "compactions")
     for file in sorted(folder.glob(f"{ACOMPACT_PREFIX}*.jsonl")):
         found = _acompact_summary(file, errors)
         if found is None:
@@ -281,13 +292,13 @@ def _attach_acompact(parent: Session, folder: Path, errors: str) -> None:
             best = min(boundaries, key=lambda b: abs(parse_time(b.get("timestamp"))
                                                      - found["created"]))
             index = best["index"]
-        parent.meta["reference_summaries"].append(
+        meta_list(parent, "reference_summaries").append(  # the list meta holds, in place
             {"index": index, "source": found["source"], "text": found["text"]})
 
 
 @importer(FORMAT, detect=_detect, description="Claude Code transcript JSONL (+ sub-agents)")
 def load_claude_code(path: Path, errors: str = "raise", include_subagents: bool = False,
-                     **select: Any) -> list[Session]:
+                     **select: object) -> list[Session]:
     """Load a Claude Code transcript; with `include_subagents`, its sub-agent transcripts too.
 
     A sibling folder ``<stem>/subagents/`` is searched for ``agent-acompact-*.jsonl`` (Claude

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._model import Usage
 from workbench.errors import ConfigError
 from workbench.messages import (
@@ -32,6 +32,7 @@ from workbench.messages import (
 )
 from workbench.sessions._registry import importer
 from workbench.sessions._session import Session
+from workbench.sessions.importers._agent_common import token_count
 from workbench.sessions.importers._readers import (
     Problems,
     first_line_dict,
@@ -62,7 +63,7 @@ def _detect(path: Path, head: str) -> bool:
     return start.startswith("{") and '"payload"' in start and '"session_meta"' in start
 
 
-def _message_text(payload: dict[str, Any]) -> tuple[list[Content], list[str]]:
+def _message_text(payload: JSONObject) -> tuple[list[Content], list[str]]:
     items: list[Content] = []
     texts: list[str] = []
     content = payload.get("content")
@@ -70,15 +71,15 @@ def _message_text(payload: dict[str, Any]) -> tuple[list[Content], list[str]]:
         content = [{"type": "input_text", "text": content}]
     for part in content if isinstance(content, list) else []:
         if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text") \
-                and isinstance(part.get("text"), str):
-            items.append(TextContent(text=part["text"]))
-            texts.append(part["text"])
+                and isinstance(text := part.get("text"), str):
+            items.append(TextContent(text=text))
+            texts.append(text)
         else:
             items.append(UnknownContent(raw=part if isinstance(part, dict) else {"value": part}))
     return items, texts
 
 
-def _call(payload: dict[str, Any]) -> ToolRequest:
+def _call(payload: JSONObject) -> ToolRequest:
     kind = payload["type"]
     if kind == "function_call":
         raw = payload.get("arguments")
@@ -112,7 +113,7 @@ def _exit_code_failed(text: str) -> bool:
     return False
 
 
-def _output(payload: dict[str, Any]) -> Content:
+def _output(payload: JSONObject) -> Content:
     out = payload.get("output")
     is_error = False
     if isinstance(out, dict):
@@ -123,11 +124,11 @@ def _output(payload: dict[str, Any]) -> Content:
     return tool_response(str(payload.get("call_id", "")), text_blocks(out), is_error=is_error)
 
 
-def _reasoning(payload: dict[str, Any]) -> Content | None:
+def _reasoning(payload: JSONObject) -> Content | None:
     summary = payload.get("summary")
     texts = [s.get("text", "") for s in summary if isinstance(s, dict)] \
         if isinstance(summary, list) else []
-    text = "\n\n".join(t for t in texts if t)
+    text = "\n\n".join(str(t) for t in texts if t)
     encrypted = payload.get("encrypted_content")
     if text:
         item = ThinkingContent(thinking=text, signature="")
@@ -150,7 +151,7 @@ class _Builder:
         self._open: Message | None = None  # the message the next item of its role joins
 
     def append(self, role: str, items: list[Content], created: int, merge: bool,
-               flags: dict[str, Any] | None = None) -> None:
+               flags: JSONObject | None = None) -> None:
         if merge and self._open is not None and self._open.role == role:
             self._open.content.extend(items)
             return
@@ -160,7 +161,7 @@ class _Builder:
         self.messages.append(msg)
         self._open = msg if merge else None
 
-    def item(self, payload: dict[str, Any], created: int, where: str = "") -> None:
+    def item(self, payload: JSONObject, created: int, where: str = "") -> None:
         kind = payload.get("type")
         kind = kind if isinstance(kind, str) else None  # never hash what a hostile file holds
         if kind == "message":
@@ -193,19 +194,20 @@ class _Builder:
             # Unknown item types (web_search_call, image_generation_call...) are kept whole.
             self.append("assistant", [UnknownContent(raw=payload)], created, True)
 
-def _usage(info: dict[str, Any] | None) -> dict[str, Any] | None:
+def _usage(info: JSONValue) -> JSONObject | None:
     if not isinstance(info, dict):
         return None
     extra = {k: v for k, v in info.items()
              if k not in ("input_tokens", "output_tokens", "total_tokens", "cached_input_tokens")}
-    return Usage(input_tokens=info.get("input_tokens"), output_tokens=info.get("output_tokens"),
-                 total_tokens=info.get("total_tokens"),
-                 cache_read_input_tokens=info.get("cached_input_tokens"),
+    return Usage(input_tokens=token_count(info.get("input_tokens")),
+                 output_tokens=token_count(info.get("output_tokens")),
+                 total_tokens=token_count(info.get("total_tokens")),
+                 cache_read_input_tokens=token_count(info.get("cached_input_tokens")),
                  extra=extra).to_dict()
 
 
 @importer(FORMAT, detect=_detect, description="Codex CLI rollout JSONL")
-def load_codex(path: Path, errors: str = "raise", **select: Any) -> list[Session]:
+def load_codex(path: Path, errors: str = "raise", **select: object) -> list[Session]:
     """Load a Codex CLI rollout (id = ``session_meta.id`` or the file stem).
 
     Raises:
@@ -216,9 +218,13 @@ def load_codex(path: Path, errors: str = "raise", **select: Any) -> list[Session
         raise ConfigError(f"codex rollouts hold one session; no selection {sorted(select)}")
     problems = Problems(path, errors)
     builder = _Builder()
-    meta: dict[str, Any] = {"models": [], "compactions": [], "reference_summaries": []}
-    session_meta: dict[str, Any] = {}
-    last_usage: dict[str, Any] | None = None
+    models: list[JSONValue] = []
+    compactions: list[JSONValue] = []
+    summaries: list[JSONValue] = []
+    meta: JSONObject = {"models": models, "compactions": compactions,
+                        "reference_summaries": summaries}
+    session_meta: JSONObject = {}
+    last_usage: JSONObject | None = None
     for number, line in iter_json_lines(path, problems, EXPECTED_LINE):
         if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
             problems.bad(number, "line is not a {type, payload} object",
@@ -232,15 +238,15 @@ def load_codex(path: Path, errors: str = "raise", **select: Any) -> list[Session
             session_meta = payload
         elif kind == "turn_context":
             model = payload.get("model")
-            if isinstance(model, str) and model not in meta["models"]:
-                meta["models"].append(model)
+            if isinstance(model, str) and model not in models:
+                models.append(model)
         elif kind == "event_msg":
-            if payload.get("type") == "token_count" and isinstance(payload.get("info"), dict):
-                last_usage = payload["info"]
+            if payload.get("type") == "token_count" and isinstance(info := payload.get("info"), dict):
+                last_usage = info
         elif kind == "compacted":
             index = len(builder.messages)
-            meta["compactions"].append({"index": index, "trigger": None, "pre_tokens": None})
-            meta["reference_summaries"].append(
+            compactions.append({"index": index, "trigger": None, "pre_tokens": None})
+            summaries.append(
                 {"index": index, "source": "compacted", "text": str(payload.get("message", ""))})
         else:
             # A line type this reader does not know is kept whole rather than dropped.
@@ -255,14 +261,16 @@ def load_codex(path: Path, errors: str = "raise", **select: Any) -> list[Session
     if last_usage is not None:
         usage = _usage(last_usage.get("total_token_usage"))
         if usage is not None:
-            usage["model"] = meta["models"][-1] if meta["models"] else ""
+            usage["model"] = models[-1] if models else ""
             meta["usage"] = usage
         meta["last_usage"] = _usage(last_usage.get("last_token_usage"))
         if last_usage.get("model_context_window") is not None:
             meta["context_window"] = last_usage["model_context_window"]
     problems.finish(meta)
     if builder.unknown_roles:
-        meta["warnings"] += builder.unknown_roles
+        warned = meta["warnings"]
+        if isinstance(warned, list):  # Problems.finish wrote a list
+            warned += builder.unknown_roles
         meta["unknown_roles"] = len(builder.unknown_roles)
         warnings.warn(f"{path}: {len(builder.unknown_roles)} message(s) with an unknown role "
                       "kept as unknown content; see session.meta['warnings']", stacklevel=2)

@@ -9,8 +9,7 @@ sits.
 
 from __future__ import annotations
 
-from typing import Any
-
+from workbench._json_types import JSONObject, JSONValue
 from workbench.messages import Message, UnknownContent
 from workbench.sessions.importers._readers import Problems
 
@@ -25,7 +24,7 @@ GOOSE_ONLY_ITEMS = frozenset({"toolRequest", "toolResponse", "thinking", "redact
                               "systemNotification", "conversationCompacted"})
 
 
-def looks_like_goose_message(d: Any) -> bool:
+def looks_like_goose_message(d: JSONValue) -> bool:
     """True for a dict shaped like a Goose message (role user/assistant, content items, created)."""
     if not isinstance(d, dict) or d.get("role") not in ("user", "assistant"):
         return False
@@ -37,7 +36,7 @@ def looks_like_goose_message(d: Any) -> bool:
     return any(isinstance(c, dict) and c.get("type") in GOOSE_ONLY_ITEMS for c in content)
 
 
-def read_goose_message(raw: Any, where: int | str, problems: Problems) -> Message | None:
+def read_goose_message(raw: JSONValue, where: int | str, problems: Problems) -> Message | None:
     """Parse one Goose message dict; a bad one goes to `problems` and gives None.
 
     Legacy ``conversationCompacted`` items are kept as unknown content (Goose drops them on load;
@@ -68,15 +67,15 @@ def _is_continuation(msg: Message | None) -> bool:
     return any(marker in text for marker in CONTINUATION_MARKERS)
 
 
-def visibility_meta(messages: list[Message]) -> dict[str, Any]:
+def visibility_meta(messages: list[Message]) -> JSONObject:
     """Counts of hidden messages plus the recorded compaction points and their summaries.
 
     A compaction point is an agent-only user message that starts like a Goose summary or is
     followed by an agent-only continuation message, or a legacy ``conversationCompacted`` item.
     Its ``trigger`` is ``manual`` or ``auto`` when the continuation text tells, else None.
     """
-    compactions: list[dict[str, Any]] = []
-    summaries: list[dict[str, Any]] = []
+    compactions: list[JSONValue] = []
+    summaries: list[JSONValue] = []
     for i, msg in enumerate(messages):
         if any(isinstance(c, UnknownContent) and c.type == LEGACY_COMPACTED for c in msg.content):
             compactions.append({"index": i, "trigger": None, "pre_tokens": None,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import Message
 from workbench.sessions._registry import importer
@@ -47,14 +47,14 @@ def _detect(path: Path, head: str) -> bool:
     return looks_like_goose_message(first_element(head, "messages"))
 
 
-def _conversation(data: Any, path: Path) -> list[Any]:
+def _conversation(data: JSONValue, path: Path) -> list[JSONValue]:
     if isinstance(data, list):
         return data
     if isinstance(data, dict):
         for key in ("conversation", "messages"):
             value = data.get(key)
-            if isinstance(value, dict) and isinstance(value.get("messages"), list):
-                return value["messages"]
+            if isinstance(value, dict) and isinstance(listed := value.get("messages"), list):
+                return listed
             if isinstance(value, list):
                 return value
     found = type(data).__name__ if not isinstance(data, dict) else "an object without them"
@@ -63,7 +63,7 @@ def _conversation(data: Any, path: Path) -> list[Any]:
 
 
 @importer(FORMAT, detect=_detect, description="Goose session JSON / workbench export")
-def load_goose_json(path: Path, errors: str = "raise", **select: Any) -> list[Session]:
+def load_goose_json(path: Path, errors: str = "raise", **select: object) -> list[Session]:
     """Load an exported Goose session (or a `Session.write_goose_json` file).
 
     Raises:
@@ -80,15 +80,15 @@ def load_goose_json(path: Path, errors: str = "raise", **select: Any) -> list[Se
     for i, raw in enumerate(items):
         first = seen.first_of(raw.get("id"), raw, f"conversation[{i}]") if isinstance(
             raw, dict) else None
-        if first is not None:
+        if first is not None and isinstance(raw, dict):  # a first seen is only of an object
             problems.duplicate(f"conversation[{i}]", first, raw["id"])
             continue
         msg = read_goose_message(raw, f"conversation[{i}]", problems)
         if msg is not None:
             messages.append(msg)
     doc = data if isinstance(data, dict) else {}
-    if isinstance(doc.get("meta"), dict):
-        meta: dict[str, Any] = dict(doc["meta"])
+    if isinstance(recorded := doc.get("meta"), dict):
+        meta: JSONObject = dict(recorded)
         if "format" in doc or "path" in doc:
             meta["exported_from"] = {"format": doc.get("format"), "path": doc.get("path")}
     else:

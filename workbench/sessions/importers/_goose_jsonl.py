@@ -8,8 +8,8 @@ repeating an earlier message byte for byte (same ``id``) is read once and noted 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.errors import ConfigError
 from workbench.messages import Message
 from workbench.sessions._registry import importer
@@ -27,7 +27,7 @@ METADATA_KEYS = frozenset({"working_dir", "description", "message_count", "total
                            "schedule_id", "accumulated_total_tokens"})
 
 
-def _is_metadata(d: Any) -> bool:
+def _is_metadata(d: JSONValue) -> bool:
     return isinstance(d, dict) and "role" not in d and bool(METADATA_KEYS & d.keys())
 
 
@@ -45,7 +45,7 @@ def _message_id(record: object) -> object:
 
 
 @importer(FORMAT, detect=_detect, description="Goose legacy session JSONL")
-def load_goose_jsonl(path: Path, errors: str = "raise", **select: Any) -> list[Session]:
+def load_goose_jsonl(path: Path, errors: str = "raise", **select: object) -> list[Session]:
     """Load a legacy Goose ``.jsonl`` session (id = file stem).
 
     Raises:
@@ -56,7 +56,7 @@ def load_goose_jsonl(path: Path, errors: str = "raise", **select: Any) -> list[S
         raise ConfigError(f"goose-jsonl files hold one session; no selection {sorted(select)}")
     problems = Problems(path, errors)
     messages: list[Message] = []
-    header: dict[str, Any] = {}
+    header: JSONObject = {}
     for number, raw in iter_json_lines(path, problems, EXPECTED_LINE, identity=_message_id):
         if number == 1 and _is_metadata(raw):
             header = raw
@@ -64,7 +64,7 @@ def load_goose_jsonl(path: Path, errors: str = "raise", **select: Any) -> list[S
         msg = read_goose_message(raw, number, problems)
         if msg is not None:
             messages.append(msg)
-    meta: dict[str, Any] = {"goose_metadata": header}
+    meta: JSONObject = {"goose_metadata": header}
     if header.get("description"):
         meta["name"] = header["description"]
     meta.update(visibility_meta(messages))

@@ -22,14 +22,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._model import Usage
 from workbench.messages import Message, ThinkingContent
 from workbench.sessions._registry import Errors, importer
 from workbench.sessions._session import Session
 from workbench.sessions.importers._agent_common import (
     Problems,
+    as_dict,
     read_json,
     require_key,
     sum_usage,
@@ -66,15 +67,16 @@ def _report_path(path: Path, instance_id: str) -> Path:
 
 
 @importer(FORMAT, detect=_detect, description="mini-swe-agent trajectory JSON")
-def load_mini_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[Session]:
+def load_mini_swe_agent(path: Path, errors: Errors = "raise", **select: object) -> list[Session]:
     """Read one mini-swe-agent trajectory into a `Session`."""
     data = read_json(path, EXPECTED)
     records = require_key(path, data, "messages", list, EXPECTED)
+    doc = as_dict(data)  # require_key refused anything but an object
     problems = Problems(path, errors)
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
-    model = str(((info.get("config") or {}).get("model") or {}).get("model_name") or "")
+    info = as_dict(doc.get("info"))
+    model = str(as_dict(as_dict(info.get("config")).get("model")).get("model_name") or "")
     messages: list[Message] = []
-    meta: dict[str, Any] = {}
+    meta: JSONObject = {}
     usages: list[Usage] = []
     pending: str | None = None
     calls = created = 0
@@ -86,10 +88,9 @@ def load_mini_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> 
                          expected="an object with role and content (a string)")
             continue
         role, text = rec.get("role"), rec.get("content") or ""
-        response = (rec.get("extra") or {}).get("response") if isinstance(
-            rec.get("extra"), dict) else None
-        if isinstance(response, dict) and isinstance(response.get("created"), int):
-            created = response["created"]
+        response = as_dict(rec.get("extra")).get("response")
+        if isinstance(response, dict) and isinstance(stamp := response.get("created"), int):
+            created = stamp
         if role == "system" and "system_prompt" not in meta:
             meta["system_prompt"] = text
         elif role == "assistant":
@@ -124,8 +125,8 @@ def load_mini_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> 
             messages.append(unknown_message(rec, created=created))
 
     for key in ("instance_id", "trajectory_format"):
-        if key in data:
-            meta[key] = data[key]
+        if key in doc:
+            meta[key] = doc[key]
     for key in ("exit_status", "submission", "model_stats", "mini_version"):
         if key in info:
             meta[key] = info[key]
@@ -134,7 +135,7 @@ def load_mini_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> 
     usage = sum_usage(usages)
     if usage is not None:
         meta["usage"] = usage
-    instance_id = str(data.get("instance_id") or path.name.removesuffix(".traj.json"))
+    instance_id = str(doc.get("instance_id") or path.name.removesuffix(".traj.json"))
     report = _read_report(_report_path(path, instance_id), instance_id)
     if report is not None:
         meta["report"] = report
@@ -142,18 +143,18 @@ def load_mini_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> 
     return [Session(id=instance_id, format=FORMAT, path=str(path), messages=messages, meta=meta)]
 
 
-def _reasoning(response: Any) -> str:
+def _reasoning(response: JSONValue) -> str:
     if not isinstance(response, dict):
         return ""
-    choices = response.get("choices") or []
-    if not choices or not isinstance(choices[0], dict):
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return ""
     message = choices[0].get("message") or {}
     value = message.get("reasoning") if isinstance(message, dict) else None
     return value if isinstance(value, str) else ""
 
 
-def _read_report(path: Path, instance_id: str) -> dict[str, Any] | None:
+def _read_report(path: Path, instance_id: str) -> JSONObject | None:
     if not path.is_file():
         return None
     try:

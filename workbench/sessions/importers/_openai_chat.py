@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.errors import ConfigError, SessionFormatError
 from workbench.messages import (
     Content,
@@ -49,7 +49,7 @@ _FOREIGN = ('"trajectory_format"', '"trajectory"', '"instance_id"', '"mini_versi
 _FOREIGN_SUFFIXES = (".traj", ".traj.json")
 
 
-def _looks_openai(d: Any) -> bool:
+def _looks_openai(d: JSONValue) -> bool:
     return (isinstance(d, dict) and d.get("role") in ROLES and not looks_like_goose_message(d)
             and ("content" in d or "tool_calls" in d) and "source" not in d)
 
@@ -68,7 +68,7 @@ def _detect(path: Path, head: str) -> bool:
     return text.startswith("{") and _looks_openai(first_element(head, "messages"))
 
 
-def _parts(content: Any) -> list[Content]:
+def _parts(content: JSONValue) -> list[Content]:
     if content is None:
         return []
     if isinstance(content, str):
@@ -89,7 +89,7 @@ def _parts(content: Any) -> list[Content]:
     return items
 
 
-def _image(part: dict[str, Any]) -> Content:
+def _image(part: JSONObject) -> Content:
     url = part.get("image_url")
     url = url.get("url") if isinstance(url, dict) else url
     if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
@@ -98,10 +98,10 @@ def _image(part: dict[str, Any]) -> Content:
     return UnknownContent(raw=part)  # a remote image URL has no Goose equivalent
 
 
-def _tool_call(call: Any) -> Content:
-    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+def _tool_call(call: JSONValue) -> Content:
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(call, dict) or not isinstance(fn, dict):
         return UnknownContent(raw=call if isinstance(call, dict) else {"value": call})
-    fn = call["function"]
     raw = fn.get("arguments")
     try:
         args = loads(raw) if isinstance(raw, str) and raw.strip() else raw
@@ -118,7 +118,7 @@ class _Builder:
         self.system: list[str] = []
         self._results: Message | None = None  # the open user message of tool results
 
-    def add(self, where: int | str, raw: Any) -> None:
+    def add(self, where: int | str, raw: JSONValue) -> None:
         if not isinstance(raw, dict) or raw.get("role") not in ROLES:
             role = raw.get("role") if isinstance(raw, dict) else None
             found = f"role {role!r}" if isinstance(raw, dict) else f"a JSON {type(raw).__name__}"
@@ -142,15 +142,15 @@ class _Builder:
                 self._results = self.messages[-1]
         elif role == "assistant":
             items = _parts(raw.get("content"))
-            items += [_tool_call(c) for c in raw.get("tool_calls") or []]
-            if isinstance(raw.get("function_call"), dict):
-                items.append(_tool_call({"id": raw["function_call"].get("name", ""),
-                                         "function": raw["function_call"]}))
+            calls = raw.get("tool_calls") or []
+            items += [_tool_call(c) for c in (calls if isinstance(calls, list) else [calls])]
+            if isinstance(legacy := raw.get("function_call"), dict):
+                items.append(_tool_call({"id": legacy.get("name", ""), "function": legacy}))
             self._new("assistant", items)
         else:
             self._new("user", _parts(raw.get("content")))
 
-    def _new(self, role: str, items: list[Content], flags: dict[str, Any] | None = None) -> None:
+    def _new(self, role: str, items: list[Content], flags: JSONObject | None = None) -> None:
         msg = Message(role=role, content=items)  # type: ignore[arg-type]
         if flags:
             msg.metadata = msg.metadata.model_validate(flags)
@@ -159,7 +159,7 @@ class _Builder:
 
 
 @importer(FORMAT, detect=_detect, description="OpenAI chat messages (JSON list or JSONL)")
-def load_openai_chat(path: Path, errors: str = "raise", **select: Any) -> list[Session]:
+def load_openai_chat(path: Path, errors: str = "raise", **select: object) -> list[Session]:
     """Load OpenAI chat messages from a JSON document or a JSONL file (one session).
 
     Raises:
@@ -171,7 +171,7 @@ def load_openai_chat(path: Path, errors: str = "raise", **select: Any) -> list[S
         raise ConfigError(f"openai-chat files hold one session; no selection {sorted(select)}")
     problems = Problems(path, errors)
     builder = _Builder(problems)
-    extra: dict[str, Any] = {}
+    extra: JSONObject = {}
     if _is_document(path):
         data = load_json_document(path, EXPECTED_DOC)
         if isinstance(data, dict):
@@ -186,7 +186,7 @@ def load_openai_chat(path: Path, errors: str = "raise", **select: Any) -> list[S
     else:
         for number, raw in iter_json_lines(path, problems, EXPECTED_MESSAGE):
             builder.add(number, raw)
-    meta: dict[str, Any] = {}
+    meta: JSONObject = {}
     if builder.system:
         meta["system_prompt"] = "\n\n".join(builder.system)
     if isinstance(extra.get("model"), str):

@@ -26,8 +26,8 @@ import json
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._model import Usage
 from workbench.errors import SessionFormatError
 from workbench.messages import Message
@@ -64,7 +64,7 @@ def _detect(path: Path, head: str) -> bool:
             and ('"action"' in head or '"observation"' in head))
 
 
-def _created(event: dict[str, Any], fallback: int) -> int:
+def _created(event: JSONObject, fallback: int) -> int:
     stamp = event.get("timestamp")
     if isinstance(stamp, str):
         try:
@@ -77,12 +77,18 @@ def _created(event: dict[str, Any], fallback: int) -> int:
     return fallback
 
 
-def _call_arguments(meta: dict[str, Any], call_id: str | None) -> dict[str, Any] | None:
-    choices = ((meta.get("model_response") or {}).get("choices")) or []
-    message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
-    for call in (message or {}).get("tool_calls") or []:
+def _first_message(meta: JSONObject) -> JSONObject:
+    """The message of the recorded model response's first choice ({} when there is none)."""
+    choices = as_dict(meta.get("model_response")).get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return as_dict(first.get("message")) if isinstance(first, dict) else {}
+
+
+def _call_arguments(meta: JSONObject, call_id: JSONValue) -> JSONObject | None:
+    calls = _first_message(meta).get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict) and call.get("id") == call_id:
-            raw = (call.get("function") or {}).get("arguments")
+            raw = as_dict(call.get("function")).get("arguments")
             if isinstance(raw, dict):
                 return raw
             try:
@@ -93,17 +99,15 @@ def _call_arguments(meta: dict[str, Any], call_id: str | None) -> dict[str, Any]
     return None
 
 
-def _response_text(meta: dict[str, Any]) -> str:
-    choices = ((meta.get("model_response") or {}).get("choices")) or []
-    message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
-    content = (message or {}).get("content")
+def _response_text(meta: JSONObject) -> str:
+    content = _first_message(meta).get("content")
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return content if isinstance(content, str) else ""
 
 
 @importer(FORMAT, detect=_detect, description="OpenHands v0 event stream JSON")
-def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[Session]:
+def load_openhands(path: Path, errors: Errors = "raise", **select: object) -> list[Session]:
     """Read one OpenHands event stream into a `Session`."""
     events = read_json(path, EXPECTED)
     if not isinstance(events, list):
@@ -114,7 +118,7 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
     messages: list[Message] = []
     usages: list[Usage] = []
     seen_responses: set[str] = set()
-    by_event: dict[Any, str] = {}  # action event id -> tool request id
+    by_event: dict[JSONValue, str] = {}  # action event id -> tool request id
     open_calls: set[str] = set()
     unknown: list[str] = []  # warnings: messages kept whole under an unknown source
     created = 0
@@ -203,8 +207,9 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
         if observation in SKIP_OBSERVATIONS:
             continue
         answered: str | None = by_event.get(event.get("cause"))
-        if answered is None and tcm.get("tool_call_id") in open_calls:
-            answered = tcm["tool_call_id"]
+        if answered is None and isinstance(pending := tcm.get("tool_call_id"), str) \
+                and pending in open_calls:
+            answered = pending
         if answered is None or answered not in open_calls:
             messages.append(unknown_message(event, created=created))
             continue
@@ -212,32 +217,34 @@ def load_openhands(path: Path, errors: Errors = "raise", **select: Any) -> list[
         tool_results().with_tool_response(answered, _observation_text(event),
                                           is_error=_observation_is_error(event))
 
-    meta: dict[str, Any] = {}
+    meta: JSONObject = {}
     models = sorted({u.model for u in usages if u.model})
     if models:
-        meta["models"] = models
+        meta["models"] = list(models)
     usage = sum_usage(usages)
     if usage is not None:
         meta["usage"] = usage
     problems.into(meta)
     if unknown:
-        meta["warnings"] += unknown
+        warned = meta["warnings"]
+        if isinstance(warned, list):  # Problems.into wrote a list
+            warned += unknown
         meta["unknown_sources"] = len(unknown)
         warnings.warn(f"{path}: {len(unknown)} message(s) from an unknown source kept as "
                       "unknown content; see session.meta['warnings']", stacklevel=2)
     return [Session(id=path.stem, format=FORMAT, path=str(path), messages=messages, meta=meta)]
 
 
-def _observation_text(event: dict[str, Any]) -> str:
+def _observation_text(event: JSONObject) -> str:
     content = event.get("content")
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     extras = as_dict(event.get("extras"))
-    if not text and isinstance(extras.get("formatted_output_and_error"), str):
-        text = extras["formatted_output_and_error"]
+    if not text and isinstance(shown := extras.get("formatted_output_and_error"), str):
+        text = shown
     return text or str(event.get("message") or "")
 
 
-def _observation_is_error(event: dict[str, Any]) -> bool:
+def _observation_is_error(event: JSONObject) -> bool:
     if str(event.get("observation")) in ERROR_OBSERVATIONS or event.get("success") is False:
         return True
     extras = as_dict(event.get("extras"))

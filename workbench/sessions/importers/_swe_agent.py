@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.compaction._model import Usage
 from workbench.messages import Message, UnknownContent
 from workbench.sessions._registry import Errors, importer
@@ -39,6 +41,7 @@ from workbench.sessions.importers._agent_common import (
     as_dict,
     read_json,
     require_key,
+    token_count,
     unknown_message,
 )
 from workbench.sessions.importers._readers import loads
@@ -65,18 +68,18 @@ def observation_is_error(text: str) -> bool:
     return bool(ERROR_MARKERS.search(text))
 
 
-def _is_text_part(part: Any) -> bool:
+def _is_text_part(part: JSONValue) -> TypeGuard[JSONObject]:
     return isinstance(part, dict) and part.get("type", "text") == "text" and "text" in part
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: JSONValue) -> str:
     # Newer SWE-agent versions store content as a list of {type: text, text} parts.
     if isinstance(content, list):
         return "\n".join(str(p["text"]) for p in content if _is_text_part(p))
     return "" if content is None else str(content)
 
 
-def _unknown_parts(content: Any) -> list[UnknownContent]:
+def _unknown_parts(content: JSONValue) -> list[UnknownContent]:
     """The parts of a content list that are not text (images, anything newer), kept whole."""
     if not isinstance(content, list):
         return []
@@ -89,14 +92,15 @@ def _size(messages: list[Message]) -> tuple[int, int]:
 
 
 @importer(FORMAT, detect=_detect, description="SWE-agent .traj (v0 text actions, v1 tool calls)")
-def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[Session]:
+def load_swe_agent(path: Path, errors: Errors = "raise", **select: object) -> list[Session]:
     """Read one SWE-agent trajectory into a `Session`."""
     data = read_json(path, EXPECTED)
     history = require_key(path, data, "history", list, EXPECTED)
     trajectory = require_key(path, data, "trajectory", list, EXPECTED)
     problems = Problems(path, errors)
     messages: list[Message] = []
-    meta: dict[str, Any] = {"demonstration_messages": []}
+    demos: list[JSONValue] = []
+    meta: JSONObject = {"demonstration_messages": demos}
     pending: list[tuple[str, str]] = []  # (call id, action text) awaiting an observation
     latest: dict[str, str] = {}  # recorded call id -> the unique id given to its latest use
     calls = 0
@@ -127,7 +131,7 @@ def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[
         elif role in ("system", "user") and entry.get("is_demo"):
             msg = Message.user(text, created=0)
             msg.metadata = msg.metadata.model_copy(update={"isDemo": True})
-            meta["demonstration_messages"].append(len(messages))
+            demos.append(len(messages))
             messages.append(msg)
         elif role in ("system", "user"):
             if pending and role == "user":
@@ -182,21 +186,24 @@ def load_swe_agent(path: Path, errors: Errors = "raise", **select: Any) -> list[
     if pending:
         _answer_from_trajectory(pending, trajectory, respond)
 
-    info = as_dict(data.get("info"))
+    doc = as_dict(data)  # require_key refused anything but an object
+    info = as_dict(doc.get("info"))
     meta.update(_info_meta(info))
     meta["format_version"] = version
-    meta["environment"] = data.get("environment")
+    meta["environment"] = doc.get("environment")
     if not meta["demonstration_messages"]:
         meta.pop("demonstration_messages")
     problems.into(meta)
     if unknown_items:
-        meta["warnings"] += unknown_items
+        warned = meta["warnings"]
+        if isinstance(warned, list):  # Problems.into wrote a list
+            warned += unknown_items
         meta["unknown_items"] = sum(len(m.unknown_items()) for m in messages)
     return [Session(id=path.name.removesuffix(".traj"), format=FORMAT, path=str(path),
                     messages=messages, meta=meta)]
 
 
-def _add_function_call(msg: Message, call: Any, n: int, latest: dict[str, str]) -> None:
+def _add_function_call(msg: Message, call: JSONValue, n: int, latest: dict[str, str]) -> None:
     if not isinstance(call, dict):
         msg.with_tool_request(f"call_{n}", "unknown", error=f"unreadable tool call: {call!r}")
         return
@@ -211,6 +218,9 @@ def _add_function_call(msg: Message, call: Any, n: int, latest: dict[str, str]) 
         msg.with_tool_request(call_id, name, raw or {})
         return
     try:
+        if not isinstance(raw, str):  # what json.loads says of a value that is not text
+            raise TypeError("the JSON object must be str, bytes or bytearray, "
+                            f"not {type(raw).__name__}")
         args = loads(raw)
     except (TypeError, json.JSONDecodeError) as exc:
         msg.with_tool_request(call_id, name, error=f"arguments are not JSON ({exc}): {raw}")
@@ -218,8 +228,8 @@ def _add_function_call(msg: Message, call: Any, n: int, latest: dict[str, str]) 
     msg.with_tool_request(call_id, name, args)
 
 
-def _answer_from_trajectory(pending: list[tuple[str, str]], trajectory: list[Any],
-                            respond: Any) -> None:
+def _answer_from_trajectory(pending: list[tuple[str, str]], trajectory: list[JSONValue],
+                            respond: Callable[[str, list[str]], None]) -> None:
     # The final action's observation (e.g. the submitted diff) is only in `trajectory`.
     call_id, action = pending[0]
     for step in reversed(trajectory):
@@ -229,8 +239,8 @@ def _answer_from_trajectory(pending: list[tuple[str, str]], trajectory: list[Any
             return
 
 
-def _info_meta(info: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _info_meta(info: JSONObject) -> JSONObject:
+    out: JSONObject = {}
     for key in ("exit_status", "submission"):
         if key in info:
             out[key] = info[key]
@@ -238,8 +248,9 @@ def _info_meta(info: dict[str, Any]) -> dict[str, Any]:
     if isinstance(stats, dict):
         out["model_stats"] = stats
         out["usage"] = Usage(
-            input_tokens=stats.get("tokens_sent"), output_tokens=stats.get("tokens_received"),
-            cost=stats.get("instance_cost"),
+            input_tokens=token_count(stats.get("tokens_sent")),
+            output_tokens=token_count(stats.get("tokens_received")),
+            cost=cost if isinstance(cost := stats.get("instance_cost"), int | float) else None,
             extra={k: stats[k] for k in ("api_calls", "total_cost") if k in stats},
         ).to_dict()
     return out
