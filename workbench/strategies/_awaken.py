@@ -15,11 +15,9 @@ the context survived.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from workbench.compaction import Attempt
+from workbench.compaction import Attempt, Usage
 from workbench.messages import Message
 from workbench.strategies._base import (
     CompactionRequest,
@@ -28,6 +26,19 @@ from workbench.strategies._base import (
     scored_view,
 )
 from workbench.strategies._registry import strategy
+from workbench.strategies.awaken import (
+    ArtifactCompactionConfig,
+    BackOff,
+    CompactionConfig,
+    ContextCompactionMode,
+    ContextWindowPolicy,
+    compact_once,
+    effective_policy,
+    ensure_ids,
+    memo_counter,
+    tiktoken_counter,
+    truncate,
+)
 
 __all__ = ["AwakenSettings", "AwakenStrategy"]
 
@@ -70,23 +81,16 @@ class AwakenStrategy(Strategy):
     """awaken's compaction pass plus its request transform, faithful by default."""
 
     Settings = AwakenSettings
+    settings: AwakenSettings
     uses_template = False
 
     def __init__(self, settings: BaseModel | None = None) -> None:
         super().__init__(settings)
-        from workbench.strategies.awaken import BackOff
-
         self._backoff = BackOff() if self.settings.backoff else None
 
-    def _policy(self, window: int | None) -> Any:
-        from workbench.strategies.awaken import (
-            ContextCompactionMode,
-            ContextWindowPolicy,
-            effective_policy,
-        )
-
+    def _policy(self, window: int | None) -> ContextWindowPolicy:
         s = self.settings
-        fields: dict[str, Any] = {
+        fields: dict[str, object] = {
             "max_output_tokens": s.max_output_tokens,
             "min_recent_messages": s.min_recent_messages,
             "compaction_mode": ContextCompactionMode(s.compaction_mode),
@@ -94,7 +98,7 @@ class AwakenStrategy(Strategy):
         }
         if window is not None:
             fields["max_context_tokens"] = window
-        return effective_policy(ContextWindowPolicy(**fields), context_window=window)
+        return effective_policy(ContextWindowPolicy.model_validate(fields), context_window=window)
 
     async def compact(self, request: CompactionRequest) -> StrategyResult:
         """One awaken pass, then (by default) awaken's request transform.
@@ -103,15 +107,6 @@ class AwakenStrategy(Strategy):
             SummarizationError: the summarizer call failed (carries the billed usage).
             ValueError: no model was given.
         """
-        from workbench.strategies.awaken import (
-            CompactionConfig,
-            compact_once,
-            ensure_ids,
-            memo_counter,
-            tiktoken_counter,
-            truncate,
-        )
-
         if request.model is None:
             raise ValueError("the awaken strategy needs a model")
         s = self.settings
@@ -134,8 +129,6 @@ class AwakenStrategy(Strategy):
         context = thread
         dropped = 0
         if s.truncate:
-            from workbench.strategies.awaken import ArtifactCompactionConfig
-
             cut = truncate(thread, policy, count=count,
                            artifacts=ArtifactCompactionConfig() if s.previews else None)
             context, dropped = cut.messages, cut.dropped
@@ -144,7 +137,7 @@ class AwakenStrategy(Strategy):
                                                                             strict=False))
         summary = outcome.summary.text if applied and outcome.summary is not None else None
         text, tokens = scored_view(context, request)
-        detail: dict[str, Any] = {"status": outcome.status, "truncated_messages": dropped}
+        detail: dict[str, object] = {"status": outcome.status, "truncated_messages": dropped}
         if outcome.savings is not None:
             detail["savings_ppm"] = outcome.savings.savings_ratio_ppm
         return StrategyResult(
@@ -155,7 +148,7 @@ class AwakenStrategy(Strategy):
             detail=detail)
 
 
-def _attempt(number: int, usage: Any, status: str) -> Attempt:
+def _attempt(number: int, usage: Usage, status: str) -> Attempt:
     return Attempt(number=number, removal_percent=0, messages_removed=0,
                    tool_responses_removed=0, outcome="error" if status == "failed" else "ok",
                    usage=usage)

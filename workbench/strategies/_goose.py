@@ -6,6 +6,7 @@ same conversation, usage, attempts and retained tokens.
 
 from __future__ import annotations
 
+from workbench.context_mgmt import compact_messages
 from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult
 from workbench.strategies._registry import strategy
 
@@ -24,8 +25,6 @@ class GooseStrategy(Strategy):
             CompactionError: summarization gave up (carries the billed usage and attempts).
             TemplateError: the compaction template failed to render.
         """
-        from workbench.context_mgmt import compact_messages
-
         if request.model is None:
             raise ValueError("the goose strategy needs a model")
         # compact_messages never changes its input (the prompt it preserves is a new copy), so

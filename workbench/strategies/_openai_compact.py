@@ -21,6 +21,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from workbench.messages import Message
+from workbench.models._provider_compact import openai_compaction
 from workbench.strategies._base import CompactionRequest, StrategyResult
 from workbench.strategies._policy import PolicySettings, policy_result
 from workbench.strategies._provider_side import ProviderSide
@@ -41,6 +42,7 @@ class OpenAIResponsesCompact(ProviderSide):
     """OpenAI's ``/responses/compact``, through litellm (module docstring)."""
 
     Settings = OpenAIResponsesSettings
+    settings: OpenAIResponsesSettings
     provider = "openai"
     key_env = "OPENAI_API_KEY"
     feature = "OpenAI's Responses compaction"
@@ -56,8 +58,6 @@ class OpenAIResponsesCompact(ProviderSide):
             StrategyUnavailable: no live OpenAI model.
             ContextLengthExceeded, ModelCallError...: the call failed.
         """
-        from workbench.models._provider_compact import openai_compaction
-
         live = self._live(request.model, request.window)
         messages = [m for m in request.messages if m.is_agent_visible]
         items, usage = await openai_compaction(live, messages)

@@ -64,7 +64,8 @@ def _boundary(cell: Cell, session: Any) -> int | None:
     from workbench.strategies import reference_summary
 
     found = reference_summary(session)
-    return None if found is None or found.get("index") is None else int(found["index"])
+    index = found.get("index") if found is not None else None
+    return None if index is None else int(index)
 
 
 def _output(entry: Any) -> int:
