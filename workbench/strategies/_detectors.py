@@ -139,7 +139,8 @@ def cliff(curve: Sequence[float | None], below: float = CLIFF_RECALL) -> int | N
 def survival_frame(results: Iterable[Replayed]) -> pd.DataFrame:
     """One row per replay and compaction: the identity columns, ``round`` (1-based, applied
     compactions only) and ``recall`` (NaN where `survival` has no value), as a DataFrame."""
-    import pandas as pd  # only the tables need pandas: `import workbench.strategies` stays without
+    # only the tables need pandas: `import workbench.strategies` stays without it
+    import pandas as pd
 
     rows = [{"session_id": r.session_id, "strategy": r.strategy, "window": r.window,
              "threshold": r.threshold, "round": k, "recall": value}

@@ -223,7 +223,8 @@ class ReplayResult:
 
     def turns_frame(self) -> pd.DataFrame:
         """The turns as a pandas DataFrame (one row per turn, with the identity columns)."""
-        import pandas as pd  # only the tables need pandas: `import workbench.strategies` stays without
+        # only the tables need pandas: `import workbench.strategies` stays without it
+        import pandas as pd
 
         rows = [{"session_id": self.session_id, "strategy": self.strategy,
                  "window": self.window, "threshold": self.threshold, **t.__dict__,

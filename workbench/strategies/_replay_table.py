@@ -53,7 +53,8 @@ RANKED_ON = "billed_tokens"
 
 def replay_frame(results: Iterable[ReplayResult]) -> pd.DataFrame:
     """One row per replay (`ReplayResult.summary`), as a pandas DataFrame."""
-    import pandas as pd  # only the tables need pandas: `import workbench.strategies` stays without
+    # only the tables need pandas: `import workbench.strategies` stays without it
+    import pandas as pd
 
     rows = [r.summary() for r in results]
     columns = ["session_id", *REPLAY_KEYS, "model", *FRAME_COLUMNS]

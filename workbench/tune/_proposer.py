@@ -167,11 +167,12 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Results, 
     records: list[ProposalRecord] = []
     for i, proposal in enumerate(proposals, start=1):
         name = f"proposal-{i}"
-        record: ProposalRecord = {"name": name, "proposer": str(tune.proposer or getattr(proposer, "name", "")),
-                  "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                  "base": baseline, "forgotten": forgotten,
-                  "input_sha256": proposal["input_sha256"], "accepted": proposal["source"] is not None,
-                  "reason": proposal["reason"]}
+        record: ProposalRecord = {
+            "name": name, "proposer": str(tune.proposer or getattr(proposer, "name", "")),
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "base": baseline, "forgotten": forgotten,
+            "input_sha256": proposal["input_sha256"], "accepted": proposal["source"] is not None,
+            "reason": proposal["reason"]}
         folder = tune_dir / "proposals" / name
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / "reply.md", proposal["reply"])
