@@ -35,7 +35,6 @@ from workbench.cli._stops import (
     resume_command,
     typed_arguments,
 )
-from workbench.harness.report._replay_text import detector_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -271,4 +270,7 @@ def _print_replays(results: Results) -> None:
                                  break_on_hyphens=False))
     spec = results.spec.replay if results.spec is not None else None
     if spec is not None and spec.detectors:
+        # the light start: ~1.4 ms (the harness packages' own files) for detector text only
+        from workbench.harness.report._replay_text import detector_text
+
         click.echo("\n" + detector_text(results))
