@@ -27,8 +27,6 @@ from workbench._storage import write_atomic
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
 from workbench.export._export import ExportResult, export_template, template_hash
-from workbench.harness.experiment import Experiment
-from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
 
 __all__ = ["Evidence", "evidence_comment", "export_from_run", "pick_from_run", "stage_winner",
            "template_hash", "write_variant"]
@@ -194,6 +192,8 @@ def _tune_json(run_dir: Path) -> _TuneRecord:
     data: dict[str, JSONValue] = json.loads(path.read_text(encoding="utf-8"))
     spec = run_dir / "tune" / "spec.toml"
     if spec.is_file():
+        from workbench.harness import Experiment  # the experiment layer: as in _resolve_variant
+
         table = Experiment.from_toml(spec).tune
         if table is not None and table.winner_name:
             data["winner_name"] = table.winner_name
@@ -204,6 +204,9 @@ def _tune_json(run_dir: Path) -> _TuneRecord:
 def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     """Write the winner's templates (evidence comment on top) to ``<run>/export/<name>/``."""
     from workbench.harness import Results  # pandas only for --from-run (see pick_from_run)
+
+    # the experiment layer, as in `_export._resolve_variant`
+    from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
 
     results = Results.load(run_dir)
     variant = load_variant(evidence.variant, results.spec)

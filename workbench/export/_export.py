@@ -35,7 +35,6 @@ from workbench.compaction._templates import (
 from workbench.errors import ConfigError
 from workbench.export._files import atomic_write, write_pair
 from workbench.export._restore import record_export
-from workbench.harness.experiment._variants import read_variant_options, variant_folder
 from workbench.messages import Message
 
 __all__ = ["BACKUP_MARK", "ExportResult", "export_template", "restore_backup", "template_hash"]
@@ -127,6 +126,10 @@ def _utc_stamp() -> str:
 
 def _resolve_variant(variant: str | Path) -> tuple[str, Path | None, dict[str, object]]:
     """(name, folder or None for the built-in, variant.toml options)."""
+    # the experiment layer (~180 modules: strategies, probes) only when a variant is resolved;
+    # `import workbench.export` (--history, --restore) does without it
+    from workbench.harness.experiment._variants import read_variant_options, variant_folder
+
     name = Path(variant).resolve().name if isinstance(variant, Path) else variant
     folder = variant_folder(str(variant))
     if folder is None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from workbench.messages import Message
-from workbench.models._provider_compact import anthropic_compaction
 from workbench.strategies._base import CompactionRequest, StrategyResult
 from workbench.strategies._policy import PolicySettings, TokenAmount, policy_result, tokens_of
 from workbench.strategies._provider_side import ProviderSide
@@ -65,6 +64,9 @@ class AnthropicServerCompaction(ProviderSide):
             StrategyUnavailable: no live Anthropic model, or a trigger below the API's minimum.
             ContextLengthExceeded, ModelCallError...: the call failed.
         """
+        # the provider's API client loads when the policy runs, not with the strategy registry
+        from workbench.models._provider_compact import anthropic_compaction
+
         live = self._live(request.model, request.window)
         trigger = tokens_of(self.settings.trigger, request.window)
         messages = [m for m in request.messages if m.is_agent_visible]

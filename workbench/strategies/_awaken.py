@@ -15,6 +15,8 @@ the context survived.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.compaction import Attempt, Usage
@@ -26,19 +28,9 @@ from workbench.strategies._base import (
     scored_view,
 )
 from workbench.strategies._registry import strategy
-from workbench.strategies.awaken import (
-    ArtifactCompactionConfig,
-    BackOff,
-    CompactionConfig,
-    ContextCompactionMode,
-    ContextWindowPolicy,
-    compact_once,
-    effective_policy,
-    ensure_ids,
-    memo_counter,
-    tiktoken_counter,
-    truncate,
-)
+
+if TYPE_CHECKING:
+    from workbench.strategies.awaken import ContextWindowPolicy
 
 __all__ = ["AwakenSettings", "AwakenStrategy"]
 
@@ -86,9 +78,20 @@ class AwakenStrategy(Strategy):
 
     def __init__(self, settings: BaseModel | None = None) -> None:
         super().__init__(settings)
+        # The awaken port (~20 modules) loads when the strategy is built, not with the registry
+        # every spec read imports.
+        from workbench.strategies.awaken import BackOff
+
         self._backoff = BackOff() if self.settings.backoff else None
 
     def _policy(self, window: int | None) -> ContextWindowPolicy:
+        # the awaken port, as in __init__
+        from workbench.strategies.awaken import (
+            ContextCompactionMode,
+            ContextWindowPolicy,
+            effective_policy,
+        )
+
         s = self.settings
         fields: dict[str, object] = {
             "max_output_tokens": s.max_output_tokens,
@@ -107,6 +110,16 @@ class AwakenStrategy(Strategy):
             SummarizationError: the summarizer call failed (carries the billed usage).
             ValueError: no model was given.
         """
+        # the awaken port, as in __init__
+        from workbench.strategies.awaken import (
+            CompactionConfig,
+            compact_once,
+            ensure_ids,
+            memo_counter,
+            tiktoken_counter,
+            truncate,
+        )
+
         if request.model is None:
             raise ValueError("the awaken strategy needs a model")
         s = self.settings
@@ -129,6 +142,8 @@ class AwakenStrategy(Strategy):
         context = thread
         dropped = 0
         if s.truncate:
+            from workbench.strategies.awaken import ArtifactCompactionConfig  # (as in __init__)
+
             cut = truncate(thread, policy, count=count,
                            artifacts=ArtifactCompactionConfig() if s.previews else None)
             context, dropped = cut.messages, cut.dropped

@@ -11,15 +11,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from workbench.compaction import Attempt, Templates
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
-from workbench.sessions import Session
 from workbench.tokens import TokenEstimator, context_tokens, default_estimator
+
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["CompactionRequest", "NoSettings", "Strategy", "StrategyResult", "render_context"]
 

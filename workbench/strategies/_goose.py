@@ -6,7 +6,6 @@ same conversation, usage, attempts and retained tokens.
 
 from __future__ import annotations
 
-from workbench.context_mgmt import compact_messages
 from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult
 from workbench.strategies._registry import strategy
 
@@ -25,6 +24,10 @@ class GooseStrategy(Strategy):
             CompactionError: summarization gave up (carries the billed usage and attempts).
             TemplateError: the compaction template failed to render.
         """
+        # Goose's compaction machinery loads when the strategy runs, not with the registry every
+        # spec read imports.
+        from workbench.context_mgmt import compact_messages
+
         if request.model is None:
             raise ValueError("the goose strategy needs a model")
         # compact_messages never changes its input (the prompt it preserves is a new copy), so

@@ -21,7 +21,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from workbench.messages import Message
-from workbench.models._provider_compact import openai_compaction
 from workbench.strategies._base import CompactionRequest, StrategyResult
 from workbench.strategies._policy import PolicySettings, policy_result
 from workbench.strategies._provider_side import ProviderSide
@@ -58,6 +57,9 @@ class OpenAIResponsesCompact(ProviderSide):
             StrategyUnavailable: no live OpenAI model.
             ContextLengthExceeded, ModelCallError...: the call failed.
         """
+        # the provider's API client loads when the policy runs, not with the strategy registry
+        from workbench.models._provider_compact import openai_compaction
+
         live = self._live(request.model, request.window)
         messages = [m for m in request.messages if m.is_agent_visible]
         items, usage = await openai_compaction(live, messages)

@@ -9,17 +9,22 @@ strategy is ``n/a`` with the reason (`ProviderSide.unavailable`), never simulate
 from __future__ import annotations
 
 import os
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from workbench.errors import StrategyUnavailable
-from workbench.models._litellm import LiteLLMModel
 from workbench.strategies._base import Strategy
+
+if TYPE_CHECKING:
+    from workbench.models._litellm import LiteLLMModel
 
 __all__ = ["ProviderSide", "find_litellm"]
 
 
 def find_litellm(model: object) -> LiteLLMModel | None:
     """The `LiteLLMModel` inside `model`'s wrapper chain (``.inner``), or None."""
+    # the litellm adapter's module loads when a provider-side policy looks, not with the registry
+    from workbench.models._litellm import LiteLLMModel
+
     seen = set()
     while model is not None and id(model) not in seen:
         seen.add(id(model))

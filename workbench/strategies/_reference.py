@@ -13,17 +13,18 @@ not with cells compacted at the end of the session.
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from workbench.context_mgmt import compacted_conversation
 from workbench.errors import ConfigError
 from workbench.messages import Message, MessageMetadata
-from workbench.sessions import Session
 from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult
 from workbench.strategies._registry import strategy
 from workbench.tokens import context_tokens
+
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["RecordedSummary", "ReferenceSettings", "reference_summary"]
 
@@ -89,6 +90,8 @@ class RecordedSummary(Strategy):
         after = [m for m in messages[boundary:]
                  if m.is_agent_visible and m.concat_text() != found["text"]]
         context = [summary, *after]
+        from workbench.context_mgmt import compacted_conversation  # (as in the goose strategy)
+
         # Retained as Goose counts its own summary at this boundary (summary, continuation
         # note, the kept prompt on the automatic path): comparable with a goose@recorded cell.
         as_goose = compacted_conversation(messages[:boundary], summary,

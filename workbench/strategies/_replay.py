@@ -38,12 +38,11 @@ it created, so the replay's own cost grows linearly with the session.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Required, TypedDict, Unpack
+from typing import TYPE_CHECKING, Literal, Required, TypedDict, Unpack
 
 from workbench._sync import run_sync
 from workbench.compaction import CompactionModel, Templates
 from workbench.messages import Message
-from workbench.sessions import Session
 from workbench.strategies._base import CompactionRequest, Strategy, render_context
 from workbench.strategies._registry import get_strategy
 from workbench.strategies._replay_probes import probe_round
@@ -54,6 +53,9 @@ from workbench.strategies._replay_result import (
     TurnRow,
 )
 from workbench.tokens import TokenEstimator, default_estimator
+
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["CompactionRound", "ReplayResult", "TurnRow", "replay_session", "replay_session_async"]
 

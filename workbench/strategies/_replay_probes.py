@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from workbench.sessions import Session, prefix_session
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["RoundProbes", "pending_text", "probe_round"]
 
@@ -84,6 +86,7 @@ def probe_round(session: Session, end: int, context_text: str, summary_text: str
     from workbench.metrics._common import word_set
     from workbench.metrics._facts import facts_probe  # (as above)
     from workbench.metrics._requests import user_requests  # (as above)
+    from workbench.sessions import prefix_session  # (as above)
 
     prefix = prefix_session(session, end)
     out = RoundProbes()

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from workbench.models._identity import format_window
 from workbench.strategies._detectors import DETECTOR_COLUMNS, survival_curve
 from workbench.strategies._replay_result import ReplayResult
 
@@ -177,6 +176,10 @@ def replay_ranking(table: pd.DataFrame) -> list[str]:
 
 
 def _window(window: float) -> str:
+    # the models package (~24 modules) only for the ranking's text, not at `import
+    # workbench.strategies`
+    from workbench.models._identity import format_window
+
     return format_window(int(window))
 
 
