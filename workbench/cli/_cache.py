@@ -12,7 +12,7 @@ _path_option = click.option(
 
 
 def _open(path: Path | None):  # type: ignore[no-untyped-def]
-    from workbench.models import ResponseCache
+    from workbench.models import ResponseCache  # the light start: loads pydantic and jinja2
 
     return ResponseCache(path)
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from workbench.cli._options import json_option, write_json_file
 from workbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EXIT_REGRESSED = 1
 """Exit code when a ``--fail-on`` check fails."""
@@ -58,7 +61,7 @@ class FailOn:
         tol = float(m["tol"])
         return cls(metric, tol / 100 if m["pct"] else tol, bool(m["pct"]))
 
-    def check(self, both: Any, seed: int) -> tuple[bool, str]:
+    def check(self, both: pd.DataFrame, seed: int) -> tuple[bool, str]:
         """Compare run B with run A on the metric; True when B is within the tolerance.
 
         Args:
@@ -68,6 +71,7 @@ class FailOn:
         Returns:
             ``(passed, one line saying both means, the difference and the limit)``.
         """
+        # the light start: loads pandas, pydantic and jinja2
         from workbench.harness.results._paired import LOWER_IS_BETTER, paired_comparison
 
         result = paired_comparison(both, "A", "B", on="run", metric=self.metric, seed=seed)

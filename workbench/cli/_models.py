@@ -17,7 +17,7 @@ def command() -> None:
 @click.argument("spec")
 def parse(spec: str) -> None:
     """Show how SPEC ([cached:|replay:]model[@window]) is read."""
-    from workbench.models import parse_model_spec
+    from workbench.models import parse_model_spec  # the light start: loads pydantic and jinja2
 
     parsed = parse_model_spec(spec)
     click.echo(f"model:      {parsed.model}")
@@ -39,10 +39,10 @@ def parse(spec: str) -> None:
               help="Cache file (default: <user dir>/cache/responses.db).")
 def try_(spec: str, text: str, system: str, cache: str | None, cache_path: Path | None) -> None:
     """Send one message to SPEC; print the reply and its usage."""
-    import asyncio
+    import asyncio  # the light start: asyncio alone takes ~45 ms, only `models try` needs it
 
-    from workbench.messages import Message
-    from workbench.models import load_model
+    from workbench.messages import Message  # the light start: loads pydantic
+    from workbench.models import load_model  # the light start: loads pydantic and jinja2
 
     model = load_model(spec, cache=cache, cache_path=cache_path)
     reply, usage = asyncio.run(model.complete(system, [Message.user(text)]))

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
+
+from workbench.errors import ConfigError
 
 Command = TypeVar("Command", bound=Callable[..., object])
 
@@ -20,10 +22,8 @@ if TYPE_CHECKING:
     from workbench.harness.experiment import Experiment
     from workbench.harness.experiment._overrides import Overrides
 
-OVERRIDE_KEYS = ("models", "templates", "windows", "sessions", "limit", "sets")
 
-
-def override_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def override_options(command: Command) -> Command:
     """Add the override options to a click command (they arrive as keyword arguments)."""
     options = [
         click.option("--model", "models", multiple=True, metavar="MODEL",
@@ -71,20 +71,31 @@ def write_json_file(path: Path | None, results: Results, command: str,
     click.echo(f"json: {write_json(path, results, command, extra)}")
 
 
-def pop_overrides(kwargs: dict[str, Any]) -> Overrides:
+def _words(kwargs: dict[str, object], key: str) -> tuple[str, ...]:
+    value = kwargs.pop(key)
+    assert isinstance(value, tuple), key  # click gives a multiple=True option as a tuple
+    return tuple(str(word) for word in value)
+
+
+def pop_overrides(kwargs: dict[str, object]) -> Overrides:
     """Take the override options out of a command's keyword arguments."""
+    # the light start: loads pydantic and jinja2
     from workbench.harness.experiment._overrides import Overrides
 
-    values = {key: kwargs.pop(key) for key in OVERRIDE_KEYS}
-    return Overrides(models=tuple(values["models"]), templates=tuple(values["templates"]),
-                     windows=tuple(values["windows"]), sessions=tuple(values["sessions"]),
-                     limit=values["limit"], sets=tuple(values["sets"]))
+    limit = kwargs.pop("limit")
+    assert limit is None or isinstance(limit, int)  # click's IntRange, or not given
+    return Overrides(models=_words(kwargs, "models"), templates=_words(kwargs, "templates"),
+                     windows=_words(kwargs, "windows"), sessions=_words(kwargs, "sessions"),
+                     limit=limit, sets=_words(kwargs, "sets"))
 
 
 def load_spec(spec: Path | None, default: str, overrides: Overrides) -> tuple[Experiment, str]:
     """Find and read the spec, apply the overrides; returns it and its run folder's name
     (the spec's name, plus the overrides' hash when there are any)."""
+    # the light start: loads pydantic and jinja2
     from workbench.harness.experiment import Experiment
+
+    # the light start: loads pydantic and jinja2
     from workbench.harness.experiment._locate import find_spec
 
     experiment = Experiment.from_toml(find_spec(spec, default))
@@ -100,7 +111,7 @@ def not_run_line(experiment: Experiment) -> str | None:
         ConfigError: no model runs any of the templates (an unrecorded variant asked of
             replayed models only): there would be nothing to run.
     """
-    from workbench.errors import ConfigError
+    # the light start: loads pydantic and jinja2
     from workbench.harness.experiment._cells import not_run_templates, template_names
 
     left = not_run_templates(experiment)

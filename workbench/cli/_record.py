@@ -24,6 +24,7 @@ def command(ctx: click.Context, spec: Path, out: Path | None, fresh: bool,
     The extractive baseline is never recorded (it makes no call). Exits 1 when a cell failed
     for an infrastructure reason (auth, rate limit, timeout).
     """
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.regress import record_experiment
 
     report = record_experiment(spec, out, fresh=fresh, progress=not no_progress)

@@ -16,7 +16,10 @@ from workbench.cli._options import json_option, write_json_file
 @json_option
 def command(run_dir: Path, out_dir: Path | None, json_path: Path | None) -> None:
     """Write report.md, report.html, CSVs and plots for RUN_DIR; print their paths and the verdict."""
+    # the light start: loads matplotlib and pandas
     from workbench.harness.report._report import write_report
+
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness.results._results import Results
     results = Results.load(run_dir)
     for name, path in write_report(results, out_dir).items():

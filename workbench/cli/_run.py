@@ -60,6 +60,7 @@ MAX_TABLE_ROWS = 12
 
 def _effective_note(table: pd.DataFrame) -> str | None:
     """Which rows ran at a smaller effective window than their cap, or None."""
+    # the light start: loads pydantic and jinja2
     from workbench.harness.experiment._windows import format_window
 
     smaller: dict[str, None] = {}
@@ -74,7 +75,7 @@ def _effective_note(table: pd.DataFrame) -> str | None:
 
 def spent_line(table: pd.DataFrame) -> str:
     """The run's spend, summed from the table's sum columns (the same numbers, added up)."""
-    import pandas as pd
+    import pandas as pd  # the light start: pandas
 
     def total(col: str) -> float:
         if col not in table.columns:
@@ -155,7 +156,10 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
     Ctrl-C (after a line saying what was saved and the command that resumes), 0 when every
     cell produced an outcome (compaction failures such as context exhausted are outcomes).
     """
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness import DryRunEstimate, run_experiment
+
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness.run import default_out
     from workbench.harness.run._run_folder import fresh_folder  # the light start, as above
 
@@ -194,6 +198,8 @@ def _print_results(results: Results, wide: bool = False, verbose: bool = False) 
     folder; return the infrastructure error count."""
     # the light start: pandas and the verdict load once a run has something to print
     from workbench.harness.report._screen import screen_lines
+
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness.results._outcomes import FAILED
 
     found = results.verdict()
@@ -234,9 +240,12 @@ REPLAY_HEADER = "\n".join((
 
 
 def _print_replays(results: Results) -> None:
-    import pandas as pd
+    import pandas as pd  # the light start: pandas
 
+    # the light start: loads pydantic and jinja2
     from workbench.harness.experiment._windows import format_window
+
+    # the light start: loads pydantic and jinja2
     from workbench.strategies import replay_ranking, threshold_label
 
     if results.replays.empty:
@@ -261,6 +270,7 @@ def _print_replays(results: Results) -> None:
                                  break_on_hyphens=False))
     spec = results.spec.replay if results.spec is not None else None
     if spec is not None and spec.detectors:
+        # the light start: ~1.4 ms (the harness packages' own files) for detector text only
         from workbench.harness.report._replay_text import detector_text
 
         click.echo("\n" + detector_text(results))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any
 
 import click
 
@@ -27,17 +26,23 @@ def command() -> None:
 def inspect_command(paths: tuple[str, ...], as_json: bool, fmt: str | None,
                     subagents: bool, with_questions: bool) -> None:
     """Show messages, tool calls, tokens and recorded compactions of each session in PATHS."""
-    from workbench.sessions import load_sessions
+    from workbench.sessions import load_sessions  # the light start: loads pydantic and jinja2
+
+    # the light start: loads pydantic and jinja2
     from workbench.sessions._inspect import format_inspection, inspect_session
 
     infos, blocks = [], []
     for path in paths:
-        select: dict[str, Any] = {"include_subagents": True} if subagents else {}
-        for session in load_sessions(path, format=fmt, **select):
+        loaded = (load_sessions(path, format=fmt, include_subagents=True) if subagents
+                  else load_sessions(path, format=fmt))
+        for session in loaded:
             info = inspect_session(session)
             block = format_inspection(info)
             if with_questions:
+                # the light start: loads pydantic and jinja2
                 from workbench.probes import build_questions
+
+                # the light start: loads pydantic and jinja2
                 from workbench.probes._listing import format_question_set
 
                 question_set = build_questions(session)

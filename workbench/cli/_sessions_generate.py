@@ -45,6 +45,7 @@ def command(seeds: tuple[int, ...], tokens: tuple[str, ...], shape: str, out_dir
     by generator version 2, seeds 7-48 of six shapes by version 3). With --tokens it writes
     version-3 sessions of --shape. With --memory it regenerates the memory set.
     """
+    # the light start: loads pydantic and jinja2
     from workbench.sessions._generate import (
         MEMORY,
         MEMORY_DIR,

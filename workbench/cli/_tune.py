@@ -44,9 +44,12 @@ def command(spec: Path | None, out: Path | None, no_share: bool, concurrency: in
     SPEC defaults to experiments/tune.toml here, else the shipped tune spec. Nothing is
     written outside the run folder.
     """
-    import pandas as pd
+    import pandas as pd  # the light start: pandas
 
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness.run import default_out
+
+    # the light start: loads pandas, matplotlib, pydantic and jinja2
     from workbench.tune import tune
 
     overrides = pop_overrides(overridden)

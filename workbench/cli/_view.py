@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from workbench.errors import ConfigError
+
 REPORT_HTML = "report.html"
 DEFAULT_PORT = 7575
 RUNS = Path("runs")
@@ -30,7 +32,11 @@ def command(path: Path, rebuild: bool, no_open: bool, port: int) -> None:
     runs/) on 127.0.0.1 otherwise: their recommendations, reports, and any two compared."""
     # the light start: the harness loads when the command runs
     from workbench.harness.report import REPORT_DIR
+
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness.report._viewer import report_is_stale
+
+    # the light start: loads pandas, pydantic and jinja2
     from workbench.harness.results import DB_FILE
 
     if not (path / DB_FILE).is_file():
@@ -60,7 +66,6 @@ def _open(uri: str, opened_line: str, fallback: str) -> None:
 
 
 def _serve(root: Path, port: int, no_open: bool) -> None:
-    from workbench.errors import ConfigError
     from workbench.harness.report._viewer import find_runs, serve  # (as above)
 
     runs = find_runs(root)

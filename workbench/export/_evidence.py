@@ -20,12 +20,13 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import SupportsFloat, TypedDict, cast
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench._storage import write_atomic
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
-from workbench.export._export import template_hash
+from workbench.export._export import ExportResult, export_template, template_hash
 
 __all__ = ["Evidence", "evidence_comment", "export_from_run", "pick_from_run", "stage_winner",
            "template_hash", "write_variant"]
@@ -33,6 +34,21 @@ __all__ = ["Evidence", "evidence_comment", "export_from_run", "pick_from_run", "
 EXPORT_DIR = "export"
 TUNE_JSON = "tune/tune.json"
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class _FinalRung(TypedDict, total=False):
+    templates: list[str]
+    sessions: list[str]
+
+
+class _TuneRecord(TypedDict, total=False):
+    """The keys of ``tune/tune.json`` (written by `workbench.tune`) an export reads."""
+
+    recall_tolerance: float
+    rule_name: str
+    final: _FinalRung
+    baseline: str
+    winner_name: str
 
 
 @dataclass
@@ -67,7 +83,7 @@ class Evidence:
     baseline: str
     interval: str
     date: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: JSONObject = field(default_factory=dict)
     rule_name: str = ""
     template_hash: str = ""
     winner_name: str | None = None
@@ -96,7 +112,7 @@ def evidence_comment(evidence: Evidence) -> str:
     return "{#\n  Exported by `workbench export --from-run`.\n" + body + "\n#}\n"
 
 
-def _number(value: Any) -> float | None:
+def _number(value: SupportsFloat | str) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -119,8 +135,10 @@ def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str |
     Raises:
         ConfigError: no results store, an unknown rule, or a rule that recommends nothing.
     """
+    # pandas and matplotlib (the results, the tune's rule) only for --from-run, not for a plain
+    # export or a restore
     from workbench.harness import Results, paired_comparison
-    from workbench.tune import Objective, variant_scores
+    from workbench.tune import Objective, variant_scores  # (as above)
 
     results = Results.load(run_dir)
     cells = results.cells
@@ -132,7 +150,7 @@ def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str |
     objective = Objective.parse(rule or tuned.get("rule_name")
                                 or (spec.verdict.rule if spec is not None else None), tolerance)
     metric = metric or "probe_recall"
-    final = tuned.get("final") or {}
+    final: _FinalRung = tuned.get("final") or {}
     seed = spec.seed if spec is not None else 0
     pick = objective.pick(cells, templates=final.get("templates"),
                           sessions=final.get("sessions"), seed=seed)
@@ -153,7 +171,7 @@ def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str |
                                                    metric=m, seed=seed))
                              for m in (metric, "retained_tokens"))
     row = scores[scores["template"] == winner].iloc[0]
-    params: dict[str, Any] = {}
+    params: JSONObject = {}
     if "template_params" in cells:
         raw = cells.loc[cells["template"] == winner, "template_params"].dropna()
         params = json.loads(raw.iloc[0]) if len(raw) else {}
@@ -166,25 +184,28 @@ def pick_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str |
                     rule_name=objective.rule, winner_name=tuned.get("winner_name"))
 
 
-def _tune_json(run_dir: Path) -> dict[str, Any]:
+def _tune_json(run_dir: Path) -> _TuneRecord:
     """What the tune recorded in ``tune/tune.json`` (rule, baseline, final rung), or {}."""
     path = run_dir / TUNE_JSON
     if not path.is_file():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, JSONValue] = json.loads(path.read_text(encoding="utf-8"))
     spec = run_dir / "tune" / "spec.toml"
     if spec.is_file():
-        from workbench.harness import Experiment
+        from workbench.harness import Experiment  # the experiment layer: as in _resolve_variant
 
         table = Experiment.from_toml(spec).tune
         if table is not None and table.winner_name:
             data["winner_name"] = table.winner_name
-    return {k: v for k, v in data.items() if v is not None}
+    # written by the tune in this shape (tune/_search.py); a null key falls back to its default
+    return cast(_TuneRecord, {k: v for k, v in data.items() if v is not None})
 
 
 def stage_winner(evidence: Evidence, run_dir: str | Path) -> Path:
     """Write the winner's templates (evidence comment on top) to ``<run>/export/<name>/``."""
-    from workbench.harness import Results
+    from workbench.harness import Results  # pandas only for --from-run (see pick_from_run)
+
+    # the experiment layer, as in `_export._resolve_variant`
     from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
 
     results = Results.load(run_dir)
@@ -211,6 +232,7 @@ def write_variant(evidence: Evidence, staged: Path, prompts_dir: str | Path, nam
         ConfigError: `name` is not a plain folder name, or the folder exists and `overwrite`
             is false.
     """
+    # the tune's output module loads pandas and matplotlib; only --as-variant needs it
     from workbench.tune._output import fresh_variant_folder
 
     target = fresh_variant_folder(prompts_dir, name, overwrite=overwrite,
@@ -225,14 +247,12 @@ def write_variant(evidence: Evidence, staged: Path, prompts_dir: str | Path, nam
 
 def export_from_run(run_dir: str | Path, rule: str | None = None, *, metric: str | None = None,
                     baseline: str | None = None, dest: Path | None = None,
-                    dry_run: bool = False) -> tuple[Any, Evidence]:
+                    dry_run: bool = False) -> tuple[ExportResult, Evidence]:
     """Pick a run's winner, stage it with its evidence and export it to Goose.
 
     Returns:
         ``(ExportResult, Evidence)``; a real export is added to the destination's history.
     """
-    from workbench.export._export import export_template
-
     evidence = pick_from_run(run_dir, rule, metric=metric, baseline=baseline)
     folder = stage_winner(evidence, run_dir)
     result = export_template(folder, dest=dest, dry_run=dry_run,

@@ -22,7 +22,6 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from workbench.compaction._format import format_transcript
 from workbench.compaction._structured import FileActivity, StructuredSummary
@@ -35,6 +34,7 @@ from workbench.compaction._templates import (
 )
 from workbench.errors import ConfigError
 from workbench.export._files import atomic_write, write_pair
+from workbench.export._restore import record_export
 from workbench.messages import Message
 
 __all__ = ["BACKUP_MARK", "ExportResult", "export_template", "restore_backup", "template_hash"]
@@ -124,8 +124,10 @@ def _utc_stamp() -> str:
     return dt.datetime.now(dt.UTC).strftime(_STAMP_FORMAT)
 
 
-def _resolve_variant(variant: str | Path) -> tuple[str, Path | None, dict[str, Any]]:
+def _resolve_variant(variant: str | Path) -> tuple[str, Path | None, dict[str, object]]:
     """(name, folder or None for the built-in, variant.toml options)."""
+    # the experiment layer (~180 modules: strategies, probes) only when a variant is resolved;
+    # `import workbench.export` (--history, --restore) does without it
     from workbench.harness.experiment._variants import read_variant_options, variant_folder
 
     name = Path(variant).resolve().name if isinstance(variant, Path) else variant
@@ -193,7 +195,7 @@ def _validate(sources: dict[str, tuple[str, str]]) -> list[str]:
     return warnings
 
 
-def _option_warnings(options: dict[str, Any]) -> list[str]:
+def _option_warnings(options: dict[str, object]) -> list[str]:
     warnings = []
     for key, (goose_value, consequence) in _GOOSE_ONLY.items():
         value = options.get(key)
@@ -278,8 +280,6 @@ def export_template(variant: str | Path, *, dest: Path | None = None,
     except OSError as exc:
         raise ConfigError(f"cannot write to {target}: {exc}; check the folder's permissions "
                           "or pass --dest") from exc
-    from workbench.export._restore import record_export
-
     record_export(result, history_hash)  # every export is kept in the destination's history
     return result
 

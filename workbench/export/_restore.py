@@ -25,11 +25,12 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypedDict
 
 from workbench._storage import write_atomic
 from workbench.compaction._templates import goose_config_dir
 from workbench.errors import ConfigError
+from workbench.export._files import write_pair
 
 __all__ = ["EXPORT_HISTORY", "LAST_EXPORT", "export_history", "history_lines",
            "record_export", "restore_all_exports", "restore_last_export"]
@@ -40,6 +41,39 @@ LAST_EXPORT = ".workbench-last-export.json"
 """The single-export record older workbenches left (read as a history of one)."""
 
 
+class ExportedFile(TypedDict):
+    """One file an export wrote, as its history entry records it."""
+
+    path: str
+    sha256: str
+    backup: str | None
+
+
+class ExportRecord(TypedDict, total=False):
+    """One export in the history file (older files may lack a key)."""
+
+    variant: str
+    hash: str | None
+    date: str
+    files: list[ExportedFile]
+
+
+class _FileToRestore(ExportedFile):
+    variant: str | None
+
+
+class Export(Protocol):
+    """What the history records of an export (`workbench.export.ExportResult`, which imports
+    this module, so it is named by its shape here)."""
+
+    variant: str
+    dest: Path
+    written: list[Path]
+    backups: list[Path]
+    dry_run: bool
+    template_hash: str
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -48,7 +82,7 @@ def _folder(dest: str | Path | None) -> Path:
     return Path(dest) if dest is not None else goose_config_dir() / "prompts"
 
 
-def export_history(dest: str | Path | None = None) -> list[dict[str, Any]]:
+def export_history(dest: str | Path | None = None) -> list[ExportRecord]:
     """The exports recorded in `dest` (default Goose's prompt folder), oldest first."""
     folder = _folder(dest)
     path = folder / EXPORT_HISTORY
@@ -65,7 +99,7 @@ def export_history(dest: str | Path | None = None) -> list[dict[str, Any]]:
     return []
 
 
-def _save(folder: Path, exports: list[dict[str, Any]]) -> None:
+def _save(folder: Path, exports: list[ExportRecord]) -> None:
     path = folder / EXPORT_HISTORY
     (folder / LAST_EXPORT).unlink(missing_ok=True)
     if not exports:
@@ -74,12 +108,12 @@ def _save(folder: Path, exports: list[dict[str, Any]]) -> None:
     write_atomic(path, json.dumps({"exports": exports}, indent=2))
 
 
-def record_export(result: Any, template_hash: str | None = None) -> Path | None:
+def record_export(result: Export, template_hash: str | None = None) -> Path | None:
     """Append `result` to its destination's history (with `template_hash`, default the
     result's own); None for a dry run or a no-op export."""
     if result.dry_run or not result.written:
         return None
-    files = []
+    files: list[ExportedFile] = []
     for path in result.written:
         backup = next((b for b in result.backups if b.name.startswith(path.name + ".bak-")), None)
         files.append({"path": str(path), "sha256": _sha(path),
@@ -104,13 +138,13 @@ def history_lines(dest: str | Path | None = None) -> list[str]:
     for number, entry in enumerate(exports, 1):
         names = ", ".join(f"{Path(f['path']).name} ({'replaced' if f.get('backup') else 'new'})"
                           for f in entry.get("files", []))
-        digest = f", template hash {entry['hash'][:12]}" if entry.get("hash") else ""
+        digest = f", template hash {sha[:12]}" if (sha := entry.get("hash")) else ""
         lines.append(f"  {number}. {entry.get('date', '?')}  {entry.get('variant')!r}{digest}: "
                      f"{names}")
     return lines
 
 
-def _check_current(entry: dict[str, Any], path: Path) -> None:
+def _check_current(entry: _FileToRestore, path: Path) -> None:
     if path.is_file() and _sha(path) != entry["sha256"]:
         raise ConfigError(f"{path} changed since the export of {entry['variant']!r}; not "
                           f"restoring over it; its backup is {entry.get('backup')}"
@@ -121,8 +155,6 @@ def _check_current(entry: dict[str, Any], path: Path) -> None:
 
 def _restore(files: list[tuple[Path, str | None]]) -> list[str]:
     """Put each file back from its backup (None: remove it), all or none."""
-    from workbench.export._files import write_pair
-
     for path, backup in files:
         if backup and not Path(backup).is_file():
             raise ConfigError(f"backup {backup} of {path} is missing; cannot restore it")
@@ -154,7 +186,8 @@ def restore_last_export(dest: str | Path | None = None) -> list[str]:
         raise ConfigError(f"nothing to restore: no export recorded in {folder} "
                           f"({EXPORT_HISTORY} is missing)")
     last = exports[-1]
-    entries = [{**f, "variant": last.get("variant")} for f in last.get("files", [])]
+    entries: list[_FileToRestore] = [{**f, "variant": last.get("variant")}
+                                     for f in last.get("files", [])]
     for entry in entries:  # check everything before touching anything
         _check_current(entry, Path(entry["path"]))
     lines = _restore([(Path(e["path"]), e.get("backup")) for e in entries])
@@ -177,11 +210,11 @@ def restore_all_exports(dest: str | Path | None = None) -> list[str]:
     if not exports:
         raise ConfigError(f"nothing to restore: no export recorded in {folder} "
                           f"({EXPORT_HISTORY} is missing)")
-    first: dict[str, dict[str, Any]] = {}
-    last: dict[str, dict[str, Any]] = {}
+    first: dict[str, _FileToRestore] = {}
+    last: dict[str, _FileToRestore] = {}
     for export in exports:
         for f in export.get("files", []):
-            entry = {**f, "variant": export.get("variant")}
+            entry: _FileToRestore = {**f, "variant": export.get("variant")}
             first.setdefault(f["path"], entry)
             last[f["path"]] = entry
     for path, entry in last.items():

@@ -12,11 +12,15 @@ Options: ``--workbench-regress-spec`` (default ``experiments/regress.toml``, or 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+from workbench.errors import WorkbenchError
 from workbench.regress._defaults import BASELINE_ROOT, DEFAULT_SPEC
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
 
 ITEM_NAME = "workbench-regress"
 
@@ -28,13 +32,16 @@ class RegressFailed(Exception):
 class RegressItem(pytest.Item):
     """The gate as a test item."""
 
-    def __init__(self, *, spec: Path, baseline: Path | None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, spec: Path, baseline: Path | None, name: str, parent: pytest.Session,
+                 nodeid: str) -> None:
+        super().__init__(name, parent, nodeid=nodeid)
         self.spec = spec
         self.baseline = baseline
 
     def runtest(self) -> None:
         """Replay the experiment and compare; raise `RegressFailed` with the report if not 0."""
+        # pytest loads this plugin in every session: the gate's machinery (pandas, pydantic,
+        # jinja2) loads only when --workbench-regress runs it
         from workbench.regress import run_regress
 
         report = run_regress(self.spec, self.baseline)
@@ -42,7 +49,7 @@ class RegressItem(pytest.Item):
             raise RegressFailed(report.render())
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+                     style: TracebackStyle | None = None) -> str | TerminalRepr:
         """The gate's report as the failure text (no traceback)."""
         if isinstance(excinfo.value, RegressFailed):
             return str(excinfo.value)
@@ -92,7 +99,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def _default_baseline(config: pytest.Config, spec: Path | None) -> Path | None:
     # The baseline is named after the experiment; an unreadable spec is reported by the item.
-    from workbench.errors import WorkbenchError
+    # only with --workbench-regress: the spec's model loads pydantic and jinja2 (see runtest)
     from workbench.harness import Experiment
 
     try:

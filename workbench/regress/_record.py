@@ -15,6 +15,8 @@ from pathlib import Path
 
 from workbench.errors import ConfigError
 from workbench.harness import Experiment, Results, run_experiment
+from workbench.models import ResponseCache
+from workbench.models._spec import release_shared_cache
 from workbench.regress._replay import (
     calls_a_model,
     force_cache_mode,
@@ -85,9 +87,6 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
     Raises:
         ConfigError: the spec cannot be read, or no model in it calls a model.
     """
-    from workbench.models import ResponseCache
-    from workbench.models._spec import release_shared_cache
-
     experiment = spec if isinstance(spec, Experiment) else Experiment.from_toml(spec)
     if not any(calls_a_model(m.model) for m in experiment.models):
         raise ConfigError(f"experiment {experiment.name!r}: nothing to record, every model is "
@@ -137,8 +136,6 @@ def record_experiment(spec: str | Path | Experiment, out: str | Path | None = No
 
 def _entries(path: Path) -> tuple[int, int]:
     """Recorded answers and recorded prompt sizes in the file (0, 0 when it does not exist)."""
-    from workbench.models import ResponseCache
-
     if not path.exists():
         return 0, 0
     cache = ResponseCache(path)

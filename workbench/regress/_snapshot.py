@@ -15,14 +15,19 @@ import json
 import math
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, SupportsFloat, TypedDict, cast
 
 from workbench._storage import write_atomic
 from workbench.errors import ConfigError
+from workbench.harness.experiment._windows import parse_window
 from workbench.harness.results._cell_names import cell_label, repeat_of, window_text
 from workbench.sessions.importers._readers import open_brackets
+
+if TYPE_CHECKING:
+    from workbench.harness import Results
 
 SUMMARIES_DIR = "summaries"
 METRICS_FILE = "metrics.json"
@@ -41,15 +46,25 @@ __all__ = ["BASELINE_SHAPE", "FAILED_SUMMARY", "METRICS_FILE", "SUMMARIES_DIR", 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 GroupKey = tuple[str, str, str]
+MetricValue = float | None
+"""A group's cell count or metric value (an int is a float here); None = no value."""
 
 
-def slug(text: str) -> str:
+class _BaselineFile(TypedDict):
+    """A ``metrics.json`` that passed `_shape_problem`."""
+
+    experiment: str
+    rules: NotRequired[dict[str, str]]
+    groups: list[dict[str, str | MetricValue]]
+
+
+def slug(text: object) -> str:
     """`text` as one safe file-name part: other characters become ``_`` (``a/b`` -> ``a_b``)."""
     cleaned = _UNSAFE.sub("_", str(text)).strip("._")
     return cleaned or "_"
 
 
-def summary_name(row: Any) -> str:
+def summary_name(row: Mapping[str, object]) -> str:
     """The baseline file of one cell, relative to the baseline folder."""
     stem = f"{slug(row['model'])}--{window_text(row['window'])}--{slug(row['session_id'])}"
     strategy = row.get("strategy")
@@ -60,7 +75,7 @@ def summary_name(row: Any) -> str:
     return f"{SUMMARIES_DIR}/{slug(row['template'])}/{stem}.md"
 
 
-def _rounded(value: Any) -> float | int | None:
+def _rounded(value: SupportsFloat | str | None) -> float | int | None:
     if value is None:
         return None
     try:
@@ -87,11 +102,11 @@ class Snapshot:
 
     experiment: str
     summaries: dict[str, str] = field(default_factory=dict)
-    groups: dict[GroupKey, dict[str, Any]] = field(default_factory=dict)
+    groups: dict[GroupKey, dict[str, MetricValue]] = field(default_factory=dict)
     rules: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_results(cls, results: Any, rules: dict[str, str], experiment: str) -> Snapshot:
+    def from_results(cls, results: Results, rules: dict[str, str], experiment: str) -> Snapshot:
         """Take the snapshot of a loaded run (`workbench.harness.Results`).
 
         Raises:
@@ -114,7 +129,7 @@ class Snapshot:
                               f"table does not have (known: {known})")
         for _, row in table.iterrows():
             key = (str(row["template"]), str(row["model"]), window_text(row["window"]))
-            values = {"cells": _rounded(row["cells"])}
+            values: dict[str, MetricValue] = {"cells": _rounded(row["cells"])}
             values.update({m: _rounded(row[m]) for m in sorted(rules)})
             snapshot.groups[key] = values
         return snapshot
@@ -132,8 +147,10 @@ class Snapshot:
             raise ConfigError(f"no baseline at {folder} ({METRICS_FILE} missing); create it with "
                               "`workbench regress SPEC --update` and commit the folder")
         data = _read_metrics(path)
-        groups = {(g["template"], g["model"], g["window"]):
-                  {k: v for k, v in g.items() if k not in GROUP_KEYS} for g in data["groups"]}
+        # The shape check made the group keys strings and every other value a number or null.
+        groups = {(str(g["template"]), str(g["model"]), str(g["window"])):
+                  {k: v for k, v in g.items() if k not in GROUP_KEYS and not isinstance(v, str)}
+                  for g in data["groups"]}
         snapshot = cls(data["experiment"], rules=dict(data.get("rules", {})), groups=groups)
         summaries = folder / SUMMARIES_DIR
         if summaries.is_dir():
@@ -170,7 +187,7 @@ def _too_deep_line(text: str, limit: int) -> int | None:
     return None if at is None else text.count("\n", 0, at) + 1
 
 
-def _shape_problem(data: Any) -> str | None:
+def _shape_problem(data: object) -> str | None:
     """What makes `data` not a baseline's metrics, or None."""
     if not isinstance(data, dict):
         return f"the top level is a JSON {type(data).__name__}, not an object"
@@ -195,7 +212,7 @@ def _shape_problem(data: Any) -> str | None:
     return None
 
 
-def _read_metrics(path: Path) -> dict[str, Any]:
+def _read_metrics(path: Path) -> _BaselineFile:
     """A baseline's ``metrics.json``, depth-limited and checked against `BASELINE_SHAPE`.
 
     Raises:
@@ -220,13 +237,11 @@ def _read_metrics(path: Path) -> dict[str, Any]:
     problem = _shape_problem(data)
     if problem is not None:
         raise refuse(problem)
-    return data  # type: ignore[no-any-return]
+    return cast(_BaselineFile, data)  # the shape `_shape_problem` checked
 
 
-def _group_order(item: tuple[GroupKey, Any]) -> tuple[str, str, float]:
+def _group_order(item: tuple[GroupKey, object]) -> tuple[str, str, float]:
     # windows in token order (8k before 32k, "none" last), as the results table shows them
-    from workbench.harness.experiment._windows import parse_window
-
     template, model, window = item[0]
     try:
         tokens = parse_window(window)
@@ -235,7 +250,8 @@ def _group_order(item: tuple[GroupKey, Any]) -> tuple[str, str, float]:
     return template, model, math.inf if tokens is None else float(tokens)
 
 
-def _rendered(run_dir: Path, row: Any) -> str:
-    if row.get("status") != "ok" or not isinstance(row.get("summary_path"), str):
+def _rendered(run_dir: Path, row: Mapping[str, object]) -> str:
+    summary_path = row.get("summary_path")
+    if row.get("status") != "ok" or not isinstance(summary_path, str):
         return FAILED_SUMMARY.format(error=row.get("error_type") or "an unknown error")
-    return (Path(run_dir) / row["summary_path"]).read_text(encoding="utf-8")
+    return (Path(run_dir) / summary_path).read_text(encoding="utf-8")

@@ -19,8 +19,6 @@ and at most 8,192 tokens); summarised in ``../shared/reference/peers.md`` B.10.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from workbench.messages import Message
@@ -33,6 +31,7 @@ from workbench.strategies._policy import (
     strip_thinking,
 )
 from workbench.strategies._registry import strategy
+from workbench.tokens import TokenEstimator
 
 __all__ = ["SUMMARY_LEAD", "AiderSettings", "AiderStrategy", "history_budget"]
 
@@ -67,6 +66,7 @@ class AiderStrategy(Strategy):
     docstring)."""
 
     Settings = AiderSettings
+    settings: AiderSettings
     uses_template = False
 
     def trigger_tokens(self, window: int) -> int | None:
@@ -118,7 +118,7 @@ class AiderStrategy(Strategy):
 class _Sizes:
     """Token counts of messages, each message counted once."""
 
-    def __init__(self, estimator: Any) -> None:
+    def __init__(self, estimator: TokenEstimator) -> None:
         self.estimator = estimator
         self._known: dict[int, tuple[Message, int]] = {}
 

@@ -48,6 +48,7 @@ class AnthropicServerCompaction(ProviderSide):
     """Anthropic's server-side compaction, through litellm (module docstring)."""
 
     Settings = AnthropicServerSettings
+    settings: AnthropicServerSettings
     provider = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     feature = "Anthropic's server-side compaction"
@@ -63,6 +64,7 @@ class AnthropicServerCompaction(ProviderSide):
             StrategyUnavailable: no live Anthropic model, or a trigger below the API's minimum.
             ContextLengthExceeded, ModelCallError...: the call failed.
         """
+        # the provider's API client loads when the policy runs, not with the strategy registry
         from workbench.models._provider_compact import anthropic_compaction
 
         live = self._live(request.model, request.window)

@@ -15,11 +15,11 @@ the context survived.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workbench.compaction import Attempt
+from workbench.compaction import Attempt, Usage
 from workbench.messages import Message
 from workbench.strategies._base import (
     CompactionRequest,
@@ -28,6 +28,9 @@ from workbench.strategies._base import (
     scored_view,
 )
 from workbench.strategies._registry import strategy
+
+if TYPE_CHECKING:
+    from workbench.strategies.awaken import ContextWindowPolicy
 
 __all__ = ["AwakenSettings", "AwakenStrategy"]
 
@@ -70,15 +73,19 @@ class AwakenStrategy(Strategy):
     """awaken's compaction pass plus its request transform, faithful by default."""
 
     Settings = AwakenSettings
+    settings: AwakenSettings
     uses_template = False
 
     def __init__(self, settings: BaseModel | None = None) -> None:
         super().__init__(settings)
+        # The awaken port (~20 modules) loads when the strategy is built, not with the registry
+        # every spec read imports.
         from workbench.strategies.awaken import BackOff
 
         self._backoff = BackOff() if self.settings.backoff else None
 
-    def _policy(self, window: int | None) -> Any:
+    def _policy(self, window: int | None) -> ContextWindowPolicy:
+        # the awaken port, as in __init__
         from workbench.strategies.awaken import (
             ContextCompactionMode,
             ContextWindowPolicy,
@@ -86,7 +93,7 @@ class AwakenStrategy(Strategy):
         )
 
         s = self.settings
-        fields: dict[str, Any] = {
+        fields: dict[str, object] = {
             "max_output_tokens": s.max_output_tokens,
             "min_recent_messages": s.min_recent_messages,
             "compaction_mode": ContextCompactionMode(s.compaction_mode),
@@ -94,7 +101,7 @@ class AwakenStrategy(Strategy):
         }
         if window is not None:
             fields["max_context_tokens"] = window
-        return effective_policy(ContextWindowPolicy(**fields), context_window=window)
+        return effective_policy(ContextWindowPolicy.model_validate(fields), context_window=window)
 
     async def compact(self, request: CompactionRequest) -> StrategyResult:
         """One awaken pass, then (by default) awaken's request transform.
@@ -103,6 +110,7 @@ class AwakenStrategy(Strategy):
             SummarizationError: the summarizer call failed (carries the billed usage).
             ValueError: no model was given.
         """
+        # the awaken port, as in __init__
         from workbench.strategies.awaken import (
             CompactionConfig,
             compact_once,
@@ -134,7 +142,7 @@ class AwakenStrategy(Strategy):
         context = thread
         dropped = 0
         if s.truncate:
-            from workbench.strategies.awaken import ArtifactCompactionConfig
+            from workbench.strategies.awaken import ArtifactCompactionConfig  # (as in __init__)
 
             cut = truncate(thread, policy, count=count,
                            artifacts=ArtifactCompactionConfig() if s.previews else None)
@@ -144,7 +152,7 @@ class AwakenStrategy(Strategy):
                                                                             strict=False))
         summary = outcome.summary.text if applied and outcome.summary is not None else None
         text, tokens = scored_view(context, request)
-        detail: dict[str, Any] = {"status": outcome.status, "truncated_messages": dropped}
+        detail: dict[str, object] = {"status": outcome.status, "truncated_messages": dropped}
         if outcome.savings is not None:
             detail["savings_ppm"] = outcome.savings.savings_ratio_ppm
         return StrategyResult(
@@ -155,7 +163,7 @@ class AwakenStrategy(Strategy):
             detail=detail)
 
 
-def _attempt(number: int, usage: Any, status: str) -> Attempt:
+def _attempt(number: int, usage: Usage, status: str) -> Attempt:
     return Attempt(number=number, removal_percent=0, messages_removed=0,
                    tool_responses_removed=0, outcome="error" if status == "failed" else "ok",
                    usage=usage)

@@ -11,13 +11,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from workbench.compaction import Attempt, Templates
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
-from workbench.tokens import context_tokens
+from workbench.tokens import TokenEstimator, context_tokens, default_estimator
+
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["CompactionRequest", "NoSettings", "Strategy", "StrategyResult", "render_context"]
 
@@ -50,18 +54,16 @@ class CompactionRequest:
     messages: Sequence[Message]
     model: CompactionModel | None = None
     window: int | None = None
-    estimator: Any = None
-    templates: Any = None
-    options: dict[str, Any] = field(default_factory=dict)
+    estimator: TokenEstimator = field(default_factory=default_estimator)
+    templates: Templates | None = None
+    options: dict[str, object] = field(default_factory=dict)
     manual_compact: bool = True
-    session: Any = None
+    session: Session | None = None
     boundary: int | None = None
     score: bool = True
 
     def __post_init__(self) -> None:
-        if self.estimator is None:
-            from workbench.tokens import default_estimator
-
+        if self.estimator is None:  # passed as None: the default, as when left out
             self.estimator = default_estimator()
 
 
@@ -86,13 +88,13 @@ class StrategyResult:
 
     context: list[Message]
     usages: list[Usage] = field(default_factory=list)
-    attempts: list[Any] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
     summary_text: str = ""
     retained_tokens: int = 0
     compacted: bool = True
     parse_outcome: str | None = None
     structured: bool = False
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, object] = field(default_factory=dict)
 
 
 class Strategy(ABC):
@@ -118,10 +120,11 @@ class Strategy(ABC):
     compacts: ClassVar[bool] = True
 
     def __init__(self, settings: BaseModel | None = None) -> None:
-        self.settings: Any = settings if settings is not None else self.Settings()
+        # a subclass narrows this to its own Settings (``settings: XSettings``)
+        self.settings: BaseModel = settings if settings is not None else self.Settings()
 
     @classmethod
-    def applies_to(cls, session: Any) -> bool:
+    def applies_to(cls, session: Session) -> bool:
         """Whether the strategy can run on `session` (the reference needs a recorded summary)."""
         return True
 
@@ -131,7 +134,7 @@ class Strategy(ABC):
         Goose's 0.8 of the window)."""
         return None
 
-    def unavailable(self, model: Any, window: int | None = None) -> str | None:
+    def unavailable(self, model: object, window: int | None = None) -> str | None:
         """Why the strategy cannot run with `model` (a model or a model string) at `window`
         (a provider-side feature offline), or None when it can. A strategy that cannot run is
         reported ``n/a`` with this reason, never simulated."""

@@ -29,9 +29,7 @@ Summarised in ``../shared/reference/peers.md`` B.5.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from workbench.messages import Message
 from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult
@@ -45,6 +43,7 @@ from workbench.strategies._policy import (
     tokens_of,
 )
 from workbench.strategies._registry import strategy
+from workbench.tokens import TokenEstimator
 
 __all__ = ["CONTINUATION_LEAD", "ClaudeCodeSettings", "ClaudeCodeStrategy", "recent_reads"]
 
@@ -73,7 +72,7 @@ class ClaudeCodeSettings(PolicySettings):
     """Failed compactions in a row after which the breaker opens."""
 
 
-def _read_path(name: str, args: dict[str, Any] | None) -> str | None:
+def _read_path(name: str, args: object) -> str | None:
     if not any(word in name.lower() for word in READ_TOOLS) or not isinstance(args, dict):
         return None
     if args.get("command") not in (None, "view"):
@@ -105,9 +104,10 @@ class ClaudeCodeStrategy(Strategy):
     the most recently read files re-attached (module docstring)."""
 
     Settings = ClaudeCodeSettings
+    settings: ClaudeCodeSettings
     uses_template = False
 
-    def __init__(self, settings: Any = None) -> None:
+    def __init__(self, settings: BaseModel | None = None) -> None:
         super().__init__(settings)
         self.failures = 0  # in a row; the breaker opens at max_failures
 
@@ -154,7 +154,7 @@ class ClaudeCodeStrategy(Strategy):
                              restored_files=len(context) - 1)
 
 
-def _cut_tokens(text: str, limit: int, estimator: Any) -> str:
+def _cut_tokens(text: str, limit: int, estimator: TokenEstimator) -> str:
     """`text` cut to about `limit` tokens (its head: the start of a file says most)."""
     if estimator.count_text_tokens(text) <= limit:
         return text

@@ -114,6 +114,7 @@ class ClearToolUses(Strategy):
     docstring)."""
 
     Settings = ClearToolUsesSettings
+    settings: ClearToolUsesSettings
     uses_model = False
     uses_template = False
 

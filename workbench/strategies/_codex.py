@@ -81,6 +81,7 @@ class CodexStrategy(Strategy):
     """Codex CLI's handoff summary with the recent user messages kept (module docstring)."""
 
     Settings = CodexSettings
+    settings: CodexSettings
     uses_template = False
 
     def trigger_tokens(self, window: int) -> int | None:

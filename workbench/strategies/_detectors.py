@@ -35,7 +35,10 @@ reached round k; the *cliff* is the first round whose recall is below `CLIFF_REC
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CLIFF_RECALL", "DETECTOR_COLUMNS", "RETRIGGER_TURNS", "cliff", "detectors",
            "survival", "survival_curve", "survival_frame"]
@@ -49,11 +52,48 @@ DETECTOR_COLUMNS = ("retrigger_rate", "post_fill_mean", "post_fill_max", "growth
 """The detector columns of a replay's row (`detectors`), in display order."""
 
 
+class Round(Protocol):
+    """What the detectors read of a `CompactionRound` (its module imports this one, so it is
+    named by its shape here)."""
+
+    @property
+    def turn(self) -> int: ...
+    @property
+    def tokens_before(self) -> int: ...
+    @property
+    def tokens_after(self) -> int: ...
+    @property
+    def applied(self) -> bool: ...
+    @property
+    def facts_recall(self) -> float | None: ...
+    @property
+    def stale_kept(self) -> int | None: ...
+    @property
+    def request_kept(self) -> bool | None: ...
+    @property
+    def done_redone(self) -> int | None: ...
+
+
+class Replayed(Protocol):
+    """What the detectors read of a `ReplayResult` (as `Round`)."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def strategy(self) -> str: ...
+    @property
+    def window(self) -> int: ...
+    @property
+    def threshold(self) -> float | None: ...
+    @property
+    def rounds(self) -> Sequence[Round]: ...
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def detectors(result: Any, within: int = RETRIGGER_TURNS) -> dict[str, Any]:
+def detectors(result: Replayed, within: int = RETRIGGER_TURNS) -> dict[str, float | None]:
     """The detector columns of one replay (see the module docstring for each definition).
 
     Args:
@@ -81,7 +121,7 @@ def detectors(result: Any, within: int = RETRIGGER_TURNS) -> dict[str, Any]:
     }
 
 
-def survival(result: Any) -> list[float | None]:
+def survival(result: Replayed) -> list[float | None]:
     """Recall after the 1st, 2nd, ... compaction of one replay (None for a compaction whose
     context does not fit the window, or where nothing was probed)."""
     return [r.facts_recall if r.tokens_after <= result.window else None
@@ -96,9 +136,10 @@ def cliff(curve: Sequence[float | None], below: float = CLIFF_RECALL) -> int | N
     return None
 
 
-def survival_frame(results: Iterable[Any]) -> Any:
+def survival_frame(results: Iterable[Replayed]) -> pd.DataFrame:
     """One row per replay and compaction: the identity columns, ``round`` (1-based, applied
     compactions only) and ``recall`` (NaN where `survival` has no value), as a DataFrame."""
+    # only the tables need pandas: `import workbench.strategies` stays without it
     import pandas as pd
 
     rows = [{"session_id": r.session_id, "strategy": r.strategy, "window": r.window,
@@ -108,7 +149,7 @@ def survival_frame(results: Iterable[Any]) -> Any:
                                        "round", "recall"])
 
 
-def survival_curve(results: Iterable[Any], max_rounds: int | None = None) -> Any:
+def survival_curve(results: Iterable[Replayed], max_rounds: int | None = None) -> pd.DataFrame:
     """The survival curve per strategy x window x threshold: mean recall after the k-th
     compaction over the sessions that reached it with a value, their count, and the cliff.
 
@@ -121,7 +162,7 @@ def survival_curve(results: Iterable[Any], max_rounds: int | None = None) -> Any
         ``sessions`` and ``cliff`` (the same value on every row of a curve; None when the
         curve never falls below half).
     """
-    import pandas as pd
+    import pandas as pd  # (as above)
 
     frame = survival_frame(results).dropna(subset=["recall"])
     columns = ["strategy", "window", "threshold", "round", "recall", "sessions", "cliff"]

@@ -28,9 +28,7 @@ inflation check and the truncation-only fallback) and ``packages/core/src/core/p
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from workbench.compaction._format import format_message_for_compacting
 from workbench.messages import Message
@@ -47,7 +45,7 @@ from workbench.strategies._policy import (
     tokens_of,
 )
 from workbench.strategies._registry import strategy
-from workbench.tokens import context_tokens
+from workbench.tokens import TokenEstimator, context_tokens
 
 __all__ = ["ACKNOWLEDGEMENT", "GeminiCliSettings", "GeminiCliStrategy", "cut_tool_outputs",
            "split_point"]
@@ -79,7 +77,7 @@ class GeminiCliSettings(PolicySettings):
 
 
 def cut_tool_outputs(messages: list[Message], budget: int, tail: int,
-                     estimator: Any) -> list[Message]:
+                     estimator: TokenEstimator) -> list[Message]:
     """Tool outputs beyond `budget` tokens (counted from the newest) cut to their last `tail`
     lines, with a note that they were cut; the same objects where nothing changed."""
     spent = 0
@@ -132,9 +130,10 @@ class GeminiCliStrategy(Strategy):
     kept; larger results discarded (module docstring)."""
 
     Settings = GeminiCliSettings
+    settings: GeminiCliSettings
     uses_template = False
 
-    def __init__(self, settings: Any = None) -> None:
+    def __init__(self, settings: BaseModel | None = None) -> None:
         super().__init__(settings)
         self.failed = False  # a compression was discarded: only cut tool outputs from now on
 

@@ -24,6 +24,8 @@ class GooseStrategy(Strategy):
             CompactionError: summarization gave up (carries the billed usage and attempts).
             TemplateError: the compaction template failed to render.
         """
+        # Goose's compaction machinery loads when the strategy runs, not with the registry every
+        # spec read imports.
         from workbench.context_mgmt import compact_messages
 
         if request.model is None:

@@ -80,6 +80,7 @@ class LangChainStrategy(Strategy):
     trimmed (module docstring)."""
 
     Settings = LangChainSettings
+    settings: LangChainSettings
     uses_template = False
 
     def trigger_tokens(self, window: int) -> int | None:

@@ -95,6 +95,7 @@ class ObservationMasking(Strategy):
     """Observation masking: older tool outputs become `MaskSettings.placeholder`."""
 
     Settings = MaskSettings
+    settings: MaskSettings
     uses_model = False
     uses_template = False
 

@@ -41,6 +41,7 @@ class OpenAIResponsesCompact(ProviderSide):
     """OpenAI's ``/responses/compact``, through litellm (module docstring)."""
 
     Settings = OpenAIResponsesSettings
+    settings: OpenAIResponsesSettings
     provider = "openai"
     key_env = "OPENAI_API_KEY"
     feature = "OpenAI's Responses compaction"
@@ -56,6 +57,7 @@ class OpenAIResponsesCompact(ProviderSide):
             StrategyUnavailable: no live OpenAI model.
             ContextLengthExceeded, ModelCallError...: the call failed.
         """
+        # the provider's API client loads when the policy runs, not with the strategy registry
         from workbench.models._provider_compact import openai_compaction
 
         live = self._live(request.model, request.window)

@@ -133,6 +133,7 @@ class OpenCodeStrategy(Strategy):
     docstring)."""
 
     Settings = OpenCodeSettings
+    settings: OpenCodeSettings
     uses_template = False
 
     def trigger_tokens(self, window: int) -> int | None:

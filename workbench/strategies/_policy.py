@@ -23,11 +23,11 @@ import importlib.resources
 import re
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workbench.compaction import Attempt
+from workbench.compaction import Attempt, CompactionModel, Usage
 from workbench.compaction._format import format_transcript
 from workbench.errors import CompactionError, ContextLengthExceeded
 from workbench.messages import Message, ToolResponse
@@ -115,11 +115,11 @@ class Calls:
         model: The summariser (a `CompactionModel`).
     """
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: CompactionModel | None) -> None:
         if model is None:
             raise ValueError("this policy summarises: it needs a model")
         self.model = model
-        self.usages: list[Any] = []
+        self.usages: list[Usage] = []
         self.attempts: list[Attempt] = []
 
     async def ask(self, system: str, messages: Sequence[Message], request: str) -> str:
@@ -156,7 +156,7 @@ class Calls:
 
 def policy_result(context: list[Message], request: CompactionRequest, *,
                   calls: Calls | None = None, summary: str | None = None, compacted: bool = True,
-                  **detail: Any) -> StrategyResult:
+                  **detail: object) -> StrategyResult:
     """The `StrategyResult` of a policy.
 
     The probes of a cell score everything the agent is left with (the summary and the

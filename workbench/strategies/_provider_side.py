@@ -9,26 +9,32 @@ strategy is ``n/a`` with the reason (`ProviderSide.unavailable`), never simulate
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from workbench.errors import StrategyUnavailable
 from workbench.strategies._base import Strategy
 
+if TYPE_CHECKING:
+    from workbench.models._litellm import LiteLLMModel
+
 __all__ = ["ProviderSide", "find_litellm"]
 
 
-def find_litellm(model: Any) -> Any:
+def find_litellm(model: object) -> LiteLLMModel | None:
     """The `LiteLLMModel` inside `model`'s wrapper chain (``.inner``), or None."""
+    # the litellm adapter's module loads when a provider-side policy looks, not with the registry
+    from workbench.models._litellm import LiteLLMModel
+
     seen = set()
     while model is not None and id(model) not in seen:
         seen.add(id(model))
-        if type(model).__name__ == "LiteLLMModel":
+        if isinstance(model, LiteLLMModel):
             return model
         model = getattr(model, "inner", None)
     return None
 
 
-def _replay_only(model: Any) -> bool:
+def _replay_only(model: object) -> bool:
     seen = set()
     while model is not None and id(model) not in seen:
         seen.add(id(model))
@@ -47,7 +53,7 @@ class ProviderSide(Strategy):
     feature: ClassVar[str] = ""
     uses_template = False
 
-    def unavailable(self, model: Any, window: int | None = None) -> str | None:
+    def unavailable(self, model: object, window: int | None = None) -> str | None:
         """Why this policy cannot run with `model` (a model object or a model string) at
         `window`, or None when it can."""
         name = model if isinstance(model, str) else str(getattr(model, "model", "") or "")
@@ -75,7 +81,7 @@ class ProviderSide(Strategy):
         """Why the provider refuses this policy's settings at `window`, or None."""
         return None
 
-    def _live(self, model: Any, window: int | None = None) -> Any:
+    def _live(self, model: object, window: int | None = None) -> LiteLLMModel | None:
         reason = self.unavailable(model, window)
         if reason is not None:
             raise StrategyUnavailable(f"{self.name}: n/a: {reason}")

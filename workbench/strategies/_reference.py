@@ -13,7 +13,7 @@ not with cells compacted at the end of the session.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,7 +23,20 @@ from workbench.strategies._base import CompactionRequest, Strategy, StrategyResu
 from workbench.strategies._registry import strategy
 from workbench.tokens import context_tokens
 
+if TYPE_CHECKING:
+    from workbench.sessions import Session
+
 __all__ = ["RecordedSummary", "ReferenceSettings", "reference_summary"]
+
+
+class RecordedSummaryEntry(TypedDict, total=False):
+    """A summary the recorded agent wrote, as an importer keeps it in
+    ``session.meta["reference_summaries"]``."""
+
+    source: str
+    text: str
+    index: int | None
+    """Where in the history it was written (None: at the end)."""
 
 
 class ReferenceSettings(BaseModel):
@@ -36,11 +49,11 @@ class ReferenceSettings(BaseModel):
     ``agent-acompact-`` or ``compact_summary``); empty = the first one recorded."""
 
 
-def reference_summary(session: Any, source: str = "") -> dict[str, Any] | None:
+def reference_summary(session: object, source: str = "") -> RecordedSummaryEntry | None:
     """The first recorded summary of `session` whose source starts with `source`, or None."""
     for entry in (getattr(session, "meta", None) or {}).get("reference_summaries") or []:
         if str(entry.get("source") or "").startswith(source) and str(entry.get("text") or "").strip():
-            return dict(entry)
+            return cast(RecordedSummaryEntry, dict(entry))  # as the importers write it
     return None
 
 
@@ -49,11 +62,12 @@ class RecordedSummary(Strategy):
     """The recorded agent's own summary at its own boundary (no model call)."""
 
     Settings = ReferenceSettings
+    settings: ReferenceSettings
     uses_model = False
     uses_template = False
 
     @classmethod
-    def applies_to(cls, session: Any) -> bool:
+    def applies_to(cls, session: Session) -> bool:
         """Only sessions that carry a recorded summary."""
         return reference_summary(session) is not None
 
@@ -76,7 +90,7 @@ class RecordedSummary(Strategy):
         after = [m for m in messages[boundary:]
                  if m.is_agent_visible and m.concat_text() != found["text"]]
         context = [summary, *after]
-        from workbench.context_mgmt import compacted_conversation
+        from workbench.context_mgmt import compacted_conversation  # (as in the goose strategy)
 
         # Retained as Goose counts its own summary at this boundary (summary, continuation
         # note, the kept prompt on the automatic path): comparable with a goose@recorded cell.

@@ -9,10 +9,11 @@ one from a name and a settings mapping, validating the settings against the clas
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 from workbench.strategies._base import Strategy
 
@@ -56,14 +57,12 @@ def strategy_class(name: str) -> type[Strategy]:
     try:
         return STRATEGIES[name]
     except KeyError:
-        from workbench._suggest import did_you_mean
-
         known = ", ".join(sorted(STRATEGIES))
         raise ConfigError(f"unknown strategy {name!r}{did_you_mean(name, STRATEGIES)} (known: "
                           f"{known})") from None
 
 
-def validate_settings(name: str, settings: Mapping[str, Any] | None = None) -> Any:
+def validate_settings(name: str, settings: Mapping[str, object] | None = None) -> BaseModel:
     """`settings` validated by strategy `name`'s ``Settings`` model.
 
     Raises:
@@ -79,8 +78,8 @@ def validate_settings(name: str, settings: Mapping[str, Any] | None = None) -> A
         raise ConfigError(f"strategy {name!r}: {problems}") from None
 
 
-def get_strategy(name: str, settings: Mapping[str, Any] | None = None, /,
-                 **kwargs: Any) -> Strategy:
+def get_strategy(name: str, settings: Mapping[str, object] | None = None, /,
+                 **kwargs: object) -> Strategy:
     """Build strategy `name` with `settings` (a mapping and/or keywords).
 
     Example: ``get_strategy("mask", keep_last=3)``.

@@ -38,16 +38,24 @@ it created, so the replay's own cost grows linearly with the session.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, Required, TypedDict, Unpack
 
+from workbench._sync import run_sync
+from workbench.compaction import CompactionModel, Templates
 from workbench.messages import Message
 from workbench.strategies._base import CompactionRequest, Strategy, render_context
+from workbench.strategies._registry import get_strategy
+from workbench.strategies._replay_probes import probe_round
 from workbench.strategies._replay_result import (
     DEFAULT_TRIGGER_SHARE,
     CompactionRound,
     ReplayResult,
     TurnRow,
 )
+from workbench.tokens import TokenEstimator, default_estimator
+
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["CompactionRound", "ReplayResult", "TurnRow", "replay_session", "replay_session_async"]
 
@@ -57,10 +65,25 @@ MAX_ROUNDS_PER_TURN = 10
 """The most rounds a replay may run before one turn."""
 
 
+class ReplayOptions(TypedDict, total=False):
+    """The keyword arguments `replay_session` passes on to `replay_session_async`."""
+
+    window: Required[int]
+    threshold: float | None
+    model: CompactionModel | None
+    settings: dict[str, object] | None
+    estimator: TokenEstimator | None
+    templates: Templates | None
+    options: dict[str, object] | None
+    probes: ProbeMode
+    label: str | None
+    rounds_per_turn: int
+
+
 class _Context:
     """The live context with per-message token counts and a running total."""
 
-    def __init__(self, estimator: Any) -> None:
+    def __init__(self, estimator: TokenEstimator) -> None:
         self.estimator = estimator
         self.messages: list[Message] = []
         self.counts: list[int] = []
@@ -108,12 +131,12 @@ class _Context:
         return shared
 
 
-def _usage_tokens(usages: Sequence[Any]) -> tuple[int, int]:
+def _usage_tokens(usages: Sequence[object]) -> tuple[int, int]:
     return (sum(getattr(u, "input_tokens", None) or 0 for u in usages),
             sum(getattr(u, "output_tokens", None) or 0 for u in usages))
 
 
-def _recorded_summaries(session: Any) -> set[str]:
+def _recorded_summaries(session: Session) -> set[str]:
     meta = getattr(session, "meta", None) or {}
     return {str(s.get("text")) for s in meta.get("reference_summaries") or [] if s.get("text")}
 
@@ -127,10 +150,13 @@ def trigger_for(strategy: Strategy, window: int, threshold: float | None) -> int
     return int(DEFAULT_TRIGGER_SHARE * window) if own is None else int(own)
 
 
-async def replay_session_async(session: Any, strategy: Strategy | str, *, window: int,
-                               threshold: float | None = 0.8, model: Any = None,
-                               settings: dict[str, Any] | None = None, estimator: Any = None,
-                               templates: Any = None, options: dict[str, Any] | None = None,
+async def replay_session_async(session: Session, strategy: Strategy | str, *, window: int,
+                               threshold: float | None = 0.8,
+                               model: CompactionModel | None = None,
+                               settings: dict[str, object] | None = None,
+                               estimator: TokenEstimator | None = None,
+                               templates: Templates | None = None,
+                               options: dict[str, object] | None = None,
                                probes: ProbeMode = "facts", label: str | None = None,
                                rounds_per_turn: int = 1) -> ReplayResult:
     """Replay `session` under `strategy` (see the module docstring for what is measured).
@@ -162,8 +188,6 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
         ValueError: `window` is not positive, `threshold` not in (0, 1], or `rounds_per_turn`
             not in 1..`MAX_ROUNDS_PER_TURN`.
     """
-    from workbench.strategies._registry import get_strategy
-
     if window <= 0:
         raise ValueError(f"window must be a positive token count, not {window}")
     if threshold is not None and not 0 < threshold <= 1:
@@ -176,12 +200,8 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
     if isinstance(strategy, str):
         strategy = get_strategy(strategy, settings)
     if estimator is None:
-        from workbench.tokens import default_estimator
-
         estimator = default_estimator()
     if templates is None:
-        from workbench.compaction import Templates
-
         templates = Templates.default()
     trigger = trigger_for(strategy, window, threshold)
     result = ReplayResult(session_id=str(session.id), strategy=label or strategy.name,
@@ -229,8 +249,9 @@ async def replay_session_async(session: Any, strategy: Strategy | str, *, window
 class _Run:
     """What every round of one replay shares: the strategy, the session and the call setup."""
 
-    def __init__(self, strategy: Strategy, session: Any, model: Any, window: int,
-                 estimator: Any, templates: Any, options: dict[str, Any] | None, probes: str,
+    def __init__(self, strategy: Strategy, session: Session, model: CompactionModel | None,
+                 window: int, estimator: TokenEstimator, templates: Templates,
+                 options: dict[str, object] | None, probes: str,
                  trigger: int) -> None:
         self.strategy, self.session, self.model = strategy, session, model
         self.window, self.estimator, self.templates = window, estimator, templates
@@ -266,8 +287,6 @@ class _Run:
                               input_tokens=tin, output_tokens=tout, trigger=self.trigger)
         # An opaque context (a provider's encrypted compaction) cannot be read by a probe.
         if self.probes != "none" and out.compacted and not out.detail.get("opaque"):
-            from workbench.strategies._replay_probes import probe_round
-
             summary = out.detail.get("summary", out.summary_text)
             found = probe_round(self.session, index, ctx.text(), str(summary or ""), self.probes)
             rnd.probe_recall, rnd.facts_recall = found.probe_recall, found.facts_recall
@@ -276,8 +295,7 @@ class _Run:
         return rnd, shared
 
 
-def replay_session(session: Any, strategy: Strategy | str, **kwargs: Any) -> ReplayResult:
+def replay_session(session: Session, strategy: Strategy | str,
+                   **kwargs: Unpack[ReplayOptions]) -> ReplayResult:
     """Synchronous `replay_session_async` (works inside a running event loop, e.g. Jupyter)."""
-    from workbench._sync import run_sync
-
     return run_sync(replay_session_async(session, strategy, **kwargs))

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.sessions import Session
 
 __all__ = ["RoundProbes", "pending_text", "probe_round"]
 
@@ -62,12 +65,12 @@ def pending_text(summary: str) -> str:
 
 
 def _covered(text: str, words: set[str]) -> bool:
-    from workbench.metrics._requests import COVERAGE, request_coverage
+    from workbench.metrics._requests import COVERAGE, request_coverage  # as in probe_round
 
     return request_coverage(text, words) >= COVERAGE
 
 
-def probe_round(session: Any, end: int, context_text: str, summary_text: str,
+def probe_round(session: Session, end: int, context_text: str, summary_text: str,
                 mode: str) -> RoundProbes:
     """Measure one round (module docstring) against the first `end` messages of `session`.
 
@@ -78,11 +81,12 @@ def probe_round(session: Any, end: int, context_text: str, summary_text: str,
         summary_text: The summary the round wrote ("" for strategies that write none).
         mode: ``"facts"`` or ``"all"`` (``"all"`` adds ``probe_recall``).
     """
-    # The probes are the harness's scorer too; imported on first use (they pull in the metrics).
+    # The probes are the harness's scorer too; imported on first use (they pull in the metrics,
+    # ~200 ms that `import workbench.strategies` does without: only a probed replay needs them).
     from workbench.metrics._common import word_set
-    from workbench.metrics._facts import facts_probe
-    from workbench.metrics._requests import user_requests
-    from workbench.sessions import meta_records, prefix_session
+    from workbench.metrics._facts import facts_probe  # (as above)
+    from workbench.metrics._requests import user_requests  # (as above)
+    from workbench.sessions import meta_records, prefix_session  # (as above)
 
     prefix = prefix_session(session, end)
     out = RoundProbes()
@@ -93,7 +97,7 @@ def probe_round(session: Any, end: int, context_text: str, summary_text: str,
         if any(f.get("stale") for f in meta_records(prefix, "planted_facts")):
             out.stale_kept = int(stale.extra.get("stale_mentioned") or 0)
     if mode == "all":
-        from workbench.metrics import compute_metrics
+        from workbench.metrics import compute_metrics  # (as above)
 
         values = compute_metrics(prefix, context_text, None, original_tokens=0, summary_tokens=0)
         probe = values.get("probe_recall")

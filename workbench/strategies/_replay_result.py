@@ -9,7 +9,13 @@ reuse, compactions, feasibility, fact survival, and the failure detectors users 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+from workbench._json_types import JSONScalar
+from workbench.strategies._detectors import detectors
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DEFAULT_TRIGGER_SHARE", "CompactionRound", "ReplayResult", "TurnRow"]
 
@@ -184,7 +190,7 @@ class ReplayResult:
         agent could have been sent, so the only ones fact survival is measured on."""
         return [r for r in self.rounds if r.applied and r.tokens_after <= self.window]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, JSONScalar]:
         """One flat row: the identity columns, every total and the failure detectors.
 
         Fact and probe survival (``facts_recall_mean``, ``facts_recall_last``,
@@ -192,8 +198,6 @@ class ReplayResult:
         (`fitting_rounds`); ``rounds_over_window`` counts the applied rounds that did not.
         The detectors and the cliff are defined in `workbench.strategies._detectors`.
         """
-        from workbench.strategies._detectors import detectors
-
         applied = [r for r in self.rounds if r.applied]
         fitting = self.fitting_rounds()
         last = fitting[-1] if fitting else None
@@ -217,8 +221,9 @@ class ReplayResult:
             **detectors(self),
         }
 
-    def turns_frame(self) -> Any:
+    def turns_frame(self) -> pd.DataFrame:
         """The turns as a pandas DataFrame (one row per turn, with the identity columns)."""
+        # only the tables need pandas: `import workbench.strategies` stays without it
         import pandas as pd
 
         rows = [{"session_id": self.session_id, "strategy": self.strategy,
@@ -227,9 +232,9 @@ class ReplayResult:
                  "billed_output_tokens": t.billed_output_tokens} for t in self.turns]
         return pd.DataFrame(rows)
 
-    def rounds_frame(self) -> Any:
+    def rounds_frame(self) -> pd.DataFrame:
         """The compaction rounds as a pandas DataFrame."""
-        import pandas as pd
+        import pandas as pd  # (as above)
 
         return pd.DataFrame([{"session_id": self.session_id, "strategy": self.strategy,
                               "window": self.window, "threshold": self.threshold, **r.__dict__}

@@ -17,10 +17,14 @@ have been sent. A threshold of None (each strategy at its own trigger) reads ``p
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.strategies._detectors import DETECTOR_COLUMNS, survival_curve
 from workbench.strategies._replay_result import ReplayResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = ["DETECTOR_TABLE_COLUMNS", "REPLAY_COLUMNS", "detector_table", "plot_replay",
            "replay_frame", "replay_ranking", "replay_table", "threshold_label"]
@@ -46,8 +50,9 @@ _AGGREGATE = {"peak_context_max": ("peak_context", "max"), "errors_total": ("err
 RANKED_ON = "billed_tokens"
 
 
-def replay_frame(results: Iterable[ReplayResult]) -> Any:
+def replay_frame(results: Iterable[ReplayResult]) -> pd.DataFrame:
     """One row per replay (`ReplayResult.summary`), as a pandas DataFrame."""
+    # only the tables need pandas: `import workbench.strategies` stays without it
     import pandas as pd
 
     rows = [r.summary() for r in results]
@@ -55,17 +60,17 @@ def replay_frame(results: Iterable[ReplayResult]) -> Any:
     return pd.DataFrame(rows, columns=columns)
 
 
-def detector_table(results: Iterable[ReplayResult] | Any,
-                   by: Sequence[str] = REPLAY_KEYS) -> Any:
+def detector_table(results: Iterable[ReplayResult] | pd.DataFrame,
+                   by: Sequence[str] = REPLAY_KEYS) -> pd.DataFrame:
     """The failures users report per strategy, window and threshold: `replay_table`'s rules
     over `DETECTOR_TABLE_COLUMNS` (the detectors, defined in `workbench.strategies._detectors`,
     and the cliff of the group's survival curve)."""
     return replay_table(results, by, columns=DETECTOR_TABLE_COLUMNS)
 
 
-def replay_table(results: Iterable[ReplayResult] | Any,
+def replay_table(results: Iterable[ReplayResult] | pd.DataFrame,
                  by: Sequence[str] = REPLAY_KEYS,
-                 columns: Sequence[str] = REPLAY_COLUMNS) -> Any:
+                 columns: Sequence[str] = REPLAY_COLUMNS) -> pd.DataFrame:
     """Group replays by strategy, window and threshold (see the module docstring's rules).
 
     Args:
@@ -77,9 +82,9 @@ def replay_table(results: Iterable[ReplayResult] | Any,
         A DataFrame: the `by` columns, ``sessions``, then `columns`, in spec order of first
         appearance.
     """
-    import pandas as pd
+    import pandas as pd  # (as in replay_frame)
 
-    cliffs: dict[tuple[Any, ...], Any] = {}
+    cliffs: dict[tuple[object, ...], object] = {}
     if isinstance(results, pd.DataFrame):
         frame = results
     else:
@@ -102,7 +107,7 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     rows = []
     for key, g in frame.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        row: dict[str, Any] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
+        row: dict[str, object] = {**dict(zip(by, key, strict=True)), "sessions": len(g)}
         for col in shown:
             source, how = _AGGREGATE.get(col, (col, "mean"))
             if how == "curve":
@@ -120,7 +125,7 @@ def replay_table(results: Iterable[ReplayResult] | Any,
     return pd.DataFrame(rows, columns=columns)
 
 
-def _key(key: Any) -> tuple[Any, ...]:
+def _key(key: object) -> tuple[object, ...]:
     """A group key with NaN thresholds made comparable (None)."""
     out = []
     for part in key if isinstance(key, tuple) else (key,):
@@ -132,14 +137,14 @@ def _key(key: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def threshold_label(threshold: Any) -> str:
+def threshold_label(threshold: float | None) -> str:
     """``0.8`` as ``0.8``; None or NaN (each strategy at its own trigger) as ``policy``."""
     if threshold is None or threshold != threshold:
         return "policy"
     return f"{float(threshold):g}"
 
 
-def replay_ranking(table: Any) -> list[str]:
+def replay_ranking(table: pd.DataFrame) -> list[str]:
     """Per window x threshold, the feasible strategies from fewest billed tokens up, and the
     infeasible ones with their overflow turns (never ranked: their prompts did not fit).
 
@@ -170,13 +175,15 @@ def replay_ranking(table: Any) -> list[str]:
     return lines
 
 
-def _window(window: Any) -> str:
+def _window(window: float) -> str:
+    # the models package (~24 modules) only for the ranking's text, not at `import
+    # workbench.strategies`
     from workbench.models._identity import format_window
 
     return format_window(int(window))
 
 
-def plot_replay(results: Sequence[ReplayResult], *, title: str | None = None) -> Any:
+def plot_replay(results: Sequence[ReplayResult], *, title: str | None = None) -> Figure:
     """Context size (prompt tokens) per turn, one line per replay, compaction turns marked.
 
     The window and each distinct trigger (threshold x window) are drawn as horizontal lines.
@@ -188,7 +195,7 @@ def plot_replay(results: Sequence[ReplayResult], *, title: str | None = None) ->
     Returns:
         A `matplotlib.figure.Figure` (no pyplot, no backend needed).
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib only when a replay is plotted
 
     fig = Figure(figsize=(8, 4.5), layout="constrained")
     ax = fig.add_subplot()

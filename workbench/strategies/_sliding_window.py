@@ -61,6 +61,7 @@ class SlidingWindowStrategy(Strategy):
     docstring)."""
 
     Settings = SlidingWindowSettings
+    settings: SlidingWindowSettings
     uses_template = False
 
     def trigger_tokens(self, window: int) -> int | None:

@@ -67,6 +67,7 @@ class Truncation(Strategy):
     """Drop the oldest messages until the rest fits ``target_ratio`` x the window."""
 
     Settings = TruncateSettings
+    settings: TruncateSettings
     uses_model = False
     uses_template = False
 

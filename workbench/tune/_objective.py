@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
+from workbench._suggest import did_you_mean
 from workbench.errors import ConfigError
 from workbench.harness.experiment._verdict_table import (
     DEFAULT_RECALL_TOLERANCE,
@@ -33,6 +33,9 @@ from workbench.harness.experiment._verdict_table import (
     RULES,
     check_rule,
 )
+from workbench.harness.results._recommend import Evidence, rank_eligible
+from workbench.harness.results._verdict import verdict
+from workbench.harness.results._verdict_model import Verdict
 
 RECALL, RETAINED, FAILED = "probe_recall", "retained_tokens", "failed"
 _WORDS = {
@@ -63,7 +66,7 @@ class Pick:
     ranking: list[str]
     tied: list[str] = field(default_factory=list)
     reasons: str = ""
-    verdict: Any = None
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,6 @@ class Objective:
              sessions: list[str] | None = None, seed: int = 0, n_boot: int = 2000) -> Pick:
         """The winner of `cells` by this rule: the verdict's run-level recommendation over
         the cells of `templates` on `sessions` (all when None)."""
-        from workbench.harness.results._verdict import verdict
-
         df = cells
         if templates is not None:
             df = df[df["template"].isin(templates)]
@@ -122,11 +123,9 @@ class Objective:
                     line.to_text() if line is not None else "", found)
 
 
-def _ranking(found: Any, rule: str, names: list[str]) -> list[str]:
+def _ranking(found: Verdict, rule: str, names: list[str]) -> list[str]:
     """Every template by its mean position over the strata: the rule's order among the
     eligible, then the rest by mean recall (successive halving keeps the front of this)."""
-    from workbench.harness.results._recommend import Evidence, rank_eligible
-
     positions: dict[str, list[float]] = {t: [] for t in names}
     for stratum in found.strata:
         means = {m.metric: m.means for m in stratum.metrics}
@@ -167,8 +166,6 @@ def variant_scores(cells: pd.DataFrame, metric: str = RECALL,
     if sessions is not None:
         df = df[df["session_id"].isin(sessions)]
     if metric not in df.columns:
-        from workbench._suggest import did_you_mean
-
         raise ConfigError(f"no metric {metric!r} in the cells{did_you_mean(metric, df.columns)}")
     rows = []
     for template, g in df.groupby("template", sort=True):

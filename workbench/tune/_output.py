@@ -16,8 +16,9 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypedDict
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -25,11 +26,85 @@ from matplotlib.figure import Figure
 from workbench._storage import write_atomic
 from workbench.compaction._templates import COMPACTION_SUMMARY_TEMPLATE, COMPACTION_TEMPLATE
 from workbench.errors import ConfigError
+from workbench.harness.experiment._params import Param
+from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import VARIANT_FILE, load_variant
+from workbench.tune._objective import Objective
+from workbench.tune._proposer import ProposalRecord
 
 FRONT_CSV = "front.csv"
 FRONT_PNG = "front.png"
 TUNE_JSON = "tune.json"
+
+
+class Interval(TypedDict):
+    """The paired comparison of the winner with the baseline on probe recall."""
+
+    mean_diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_pairs: int
+    winner: str | None
+    text: str
+
+
+class FinalRung(TypedDict):
+    """The points and sessions the winner was picked over."""
+
+    templates: list[str]
+    sessions: list[str]
+
+
+class TuneEvidence(TypedDict):
+    """The facts a tune states about its winner (``tune.json``, ``evidence.json``, README)."""
+
+    run: str
+    variant: str
+    winner: str
+    params: Mapping[str, object]
+    rule: str
+    rule_name: str
+    recall_tolerance: float
+    metric: str
+    recall: float | None
+    retained_tokens: float | None
+    parse_success_pct: float | None
+    baseline: str
+    interval: Interval | None
+    comparisons: dict[str, str]
+    nothing_beats_baseline: bool
+    final: FinalRung
+    status: str
+    calls_made: int
+    calls_shared: int
+    date: str
+
+
+class TunedResult(Protocol):
+    """What the outputs read of a `TuneResult` (which imports this module, so it is named by
+    its shape here)."""
+
+    winner_folder: Path | None
+
+    @property
+    def run_dir(self) -> Path: ...
+    @property
+    def scores(self) -> pd.DataFrame: ...
+    @property
+    def winner(self) -> str: ...
+    @property
+    def baseline(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def objective(self) -> Objective: ...
+    @property
+    def experiment(self) -> Experiment | None: ...
+    @property
+    def rungs(self) -> Sequence[Mapping[str, object]]: ...
+    @property
+    def proposals(self) -> Sequence[ProposalRecord]: ...
+    def evidence(self) -> TuneEvidence: ...
 
 
 def plot_front(scores: pd.DataFrame, winner: str | None = None, baseline: str | None = None,
@@ -63,7 +138,7 @@ def plot_front(scores: pd.DataFrame, winner: str | None = None, baseline: str | 
     return fig
 
 
-def save_outputs(result: Any) -> Path:
+def save_outputs(result: TunedResult) -> Path:
     """Write ``front.csv``, ``front.png`` and ``tune.json`` under ``<run>/tune/``; returns it."""
     folder = Path(result.run_dir) / "tune"
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,7 +152,7 @@ def save_outputs(result: Any) -> Path:
     return folder
 
 
-def _readme(name: str, evidence: dict[str, Any], declared: dict[str, Any]) -> str:
+def _readme(name: str, evidence: TuneEvidence, declared: dict[str, Param]) -> str:
     lines = [f"# {name}", "",
              f"Written by `workbench tune` from variant `{evidence['variant']}`: the point "
              f"`{evidence['winner']}`, chosen by the rule below. Its parameter values are baked "
@@ -107,7 +182,7 @@ def _readme(name: str, evidence: dict[str, Any], declared: dict[str, Any]) -> st
     return "\n".join(lines)
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.4g}"
 
 
@@ -130,7 +205,7 @@ def fresh_variant_folder(prompts_dir: str | Path, name: str, *, overwrite: bool 
     return target
 
 
-def write_winner(result: Any, prompts_dir: str | Path, name: str | None = None, *,
+def write_winner(result: TunedResult, prompts_dir: str | Path, name: str | None = None, *,
                  overwrite: bool = False) -> Path:
     """Write the tune's winner as ``<prompts_dir>/<name>/`` (see the module docstring).
 

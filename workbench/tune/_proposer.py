@@ -16,10 +16,12 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from workbench._storage import write_atomic
+from workbench.compaction import CompactionModel
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
     COMPACTION_TEMPLATE,
@@ -32,8 +34,9 @@ from workbench.harness.experiment._variants import (
     load_variant,
     register_variant_folder,
 )
-from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.results._results import SUMMARIES_DIR, Results
 from workbench.messages import Message
+from workbench.models import load_model
 from workbench.tune._groups import PromptGroup
 
 PROPOSER_SYSTEM = """You improve the prompt a coding agent uses to compress its conversation \
@@ -49,7 +52,29 @@ _OPEN_FENCE = re.compile(r"^```(?:markdown|md|jinja)?\s*$")
 _MESSAGES_VAR = re.compile(r"\{\{\s*messages\s*\}\}")
 
 
-def failure_analysis(results: Any, template: str, limit: int = MAX_FORGOTTEN) -> list[str]:
+class Proposal(TypedDict):
+    """One prompt the proposer wrote: `source` is None when it cannot be used (`reason`)."""
+
+    source: str | None
+    reason: str | None
+    input_sha256: str
+    reply: str
+
+
+class ProposalRecord(TypedDict):
+    """A proposal's provenance (``<run>/tune/proposals/<name>/provenance.json``)."""
+
+    name: str
+    proposer: str
+    date: str
+    base: str
+    forgotten: list[str]
+    input_sha256: str
+    accepted: bool
+    reason: str | None
+
+
+def failure_analysis(results: Results, template: str, limit: int = MAX_FORGOTTEN) -> list[str]:
     """The items most often forgotten by `template`'s summaries in a run, most frequent first.
 
     Reads each ok cell's ``summaries/<cell_id>.forgotten.json`` (a mapping of probe kind to the
@@ -97,11 +122,11 @@ def check_proposal(source: str) -> str | None:
     return None
 
 
-async def propose(model: Any, base_prompt: str, forgotten: list[str],
-                  n: int = 1) -> list[dict[str, Any]]:
+async def propose(model: CompactionModel, base_prompt: str, forgotten: list[str],
+                  n: int = 1) -> list[Proposal]:
     """Ask `model` for `n` revised prompts; each result has ``source`` (or None), ``reason``."""
     request = proposer_prompt(base_prompt, forgotten)
-    out = []
+    out: list[Proposal] = []
     for i in range(n):
         text = request if i == 0 else request + f"\n(Proposal {i + 1}: take a different approach.)"
         reply, _usage = await model.complete(PROPOSER_SYSTEM, [Message.user(text)])
@@ -114,8 +139,9 @@ async def propose(model: Any, base_prompt: str, forgotten: list[str],
     return out
 
 
-async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, baseline: str,
-                        proposer: Any, groups: list[Any], params: dict[str, Any]) -> list[dict[str, Any]]:
+async def add_proposals(experiment: Experiment, tune_dir: Path, first: Results, baseline: str,
+                        proposer: CompactionModel | None, groups: list[PromptGroup],
+                        params: dict[str, Mapping[str, object]]) -> list[ProposalRecord]:
     """Run the proposer on the first rung's failures and add its prompts as prompt groups.
 
     Args:
@@ -134,20 +160,19 @@ async def add_proposals(experiment: Experiment, tune_dir: Path, first: Any, base
     tune = experiment.tune
     assert tune is not None
     if proposer is None:
-        from workbench.models import load_model
-
         proposer = load_model(str(tune.proposer))
     base = load_variant(baseline, experiment)
     forgotten = failure_analysis(first, baseline)
     proposals = await propose(proposer, base.templates.baked().compaction, forgotten, tune.proposals)
-    records = []
+    records: list[ProposalRecord] = []
     for i, proposal in enumerate(proposals, start=1):
         name = f"proposal-{i}"
-        record = {"name": name, "proposer": str(tune.proposer or getattr(proposer, "name", "")),
-                  "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                  "base": baseline, "forgotten": forgotten,
-                  "input_sha256": proposal["input_sha256"], "accepted": proposal["source"] is not None,
-                  "reason": proposal["reason"]}
+        record: ProposalRecord = {
+            "name": name, "proposer": str(tune.proposer or getattr(proposer, "name", "")),
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "base": baseline, "forgotten": forgotten,
+            "input_sha256": proposal["input_sha256"], "accepted": proposal["source"] is not None,
+            "reason": proposal["reason"]}
         folder = tune_dir / "proposals" / name
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / "reply.md", proposal["reply"])

@@ -27,28 +27,61 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import SupportsFloat, TypedDict, Unpack
 
 import pandas as pd
 
+from workbench._sync import run_sync
+from workbench.compaction import CompactionModel
 from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import load_experiment_sessions
 from workbench.harness.experiment._params import expand_points, point_label, template_variables
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import load_variant
-from workbench.harness.run._runner import default_out, run_experiment_async, write_spec
+from workbench.harness.results._paired import PairedResult, paired_comparison
+from workbench.harness.results._results import Results
+from workbench.harness.run._runner import (
+    ModelFactory,
+    default_out,
+    run_experiment_async,
+    write_spec,
+)
 from workbench.models._shared import SharedCalls
 from workbench.tune._groups import PromptGroup
 from workbench.tune._objective import RECALL, Objective, pareto_mask, variant_scores
+from workbench.tune._output import TuneEvidence, save_outputs, write_winner
+from workbench.tune._proposer import ProposalRecord, add_proposals
 
 TUNE_DIR = "tune"
 WINNER_DIR = "winner"
 """``<run>/tune/winner/<name>/``: the winner as a variant folder (its parameters baked in)."""
 COMPARED = ("probe_recall", "retained_tokens", "failed")
 """The metrics the winner is compared with the baseline on."""
+
+
+class Rung(TypedDict):
+    """One rung of successive halving, as `TuneResult.rungs` and ``tune.json`` list it."""
+
+    sessions: int
+    groups: int
+    points: int
+    status: str
+    kept: int
+    dropped: list[str]
+
+
+class TuneOptions(TypedDict, total=False):
+    """The keyword arguments `tune` passes on to `tune_async`."""
+
+    model_factory: ModelFactory | None
+    share_calls: bool
+    progress: bool
+    concurrency: int | None
+    proposer: CompactionModel | None
 
 
 @dataclass
@@ -90,19 +123,19 @@ class TuneResult:
     objective: Objective
     scores: pd.DataFrame
     winner: str
-    winner_params: dict[str, Any]
+    winner_params: Mapping[str, object]
     baseline: str
-    comparison: Any
-    rungs: list[dict[str, Any]]
+    comparison: PairedResult | None
+    rungs: list[Rung]
     status: str
     calls_made: int
     calls_shared: int
     variant: str = ""
-    proposals: list[dict[str, Any]] = field(default_factory=list)
+    proposals: list[ProposalRecord] = field(default_factory=list)
     winner_folder: Path | None = None
-    experiment: Any = None
+    experiment: Experiment | None = None
     calls_by: dict[str, int] = field(default_factory=dict)
-    comparisons: dict[str, Any] = field(default_factory=dict)
+    comparisons: dict[str, PairedResult] = field(default_factory=dict)
     final_sessions: list[str] = field(default_factory=list)
     reasons: str = ""
     tied: list[str] = field(default_factory=list)
@@ -112,7 +145,7 @@ class TuneResult:
         """The Pareto front rows of `scores` (retained lower, recall and parse higher)."""
         return self.scores[self.scores["front"]].reset_index(drop=True)
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence(self) -> TuneEvidence:
         """The facts a README or an export comment states: run, rule, metric, interval, date."""
         row = self.scores[self.scores["template"] == self.winner].iloc[0]
         comp = self.comparison
@@ -178,7 +211,7 @@ class TuneResult:
         return out
 
 
-def _float(value: Any) -> float | None:
+def _float(value: SupportsFloat | str) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -186,7 +219,8 @@ def _float(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _split_points(experiment: Experiment) -> tuple[str, list[PromptGroup], dict[str, dict[str, Any]]]:
+def _split_points(experiment: Experiment
+                  ) -> tuple[str, list[PromptGroup], dict[str, Mapping[str, object]]]:
     tune = experiment.tune
     assert tune is not None
     base = load_variant(tune.variant, experiment)
@@ -198,7 +232,7 @@ def _split_points(experiment: Experiment) -> tuple[str, list[PromptGroup], dict[
     points = expand_points(base.declared, tune.params, sample=tune.sample, seed=experiment.seed,
                            where="tune.params")
     groups: dict[str, PromptGroup] = {}
-    params: dict[str, dict[str, Any]] = {base.name: dict(base.params)}
+    params: dict[str, Mapping[str, object]] = {base.name: dict(base.params)}
     for point in points:
         label = point_label(tune.variant, point, base.declared)
         params[label] = point
@@ -217,9 +251,9 @@ def _ranked_groups(groups: list[PromptGroup], ranked: list[str]) -> list[PromptG
 
 
 async def tune_async(spec: Experiment | str | Path, out: str | Path | None = None, *,
-                     model_factory: Any = None, share_calls: bool = True,
+                     model_factory: ModelFactory | None = None, share_calls: bool = True,
                      progress: bool = False, concurrency: int | None = None,
-                     proposer: Any = None) -> TuneResult:
+                     proposer: CompactionModel | None = None) -> TuneResult:
     """Run the search the spec's ``[tune]`` table describes (see the module docstring).
 
     Args:
@@ -253,10 +287,10 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     baseline = tune.baseline or base_label
     sessions = [s.id for s in limit_sessions(experiment, load_experiment_sessions(experiment))]
     shared = SharedCalls(enabled=share_calls)
-    proposals: list[dict[str, Any]] = []
+    proposals: list[ProposalRecord] = []
     rung_experiment = experiment.model_copy(update={"tune": None})
 
-    async def run_rung(labels: list[str], n_sessions: int) -> tuple[Any, str]:
+    async def run_rung(labels: list[str], n_sessions: int) -> tuple[Results, str]:
         sub = rung_experiment.model_copy(update={"templates": list(dict.fromkeys(
             [baseline, *labels]))})
         results = await run_experiment_async(
@@ -266,15 +300,13 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         return results, results.status or "finished"
 
     if tune.proposer is not None or proposer is not None:
-        from workbench.tune._proposer import add_proposals
-
         first, status = await run_rung([baseline], min(tune.min_sessions, len(sessions)))
         proposals = await add_proposals(experiment, folder / TUNE_DIR, first, baseline,
                                         proposer, groups, params)
 
     n = len(sessions) if len(groups) <= 1 else min(tune.min_sessions, len(sessions))
     alive = groups
-    rungs: list[dict[str, Any]] = []
+    rungs: list[Rung] = []
     last_scores: pd.DataFrame | None = None
     scored_n = n
     status = "finished"
@@ -282,7 +314,7 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         labels = [label for g in alive for label in g.labels]
         results, status = await run_rung(labels, n)
         scores = variant_scores(results.cells, RECALL, [*labels, baseline], sessions[:n])
-        rung: dict[str, Any] = {"sessions": n, "groups": len(alive), "points": len(labels),
+        rung: Rung = {"sessions": n, "groups": len(alive), "points": len(labels),
                                 "status": status, "kept": 0, "dropped": []}
         rungs.append(rung)
         if status == "budget_reached":
@@ -316,10 +348,8 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
         raise ConfigError(f"tune: the rule {objective.rule} can recommend no point of the final "
                           f"rung ({pick.reasons or 'no point produced a summary'})")
     winner = pick.winner
-    comparisons: dict[str, Any] = {}
+    comparisons: dict[str, PairedResult] = {}
     if winner != baseline:
-        from workbench.harness import paired_comparison
-
         cells = stored[stored["session_id"].isin(final_sessions)]
         for metric in COMPARED:
             comparisons[metric] = paired_comparison(cells, baseline, winner, on="template",
@@ -341,8 +371,6 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
 
 def _stored_cells(folder: Path) -> pd.DataFrame:
     """The cells every rung of the tune wrote into `folder`."""
-    from workbench.harness import Results
-
     return Results.load(folder).cells
 
 
@@ -352,8 +380,6 @@ def _total(cells: pd.DataFrame, column: str) -> int:
 
 
 def _save(result: TuneResult) -> None:
-    from workbench.tune._output import save_outputs, write_winner
-
     save_outputs(result)
     tune = result.experiment.tune if result.experiment is not None else None
     name = (tune.winner_name if tune is not None else None) or f"{result.variant}-tuned"
@@ -361,8 +387,6 @@ def _save(result: TuneResult) -> None:
 
 
 def tune(spec: Experiment | str | Path, out: str | Path | None = None,
-         **kwargs: Any) -> TuneResult:
+         **kwargs: Unpack[TuneOptions]) -> TuneResult:
     """Synchronous `tune_async`; works inside a running event loop (Jupyter)."""
-    from workbench._sync import run_sync
-
     return run_sync(tune_async(spec, out, **kwargs))

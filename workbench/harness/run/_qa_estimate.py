@@ -65,7 +65,8 @@ def _boundary(cell: Cell, session: Session) -> int | None:
     if cell.strategy_name != "reference" and cell.strategy_at != "recorded":
         return None
     found = reference_summary(session)
-    return None if found is None or found.get("index") is None else int(found["index"])
+    index = found.get("index") if found is not None else None
+    return None if index is None else int(index)
 
 
 def _output(entry: QAModel) -> int:

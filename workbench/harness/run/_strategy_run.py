@@ -65,6 +65,6 @@ def scored_session(session: Session, result: StrategyResult) -> Session:
     """The session the probes score `result` against: the prefix a recorded summary covers
     (``detail["scored_messages"]``, with planted facts of that prefix only), else `session`."""
     prefix = result.detail.get("scored_messages")
-    if prefix is None:
+    if not isinstance(prefix, list):  # None (the whole session): only a list is ever set here
         return session
     return prefix_session(session, len(prefix))

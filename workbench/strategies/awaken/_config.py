@@ -6,11 +6,19 @@ The default prompts are written in our own words with the same placeholders and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.errors import ConfigError
 
 DEFAULT_SUMMARIZER_SYSTEM_PROMPT = (
@@ -69,7 +77,7 @@ class CompactionConfig(BaseModel):
     """Raw messages stay in storage whatever happens to the prompt window."""
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], *, where: str = "compaction section"
+    def from_json(cls, data: Mapping[str, JSONValue], *, where: str = "compaction section"
                   ) -> CompactionConfig:
         """Read the section as awaken does: a partial section fails to decode.
 
@@ -85,7 +93,7 @@ class CompactionConfig(BaseModel):
             first = exc.errors()[0]
             raise ConfigError(f"{where}: {first['loc']}: {first['msg']}") from exc
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The section as JSON; unset optional fields are left out, as awaken serializes it."""
         return self.model_dump(mode="json", exclude_none=True)
 
@@ -110,13 +118,13 @@ class ArtifactCompactionConfig(BaseModel):
 
     @field_validator("threshold_tokens", "preview_max_chars", "preview_max_lines")
     @classmethod
-    def _at_least_one(cls, value: int, info: Any) -> int:
+    def _at_least_one(cls, value: int, info: ValidationInfo) -> int:
         if value < 1:
             raise ValueError(f"{info.field_name} must be at least 1, got {value}")
         return value
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], *, where: str = "artifact_compaction"
+    def from_json(cls, data: Mapping[str, JSONValue], *, where: str = "artifact_compaction"
                   ) -> ArtifactCompactionConfig:
         """Read the config; missing fields take the defaults, zero values are rejected.
 

@@ -11,7 +11,6 @@ heuristic. `tiktoken_counter` is the option that counts with ``workbench.tokens`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from workbench.messages import (
     Message,
@@ -20,7 +19,7 @@ from workbench.messages import (
     ToolRequest,
     ToolResponse,
 )
-from workbench.tokens import TokenEstimator, compact_json
+from workbench.tokens import TokenEstimator, compact_json, default_estimator
 
 MESSAGE_OVERHEAD_TOKENS = 4
 """awaken's role overhead per message."""
@@ -84,14 +83,14 @@ def estimate_tokens(messages: Iterable[Message], count: MessageCounter | None = 
     return sum(counter(m) for m in messages)
 
 
-def _schema_of(tool: Mapping[str, Any]) -> Any:
+def _schema_of(tool: Mapping[str, object]) -> object:
     for key in ("parameters", "input_schema", "inputSchema"):
         if key in tool:
             return tool[key]
     return {}
 
 
-def estimate_tool_tokens(tools: Sequence[Mapping[str, Any]] | None) -> int:
+def estimate_tool_tokens(tools: Sequence[Mapping[str, object]] | None) -> int:
     """awaken's figure for tool descriptors actually sent.
 
     Per descriptor: name bytes + description bytes (not divided by 4) + compact schema JSON
@@ -122,8 +121,6 @@ def tiktoken_counter(estimator: TokenEstimator | None = None) -> MessageCounter:
         estimator: A `TokenEstimator`; None uses the process-wide tiktoken one.
     """
     if estimator is None:
-        from workbench.tokens import default_estimator
-
         estimator = default_estimator()
     est = estimator
     empty = est.count_chat_tokens("", [])  # the reply primer, counted once per request

@@ -7,11 +7,12 @@ Mirrors ``awaken-runtime-contract/src/contract/inference.rs`` (the policy and mo
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from workbench._json_types import JSONObject, JSONValue
 from workbench.errors import ConfigError
 
 DEFAULT_MAX_CONTEXT_TOKENS = 200_000
@@ -59,7 +60,7 @@ class ContextWindowPolicy(BaseModel):
     """The raw floor of suffix mode."""
 
     @classmethod
-    def from_json(cls, data: str | dict[str, Any], *, where: str = "context policy"
+    def from_json(cls, data: str | Mapping[str, JSONValue], *, where: str = "context policy"
                   ) -> ContextWindowPolicy:
         """Read a policy as awaken's serde does: four required fields, the rest defaulted.
 
@@ -86,7 +87,7 @@ class ContextWindowPolicy(BaseModel):
             raise ConfigError(f"{where}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
                               ) from exc
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The policy as awaken's JSON object (the mode as its snake_case name)."""
         return self.model_dump(mode="json")
 

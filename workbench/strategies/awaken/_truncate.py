@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.messages import Message
 from workbench.strategies.awaken._config import ArtifactCompactionConfig
@@ -96,7 +95,7 @@ class TruncationResult:
 
 
 def truncate(messages: Sequence[Message], policy: ContextWindowPolicy,
-             tools: Sequence[Mapping[str, Any]] | None = None, *,
+             tools: Sequence[Mapping[str, object]] | None = None, *,
              count: MessageCounter | None = None,
              artifacts: ArtifactCompactionConfig | None = _DEFAULT_ARTIFACTS,
              patch_under_budget: bool = False) -> TruncationResult:
