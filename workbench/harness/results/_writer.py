@@ -39,6 +39,14 @@ from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
 _STOP = object()
+
+
+class _Last:
+    """What `CellWriter.finish` runs after the cells handed over before it."""
+
+    def __init__(self, run: Callable[[ResultsStore], None]) -> None:
+        self.run = run
+
 HAND_OVER_SECONDS = 0.02
 """How long a cell finished on the event loop may wait for others to go to the writer with it
 (a killed process loses them as it loses the cells still queued: they run again on resume)."""
@@ -96,6 +104,17 @@ class CellWriter:
         if waiting:
             self._queue.put(waiting)
 
+    def finish(self, last: Callable[[ResultsStore], None]) -> None:
+        """Write everything queued, then run `last` on the writer's store (the run's final
+        status), and stop taking cells, as `flush` does: the log is then folded into the
+        database file on the writer thread while the caller reads the results, and the last
+        connection's close has nothing left to fold in. Raises a write (or `last`) that
+        failed."""
+        self._hand_over()
+        if self._thread.is_alive() and not self.flushed.is_set():
+            self._queue.put(_Last(last))
+        self.flush()
+
     def close(self) -> None:
         """Write everything queued, stop the thread, and raise a write that failed."""
         self.flush()
@@ -147,9 +166,17 @@ class CellWriter:
                 stop = next((i for i, item in enumerate(batch) if item is _STOP), None)
                 if stop is not None:
                     stopping, batch = True, batch[:stop]
-                cells = [c for item in batch for c in (item if type(item) is list else [item])]
+                last = [item for item in batch if type(item) is _Last]
+                cells = [c for item in batch if type(item) is not _Last
+                         for c in (item if type(item) is list else [item])]
                 if self._error is None and cells:
                     self._write(store, cells)
+                for item in last:
+                    if self._error is None:
+                        try:
+                            item.run(store)
+                        except BaseException as exc:  # noqa: BLE001 - handed to the runner
+                            self._error = exc
             self.flushed.set()
             store.checkpoint()
         finally:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Collection
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +185,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
         cluster: dict[str, Any] | None = None
         doomed: list[Cell] = []
+        finished = False  # the run's status written by the writer, with its last cells
 
         def open_run(s: ResultsStore) -> None:
             s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
@@ -222,19 +224,29 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                           else SharedCalls(enabled=bool(share_calls)))
                 # Off the loop: SQLite never holds up a call.
                 writer = CellWriter(db_path, None if store is not None else new_folder)
+                last: Callable[[ResultsStore], None] | None = None
                 try:
                     status = await _run_cells(experiment, out, writer, billed, run_id, todo,
                                               sessions, variants, model_factory, progress,
                                               concurrency, shared, runner, qa_bank,
                                               qa_model_factory)
+                    if experiment.replay is None:  # nothing is written after the cells
+                        last = partial(ResultsStore.finish_run, run_id=run_id, status=status)
                 finally:
                     try:
                         if store is None and writer.ready.is_set():
                             # Opened before the writer's connection closes, so the log is
-                            # checkpointed once, when this one closes at the end.
+                            # checkpointed once, by the writer, while this one reads.
                             store = ResultsStore(db_path)
                     finally:
-                        writer.flush()  # every cell written; its checkpoint goes on meanwhile
+                        if last is not None:
+                            # The run's status goes with its last cells: the writer's
+                            # checkpoint then folds in everything, while the results are
+                            # read here, and this connection's close finds nothing to fold.
+                            writer.finish(last)
+                            finished = True
+                        else:
+                            writer.flush()  # every cell written; its checkpoint goes on
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
@@ -246,11 +258,12 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 runner.close()
                 if store is None:  # a new folder whose run stopped before its writer ran
                     store = ResultsStore(db_path)
-                if not store.has_run(run_id):
-                    open_run(store)
-                    if cluster is not None:
-                        started(store)
-                store.finish_run(run_id, status if status != "running" else "interrupted")
+                if not finished:
+                    if not store.has_run(run_id):
+                        open_run(store)
+                        if cluster is not None:
+                            started(store)
+                    store.finish_run(run_id, status if status != "running" else "interrupted")
             from workbench.harness.results._results import Results
 
             return Results.from_store(out, store)
