@@ -15,6 +15,11 @@ A new run folder's store is made here too: given a `prelude`, the thread creates
 the store and runs the prelude (the run's own rows) before the first cell, so the first calls
 go out while it does.
 
+The run's last write goes the same way: `finish` hands over the cells still waiting and then
+a last step (the run's final status), written after them; the thread then folds the log into
+the database file (a checkpoint, with its fsyncs) while the runner reads the results, so the
+last connection's close finds nothing left to fold in.
+
 Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
 killed process loses the cells still queued, as it loses the cells in flight; they run again
 on resume (a cached or recorded reply answers them without billing again). A write that fails

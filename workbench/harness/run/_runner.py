@@ -10,7 +10,8 @@ compiled (`_preflight`), which are stored as error rows before the other cells s
 One writer per folder: the run holds `RunLock` from before it reads the store until it has
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
 A new folder has nothing to resume, so its store is created, migrated and given the run's own
-rows by the writer thread while the first calls go out.
+rows by the writer thread while the first calls go out; at the end the writer also writes the
+run's status after its last cells and checkpoints while the results are read (`CellWriter.finish`).
 
 Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
 cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
