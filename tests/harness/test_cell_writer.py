@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -146,6 +147,26 @@ def test_a_failing_last_step_is_raised_by_finish_and_the_cells_are_kept(tmp_path
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         writer.close()
     assert _cells_in(path) == ["c1"]
+
+
+def test_between_waves_the_writer_folds_the_log_into_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+    copy = tmp_path / "copy.sqlite"
+    with CellWriter(path) as writer:
+        for i in range(3):
+            writer.put(_result(f"c{i}", attempts=1))  # no loop: straight to the writer
+        folded: list[str] = []
+        deadline = time.monotonic() + 30
+        while folded != ["c0", "c1", "c2"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+            copy.write_bytes(path.read_bytes())  # the file alone, without its log
+            with contextlib.closing(sqlite3.connect(copy)) as db:
+                try:
+                    folded = [r[0] for r in db.execute("SELECT cell_id FROM cells ORDER BY rowid")]
+                except sqlite3.DatabaseError:  # copied in the middle of a checkpoint
+                    folded = []
+        assert folded == ["c0", "c1", "c2"], "the log was not folded while the run went on"
 
 
 def _cells_in(path: Path) -> list[str]:

@@ -30,7 +30,9 @@ on the loop did.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
+import sqlite3
 import threading
 import traceback
 from collections.abc import Callable
@@ -176,6 +178,8 @@ class CellWriter:
                          for c in (item if type(item) is list else [item])]
                 if self._error is None and cells:
                     self._write(store, cells)
+                    if not stopping and self._queue.empty():
+                        _fold(store)  # while the calls are out: the end has little to fold
                 for item in last:
                     if self._error is None:
                         try:
@@ -206,6 +210,14 @@ class CellWriter:
             except BaseException as exc:  # noqa: BLE001 - handed to the runner
                 self._error = exc
                 return
+
+
+def _fold(store: ResultsStore) -> None:
+    """Checkpoint between writes, so the log the end must fold stays one wave long. A
+    failure here loses nothing (the rows are in the log) and is not the run's: the next write,
+    or the checkpoint at the end, meets a real fault again."""
+    with contextlib.suppress(sqlite3.Error, OSError):
+        store.checkpoint()
 
 
 def write_summary(folder: Path, result: CellResult) -> None:
