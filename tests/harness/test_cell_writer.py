@@ -117,7 +117,7 @@ def test_finish_runs_its_last_step_after_every_cell_handed_over_and_folds_the_lo
 
     writer = CellWriter(path, prelude)
     asyncio.run(go(writer))
-    assert seen == [["c0", "c1", "c2"]]  # every cell handed over before it, written first
+    assert seen == [["c0", "c1", "c2"]] and writer.last_written  # after every cell before it
     reader = sqlite3.connect(path)  # read while the writer may still fold the log
     assert reader.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "finished")]
     writer.close()
@@ -144,6 +144,7 @@ def test_a_failing_last_step_is_raised_by_finish_and_the_cells_are_kept(tmp_path
     writer.put(_result("c1"))
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         writer.finish(last)
+    assert not writer.last_written
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         writer.close()
     assert _cells_in(path) == ["c1"]

@@ -69,6 +69,7 @@ class CellWriter:
 
     Attributes:
         ready: Set once the store is open and the prelude written.
+        last_written: True once `finish`'s last step ran.
     """
 
     def __init__(self, path: str | Path,
@@ -78,6 +79,7 @@ class CellWriter:
         self.ready = threading.Event()
         self.flushed = threading.Event()
         self.written = 0
+        self.last_written = False
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._timer: asyncio.TimerHandle | None = None
@@ -111,14 +113,14 @@ class CellWriter:
         if waiting:
             self._queue.put(waiting)
 
-    def finish(self, last: Callable[[ResultsStore], None]) -> None:
+    def finish(self, last: Callable[[ResultsStore], None] | None) -> None:
         """Write everything queued, then run `last` on the writer's store (the run's final
-        status), and stop taking cells, as `flush` does: the log is then folded into the
-        database file on the writer thread while the caller reads the results, and the last
-        connection's close has nothing left to fold in. Raises a write (or `last`) that
-        failed."""
+        status; `last_written` says it ran), and stop taking cells, as `flush` does: the log
+        is then folded into the database file on the writer thread while the caller reads the
+        results, and the last connection's close has nothing left to fold in. Raises a write
+        (or `last`) that failed. None: `flush`."""
         self._hand_over()
-        if self._thread.is_alive() and not self.flushed.is_set():
+        if last is not None and self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_Last(last))
         self.flush()
 
@@ -184,6 +186,7 @@ class CellWriter:
                     if self._error is None:
                         try:
                             item.run(store)
+                            self.last_written = True
                         except BaseException as exc:  # noqa: BLE001 - handed to the runner
                             self._error = exc
             self.flushed.set()

@@ -10,8 +10,7 @@ compiled (`_preflight`), which are stored as error rows before the other cells s
 One writer per folder: the run holds `RunLock` from before it reads the store until it has
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
 A new folder has nothing to resume, so its store is created, migrated and given the run's own
-rows by the writer thread while the first calls go out; at the end the writer also writes the
-run's status after its last cells and checkpoints while the results are read (`CellWriter.finish`).
+rows by the writer thread while the first calls go out; it writes the status too (`finish`).
 
 Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
 cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
@@ -25,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Collection
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +184,6 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
         cluster: dict[str, Any] | None = None
         doomed: list[Cell] = []
-        finished = False  # the run's status written by the writer, with its last cells
 
         def open_run(s: ResultsStore) -> None:
             s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
@@ -225,29 +222,18 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                           else SharedCalls(enabled=bool(share_calls)))
                 # Off the loop: SQLite never holds up a call.
                 writer = CellWriter(db_path, None if store is not None else new_folder)
-                last: Callable[[ResultsStore], None] | None = None
                 try:
                     status = await _run_cells(experiment, out, writer, billed, run_id, todo,
                                               sessions, variants, model_factory, progress,
                                               concurrency, shared, runner, qa_bank,
                                               qa_model_factory)
-                    if experiment.replay is None:  # nothing is written after the cells
-                        last = partial(ResultsStore.finish_run, run_id=run_id, status=status)
                 finally:
                     try:
                         if store is None and writer.ready.is_set():
-                            # Opened before the writer's connection closes, so the log is
-                            # checkpointed once, by the writer, while this one reads.
-                            store = ResultsStore(db_path)
-                    finally:
-                        if last is not None:
-                            # The run's status goes with its last cells: the writer's
-                            # checkpoint then folds in everything, while the results are
-                            # read here, and this connection's close finds nothing to fold.
-                            writer.finish(last)
-                            finished = True
-                        else:
-                            writer.flush()  # every cell written; its checkpoint goes on
+                            store = ResultsStore(db_path)  # opened before the writer's closes
+                    finally:  # every cell, then the status unless a replay writes after them
+                        last = status != "running" and experiment.replay is None
+                        writer.finish((lambda s: s.finish_run(run_id, status)) if last else None)
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
@@ -259,7 +245,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 runner.close()
                 if store is None:  # a new folder whose run stopped before its writer ran
                     store = ResultsStore(db_path)
-                if not finished:
+                if writer is None or not writer.last_written:  # else the writer wrote it
                     if not store.has_run(run_id):
                         open_run(store)
                         if cluster is not None:
