@@ -27,13 +27,19 @@ are medians over the repeats:
    session tokens.
 
 Whole runs are timed, so a run's fixed costs count against the efficiency: with 40 cells at
-200 ms and concurrency 8 the ideal is 1 s. Here the first call goes out about 5 ms after the
-run starts (the plan and the sessions; a new folder's store is made by the writer thread
-meanwhile) and the run returns about 14 ms after the last reply (the last cells' scoring and
-the writer's last transaction: about 4 ms; the results read over the store's connection: about
-5 ms; the store's close, SQLite's final checkpoint, and the event loop's teardown: about 4 ms),
-so they alone cost about 2 points. On a shared machine the load falls on both sides of each
-pair; the ranges say how much it moved the figures.
+200 ms and concurrency 8 the ideal is 1 s, and 98 % leaves 20 ms for the start, the waves'
+slips and the end together. Where they go (a timeline of the 200 ms run, medians of 7, on a
+2-core machine loaded about 18 runnable processes deep, which inflates every figure several
+times): the plan (sessions parsed, variants compiled in the render process) about 31 ms, and
+the first call out at about 79 ms (the first prompt's renders go to the render process and
+back; a new folder's store is made by the writer thread meanwhile); the waves slip about 27 ms
+in all beyond their 4 x 200 ms; after the last reply, the last cells' scoring (about 15 ms),
+their write with the run's status on the writer thread (about 37 ms), the results read over
+the store's connection (about 34 ms), and the writer's last checkpoint, the store's close and
+the lock (about 26 ms). The writer checkpoints between waves, so the end folds one wave's log,
+not the run's, while the results are read; a cell counts its session's tokens once its call
+is back. On a shared machine the load falls on both sides of each pair; the ranges say how
+much it moved the figures.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -95,6 +96,78 @@ def test_a_failing_prelude_is_raised_like_a_failed_write_and_no_cell_is_written(
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         writer.close()
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM cells").fetchone() == (0,)
+
+
+def test_finish_runs_its_last_step_after_every_cell_handed_over_and_folds_the_log(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    seen: list[list[str]] = []
+
+    def prelude(store: ResultsStore) -> None:
+        store.start_run("t", "{}", "0", run_id="R1")
+
+    def last(store: ResultsStore) -> None:
+        seen.append([r["cell_id"] for r in store.db.execute("SELECT cell_id FROM cells")])
+        store.finish_run("R1", "finished")
+
+    async def go(writer: CellWriter) -> None:  # on a loop: the cells wait for a hand-over
+        for i in range(3):
+            writer.put(_result(f"c{i}"))
+        writer.finish(last)
+
+    writer = CellWriter(path, prelude)
+    asyncio.run(go(writer))
+    assert seen == [["c0", "c1", "c2"]] and writer.last_written  # after every cell before it
+    reader = sqlite3.connect(path)  # read while the writer may still fold the log
+    assert reader.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "finished")]
+    writer.close()
+    # The writer's checkpoint folded everything into the file (the reader, still open, has
+    # not closed the last connection, which would fold it in too): the file alone, without
+    # its log, holds the finished run.
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(path.read_bytes())
+    reader.close()
+    db = sqlite3.connect(copy)
+    assert db.execute("SELECT status FROM runs").fetchall() == [("finished",)]
+    assert db.execute("SELECT COUNT(*) FROM cells").fetchone() == (3,)
+    db.close()
+
+
+def test_a_failing_last_step_is_raised_by_finish_and_the_cells_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+
+    def last(store: ResultsStore) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    writer = CellWriter(path)
+    writer.put(_result("c1"))
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.finish(last)
+    assert not writer.last_written
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.close()
+    assert _cells_in(path) == ["c1"]
+
+
+def test_between_waves_the_writer_folds_the_log_into_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+    copy = tmp_path / "copy.sqlite"
+    with CellWriter(path) as writer:
+        for i in range(3):
+            writer.put(_result(f"c{i}", attempts=1))  # no loop: straight to the writer
+        folded: list[str] = []
+        deadline = time.monotonic() + 30
+        while folded != ["c0", "c1", "c2"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+            copy.write_bytes(path.read_bytes())  # the file alone, without its log
+            with contextlib.closing(sqlite3.connect(copy)) as db:
+                try:
+                    folded = [r[0] for r in db.execute("SELECT cell_id FROM cells ORDER BY rowid")]
+                except sqlite3.DatabaseError:  # copied in the middle of a checkpoint
+                    folded = []
+        assert folded == ["c0", "c1", "c2"], "the log was not folded while the run went on"
 
 
 def _cells_in(path: Path) -> list[str]:

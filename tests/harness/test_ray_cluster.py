@@ -10,6 +10,7 @@ Every wait is bounded and generous: the machine may be busy.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -47,8 +48,11 @@ RUN_SECONDS = 600.0
 """At most this long for one run of the workbench against the cluster."""
 EXIT_SECONDS = 60.0
 """At most this long for the cluster's processes to exit after the shutdown."""
-CALL_SECONDS = 3.0
-"""How long the kill test's scripted model takes per call: long enough to be caught mid-call."""
+GO_FILE = "go-{node}"
+"""The kill test's calls on a node are held until the test writes this file (that node's id)
+in the sessions' folder: it never does for the node it kills."""
+HOLD_POLL = 0.05
+"""How often a held call looks for `GO_FILE` (seconds)."""
 REPLY = ('<analysis>ok</analysis>\n```json\n{"user_intent": ["fix app.py"], '
          '"current_work": "editing app.py"}\n```')
 USAGE = Usage(model="scripted", input_tokens=100, output_tokens=50, cost=0.001)
@@ -258,21 +262,29 @@ def test_a_run_from_this_machine_with_address_auto_gives_the_local_table_cell_fo
 
 
 class LoggedCall(ScriptedModel):
-    """A slow scripted provider that logs, per call, where it started and where it was paid."""
+    """A scripted provider that logs, per call, where it started and where it was paid, and
+    holds every call until the test lets its node's calls go (`GO_FILE`): each node running a
+    cell has a call in flight until the test has killed a worker node, however slow the
+    machine is, and the killed node's call is never let go (so it is never paid)."""
 
     def __init__(self, folder: str, cell_id: str) -> None:
-        super().__init__([REPLY], usage=USAGE, latency=CALL_SECONDS)
+        super().__init__([REPLY], usage=USAGE)
         self.folder, self.cell_id = Path(folder), cell_id
 
-    def log(self, name: str) -> None:
+    def node(self) -> str:
         import ray as worker_ray
 
-        node = worker_ray.get_runtime_context().get_node_id()
+        return str(worker_ray.get_runtime_context().get_node_id())
+
+    def log(self, name: str) -> None:
         with open(self.folder / name, "a", encoding="utf-8") as log:
-            log.write(f"{node} {self.cell_id}\n")
+            log.write(f"{self.node()} {self.cell_id}\n")
 
     async def complete(self, system: str, messages: list[Message]) -> Any:
         self.log("started.log")
+        go = self.folder / GO_FILE.format(node=self.node())
+        while not go.exists():  # held until the test lets this node's calls go
+            await asyncio.sleep(HOLD_POLL)
         reply = await super().complete(system, messages)
         self.log("paid.log")  # the provider completed the call: it is billed
         return reply
@@ -286,21 +298,31 @@ def logged(folder: Path, name: str) -> list[tuple[str, str]]:
 
 def kill_a_worker_node_mid_call(cluster: LocalCluster, folder: Path,
                                 finished: threading.Event) -> dict[str, Any]:
-    """Wait until a call is in flight on a worker node, then kill that node (SIGKILL)."""
+    """Wait until a call is in flight on a worker node, kill that node (SIGKILL), then let
+    the other nodes' held calls go (`GO_FILE`).
+
+    Every call is held until then, so the calls cannot finish before the kill, and the cells
+    cannot all run on the head: each node has one CPU and each held cell keeps its node's, so
+    the run's three cells in flight are one per node. The killed node's call is never let go:
+    it cannot be paid in the moment its process takes to die.
+    """
     by_id = {w.node_id: w for w in cluster.workers}
     killed: dict[str, Any] = {}
     deadline = time.monotonic() + RUN_SECONDS
-    while not finished.is_set() and time.monotonic() < deadline:
-        paid = set(logged(folder, "paid.log"))
-        busy = [(n, c) for n, c in logged(folder, "started.log")
-                if n in by_id and (n, c) not in paid]
-        if busy:
-            node, cell = busy[0]
-            cluster.cluster.remove_node(by_id[node], allow_graceful=False)
-            killed.update(node=node, cell=cell)
-            return killed
-        time.sleep(0.05)
-    return killed
+    try:
+        while not finished.is_set() and time.monotonic() < deadline:
+            assert not logged(folder, "paid.log"), "a call was paid while the calls were held"
+            busy = [(n, c) for n, c in logged(folder, "started.log") if n in by_id]
+            if busy:
+                node, cell = busy[0]
+                cluster.cluster.remove_node(by_id[node], allow_graceful=False)
+                killed.update(node=node, cell=cell)
+                return killed
+            time.sleep(HOLD_POLL)
+        return killed
+    finally:
+        for node in cluster.node_ids() - {killed.get("node")}:  # the held calls go on
+            (folder / GO_FILE.format(node=node)).write_text("go\n", encoding="utf-8")
 
 
 def test_killing_a_worker_node_mid_run_loses_no_cell_and_bills_no_call_twice(

@@ -15,6 +15,11 @@ A new run folder's store is made here too: given a `prelude`, the thread creates
 the store and runs the prelude (the run's own rows) before the first cell, so the first calls
 go out while it does.
 
+The run's last write goes the same way: `finish` hands over the cells still waiting and then
+a last step (the run's final status), written after them; the thread then folds the log into
+the database file (a checkpoint, with its fsyncs) while the runner reads the results, so the
+last connection's close finds nothing left to fold in.
+
 Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
 killed process loses the cells still queued, as it loses the cells in flight; they run again
 on resume (a cached or recorded reply answers them without billing again). A write that fails
@@ -25,7 +30,9 @@ on the loop did.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
+import sqlite3
 import threading
 import traceback
 from collections.abc import Callable
@@ -39,13 +46,23 @@ from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
 
+
 class _Stop:
     """The sentinel `close` queues: the writer stops after the items before it."""
 
 
 _STOP = _Stop()
-_Item: TypeAlias = CellResult | list[CellResult] | _Stop
-"""What the queue carries: a cell, the cells a loop turn finished, or the stop."""
+
+
+class _Last:
+    """What `CellWriter.finish` runs after the cells handed over before it."""
+
+    def __init__(self, run: Callable[[ResultsStore], None]) -> None:
+        self.run = run
+
+
+_Item: TypeAlias = CellResult | list[CellResult] | _Stop | _Last
+"""What the queue carries: a cell, the cells a loop turn finished, the last step, or the stop."""
 
 HAND_OVER_SECONDS = 0.02
 """How long a cell finished on the event loop may wait for others to go to the writer with it
@@ -62,6 +79,7 @@ class CellWriter:
 
     Attributes:
         ready: Set once the store is open and the prelude written.
+        last_written: True once `finish`'s last step ran.
     """
 
     def __init__(self, path: str | Path,
@@ -71,6 +89,7 @@ class CellWriter:
         self.ready = threading.Event()
         self.flushed = threading.Event()
         self.written = 0
+        self.last_written = False
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._timer: asyncio.TimerHandle | None = None
@@ -103,6 +122,17 @@ class CellWriter:
         waiting, self._waiting = self._waiting, []
         if waiting:
             self._queue.put(waiting)
+
+    def finish(self, last: Callable[[ResultsStore], None] | None) -> None:
+        """Write everything queued, then run `last` on the writer's store (the run's final
+        status; `last_written` says it ran), and stop taking cells, as `flush` does: the log
+        is then folded into the database file on the writer thread while the caller reads the
+        results, and the last connection's close has nothing left to fold in. Raises a write
+        (or `last`) that failed. None: `flush`."""
+        self._hand_over()
+        if last is not None and self._thread.is_alive() and not self.flushed.is_set():
+            self._queue.put(_Last(last))
+        self.flush()
 
     def close(self) -> None:
         """Write everything queued, stop the thread, and raise a write that failed."""
@@ -155,10 +185,20 @@ class CellWriter:
                 stop = next((i for i, item in enumerate(batch) if item is _STOP), None)
                 if stop is not None:
                     stopping, batch = True, batch[:stop]
-                cells = [c for item in batch if not isinstance(item, _Stop)
+                last = [item for item in batch if isinstance(item, _Last)]
+                cells = [c for item in batch if isinstance(item, (CellResult, list))
                          for c in (item if isinstance(item, list) else [item])]
                 if self._error is None and cells:
                     self._write(store, cells)
+                    if not stopping and self._queue.empty():
+                        _fold(store)  # while the calls are out: the end has little to fold
+                for item in last:
+                    if self._error is None:
+                        try:
+                            item.run(store)
+                            self.last_written = True
+                        except BaseException as exc:  # noqa: BLE001 - handed to the runner
+                            self._error = exc
             self.flushed.set()
             store.checkpoint()
         finally:
@@ -183,6 +223,14 @@ class CellWriter:
             except BaseException as exc:  # noqa: BLE001 - handed to the runner
                 self._error = exc
                 return
+
+
+def _fold(store: ResultsStore) -> None:
+    """Checkpoint between writes, so the log the end must fold stays one wave long. A
+    failure here loses nothing (the rows are in the log) and is not the run's: the next write,
+    or the checkpoint at the end, meets a real fault again."""
+    with contextlib.suppress(sqlite3.Error, OSError):
+        store.checkpoint()
 
 
 def write_summary(folder: Path, result: CellResult) -> None:

@@ -10,6 +10,7 @@ cell's work meets is the store's writer, which the executor hands the result to.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import traceback
@@ -109,12 +110,14 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
     record = RecordStep()
     qa_calls: QACalls | None = None
     try:
-        result.original_tokens = session_tokens(session, estimator)
         model = model_for(cell, record=record) if cell.uses_model else None
         if model is not None:
             result.effective_window, result.window_tokenizer = window_facts(model)
         done = await run_strategy(cell, session, variant, model, experiment, estimator)
         result.latency_ms = (time.perf_counter() - started) * 1000
+        # Counted once the cell's summary call is back, not before it goes out: the first
+        # wave's calls then leave without waiting for the session's count.
+        result.original_tokens = session_tokens(session, estimator)
         records = list(done.attempts)
         result.update(usage_columns(list(done.usages)) | _ladder_columns(records)
                       | billing_columns(records, record.raw_usages))
@@ -139,6 +142,9 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
         if values:
             result.metrics_json = json.dumps(values, default=float)
     except Exception as exc:  # one failing cell never stops the run
+        if result.original_tokens is None:  # the strategy failed before it was counted
+            with contextlib.suppress(Exception):
+                result.original_tokens = session_tokens(session, estimator)
         _failed(result, exc, records, record, started)
         qa_calls = getattr(exc, "qa_calls", None)
     result.finished_at = utc_now()

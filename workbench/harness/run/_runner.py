@@ -10,7 +10,7 @@ compiled (`_preflight`), which are stored as error rows before the other cells s
 One writer per folder: the run holds `RunLock` from before it reads the store until it has
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
 A new folder has nothing to resume, so its store is created, migrated and given the run's own
-rows by the writer thread while the first calls go out.
+rows by the writer thread while the first calls go out; it writes the status too (`finish`).
 
 Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
 cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
@@ -239,11 +239,10 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 finally:
                     try:
                         if store is None and writer.ready.is_set():
-                            # Opened before the writer's connection closes, so the log is
-                            # checkpointed once, when this one closes at the end.
-                            store = ResultsStore(db_path)
-                    finally:
-                        writer.flush()  # every cell written; its checkpoint goes on meanwhile
+                            store = ResultsStore(db_path)  # opened before the writer's closes
+                    finally:  # every cell, then the status unless a replay writes after them
+                        last = status != "running" and experiment.replay is None
+                        writer.finish((lambda s: s.finish_run(run_id, status)) if last else None)
                 if store is None:
                     store = ResultsStore(db_path)
                 if experiment.replay is not None and status == "finished":
@@ -253,11 +252,12 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 runner.close()
                 if store is None:  # a new folder whose run stopped before its writer ran
                     store = ResultsStore(db_path)
-                if not store.has_run(run_id):
-                    open_run(store)
-                    if cluster is not None:
-                        started(store)
-                store.finish_run(run_id, status if status != "running" else "interrupted")
+                if writer is None or not writer.last_written:  # else the writer wrote it
+                    if not store.has_run(run_id):
+                        open_run(store)
+                        if cluster is not None:
+                            started(store)
+                    store.finish_run(run_id, status if status != "running" else "interrupted")
             return Results.from_store(out, store)
         finally:
             try:
