@@ -319,7 +319,9 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     if winner != baseline:
         from workbench.harness import paired_comparison
 
-        cells = stored[stored["session_id"].isin(final_sessions)]
+        # the two compared templates' cells only: a pair never reads another point's
+        cells = stored[stored["session_id"].isin(final_sessions)
+                       & stored["template"].isin([baseline, winner])]
         for metric in COMPARED:
             comparisons[metric] = paired_comparison(cells, baseline, winner, on="template",
                                                     metric=metric, seed=experiment.seed)
