@@ -214,10 +214,11 @@ class bounded:  # noqa: N801  (used as a context manager, like contextlib helper
 def stream(chunks: Iterator[str], budget: _Budget) -> str:
     """Join a render's output chunks, checking the size between chunks."""
     out: list[str] = []
-    size = 0
+    size, allowance = 0, budget.allowance
     for chunk in chunks:
         size += len(chunk)
-        budget.check_size(size)
+        if size > allowance:  # the call only when over: a render yields a chunk per output
+            budget.check_size(size)
         out.append(chunk)
     return "".join(out)
 

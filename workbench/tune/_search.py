@@ -340,7 +340,7 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
                           "[budget] in the spec")
     final["front"] = pareto_mask(final)
     final["params"] = [json.dumps(params.get(t, {}), sort_keys=True) for t in final["template"]]
-    stored = _stored_cells(folder)
+    stored = results.cells  # the last rung's load of the store: every rung's cells
     final_sessions = sessions[:scored_n]
     pick = objective.pick(stored, templates=list(final["template"]), sessions=final_sessions,
                           seed=experiment.seed)
@@ -350,7 +350,9 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     winner = pick.winner
     comparisons: dict[str, PairedResult] = {}
     if winner != baseline:
-        cells = stored[stored["session_id"].isin(final_sessions)]
+        # the two compared templates' cells only: a pair never reads another point's
+        cells = stored[stored["session_id"].isin(final_sessions)
+                       & stored["template"].isin([baseline, winner])]
         for metric in COMPARED:
             comparisons[metric] = paired_comparison(cells, baseline, winner, on="template",
                                                     metric=metric, seed=experiment.seed)
@@ -367,11 +369,6 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
                         tied=list(pick.tied))
     _save(result)
     return result
-
-
-def _stored_cells(folder: Path) -> pd.DataFrame:
-    """The cells every rung of the tune wrote into `folder`."""
-    return Results.load(folder).cells
 
 
 def _total(cells: pd.DataFrame, column: str) -> int:

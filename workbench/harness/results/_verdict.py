@@ -142,7 +142,16 @@ def _summary_keys(common: pd.DataFrame) -> tuple[pd.Series, str]:
     if SUMMARY_KEY in common and common[SUMMARY_KEY].notna().all():
         return common[SUMMARY_KEY], "summary text"
     cols = [c for c in ("summary_tokens", "retained_tokens", "probe_recall") if c in common]
-    return common[cols].map(str).agg("|".join, axis=1), "summary sizes and recall"
+    return _joined(common[cols]), "summary sizes and recall"
+
+
+def _joined(frame: pd.DataFrame) -> pd.Series:
+    """Each row's values as text, joined by ``|`` (column by column: a row-wise ``agg`` calls
+    Python once per row, 10 ms for a 96-point tune's cells)."""
+    if frame.empty or not len(frame.columns):
+        return frame.map(str).agg("|".join, axis=1)
+    columns = [frame[c].map(str).tolist() for c in frame.columns]
+    return pd.Series(["|".join(parts) for parts in zip(*columns, strict=True)], index=frame.index)
 
 
 def _same_summaries(common: pd.DataFrame, on: str,
@@ -285,8 +294,8 @@ def verdict(cells: pd.DataFrame | VerdictSource | None, *, on: str = "template",
     by = strata_cols + [on]
     df["_common"] = mark_common(df, by, on)
     units = [k for k in CELL_KEYS if k not in by and k in df.columns]
-    df["_unit"] = (df[units].astype(object).where(df[units].notna(), NO_WINDOW).map(str)
-                   .agg("|".join, axis=1)) if units else ""
+    df["_unit"] = _joined(df[units].astype(object).where(df[units].notna(), NO_WINDOW)) \
+        if units else ""
     df["_pair"] = df["_unit"]
     key = df[strata_cols].astype(object).where(df[strata_cols].notna(), NO_WINDOW)
     decided = list(metrics) + [m for m in ("probe_recall", "retained_tokens", "failed")

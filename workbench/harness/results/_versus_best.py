@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -125,6 +125,10 @@ class PairedValues:
         self._column = {str(v): i for i, v in enumerate(self.table.columns)}
         self._clusters = self.clusters.reindex(self.table.index).to_numpy()
         self._draws: Draws = {}  # every comparison resamples alike
+        # A diff is a function of its differences and their sessions: variants that differ
+        # from the best by the same numbers (every point of a grid that never fails, on
+        # ``failed``) share one bootstrap.
+        self._diffs: dict[tuple[bytes, tuple[str, ...], int, int], PairedDiff] = {}
 
     def diff(self, a: str, b: str, *, seed: int, n_boot: int) -> PairedDiff:
         """The paired difference ``b - a`` over the units where both have a value."""
@@ -136,6 +140,14 @@ class PairedValues:
         if len(d) == 0:
             return PairedDiff(0, math.nan, math.nan, math.nan, math.nan, False, False, math.nan)
         clusters = self._clusters[both]
+        key = (d.tobytes(), tuple(clusters.tolist()), seed, n_boot)
+        found = self._diffs.get(key)
+        if found is None:
+            found = self._diffs[key] = self._bootstrap(d, clusters, seed, n_boot)
+        return replace(found)
+
+    def _bootstrap(self, d: np.ndarray, clusters: np.ndarray, seed: int,
+                   n_boot: int) -> PairedDiff:
         per_session = _per_session(d, clusters)
         n = len(per_session)
         means = cluster_bootstrap_means(d, clusters, np.zeros(len(d)), n_boot=n_boot, seed=seed,
