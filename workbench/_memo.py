@@ -49,6 +49,9 @@ field                  key -> value                               lifetime
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
 ``word_sets``          text -> its words and their parts            the run (1m characters)
 ``needles``            path or name -> its whole-word pattern       the run (4,096 needles)
+``lookup_answers``     question set x its questions x digest of a   the run (1,024 contexts)
+                       context's messages -> the ``lookup``
+                       answerer's answers
 =====================  =========================================  ===============================
 
 What the process keeps for its whole life is not derived from a run's inputs but loaded, and
@@ -140,6 +143,7 @@ class RunMemo:
         self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
                                                    WORD_SET_CHARS)
         self.needles: Lru[Any] = Lru("whole-word patterns", 4096)
+        self.lookup_answers: Lru[tuple[Any, tuple[str, ...]]] = Lru("lookup answers", 1024)
 
     def tables(self) -> dict[str, Any]:
         """Every field, by name (the per-message kinds share ``messages``)."""

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench._memo import memo
 from workbench._redact import redact
 from workbench._storage import write_atomic
 from workbench.errors import ContextLengthExceeded, ReplyFormatError
@@ -44,6 +45,7 @@ from workbench.harness.results._results import QUESTIONS_DIR
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls
 from workbench.messages import Message
+from workbench.models._cache_keys import messages_json
 from workbench.probes import (
     ANSWERER_SYSTEM,
     AUTHOR_SOURCE,
@@ -158,8 +160,8 @@ async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message],
     if qa.full_context and not full_fits:
         notes.append(FULL_NOT_IN_WINDOW)
     if qa.uses_lookup:
-        answerer = LookupAnswerer(compacted)
-        answered = [AnsweredQuestion(q, answerer.answer(q)) for q in questions]
+        answers = lookup_answers(question_set, questions, compacted)
+        answered = [AnsweredQuestion(q, a) for q, a in zip(questions, answers, strict=True)]
         if full_context:
             full = bank.full_lookup(question_set, scored.messages)
             for item in answered:
@@ -185,6 +187,24 @@ async def _run(cell: Any, session: Any, scored: Any, context: Sequence[Message],
     metrics = qa_metrics(answered, next_result)
     text = _cell_json(cell, question_set, qa, answered, next_result, metrics, notes)
     return QAOutcome(metrics, calls, text)
+
+
+def lookup_answers(question_set: QuestionSet, questions: list[Question],
+                   context: list[Message]) -> tuple[str, ...]:
+    """The ``lookup`` answerer's answers to `questions` from `context`, worked out once per
+    question set and content of the context while the run lasts (the run memo's
+    ``lookup_answers``): the cells of a session whose compactions leave the same context
+    (windows and models that summarise alike, a template parameter the summary does not
+    reach) are asked the same questions of it, and retrieval is deterministic."""
+    digest = hashlib.sha256(messages_json(context).encode()).hexdigest()
+    # The entry holds the set, so the id in its key cannot be reused while the entry lives.
+    key = (id(question_set), tuple(q.id for q in questions), digest)
+
+    def answer() -> tuple[QuestionSet, tuple[str, ...]]:
+        answerer = LookupAnswerer(context)
+        return question_set, tuple(answerer.answer(q) for q in questions)
+
+    return memo().lookup_answers.get_or(key, answer)[1]
 
 
 async def _question_set(cell: Any, session: Any, scored: Any, boundary: int | None,
