@@ -196,7 +196,8 @@ def lookup_answers(question_set: QuestionSet, questions: list[Question],
     ``lookup_answers``): the cells of a session whose compactions leave the same context
     (windows and models that summarise alike, a template parameter the summary does not
     reach) are asked the same questions of it, and retrieval is deterministic."""
-    digest = hashlib.sha256(messages_json(context).encode()).hexdigest()
+    visible = [m for m in context if m.is_agent_visible]  # all the answerer reads
+    digest = hashlib.sha256(messages_json(visible).encode()).hexdigest()
     # The entry holds the set, so the id in its key cannot be reused while the entry lives.
     key = (id(question_set), tuple(q.id for q in questions), digest)
 
