@@ -143,7 +143,7 @@ class RunMemo:
         self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
                                                    WORD_SET_CHARS)
         self.needles: Lru[Any] = Lru("whole-word patterns", 4096)
-        self.lookup_answers: Lru[tuple[Any, tuple[str, ...]]] = Lru("lookup answers", 1024)
+        self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
 
     def tables(self) -> dict[str, Any]:
         """Every field, by name (the per-message kinds share ``messages``)."""
