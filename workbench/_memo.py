@@ -52,6 +52,9 @@ field                  key -> value                               lifetime
 ``variant_files``      a variant folder's ``variant.toml`` path ->  the run (256 files); a file
                        its bytes and the table parsed from them   whose bytes differ is parsed
                                                                   again
+``lookup_answers``     question set x its questions x digest of a   the run (1,024 contexts)
+                       context's messages -> the ``lookup``
+                       answerer's answers
 =====================  =========================================  ===============================
 
 What the process keeps for its whole life is not derived from a run's inputs but loaded (from
@@ -181,6 +184,7 @@ class RunMemo:
                                                    WORD_SET_CHARS)
         self.needles: Lru[re.Pattern[str]] = Lru("whole-word patterns", 4096)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
+        self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
 
     def tables(self) -> dict[str, _Table]:
         """Every field, by name (the per-message kinds share ``messages``)."""

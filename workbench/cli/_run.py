@@ -11,6 +11,7 @@ and usage errors.
 
 from __future__ import annotations
 
+import gc
 import sys
 import textwrap
 from pathlib import Path
@@ -54,6 +55,9 @@ REFERENCE_NOTE = ("reference: the recorded agent's own summary at its recorded b
                   "and probed as goose@recorded is;\ncompare it with the @recorded rows, not "
                   "with rows compacted at the end of the session.")
 EFFECTIVE_NOTE = "ran at a smaller window than the cap (the model's own context): {rows}"
+RUN_GC_THRESHOLDS = (10_000, 20, 20)
+"""The collector's thresholds during `workbench run` (`_collect_less`)."""
+
 MAX_TABLE_ROWS = 12
 """A table of at most this many rows is printed by default; a longer one with --verbose."""
 
@@ -176,6 +180,7 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
         click.echo(textwrap.fill(line, width=120, break_on_hyphens=False))
     resume = resume_command(typed_arguments(), folder, default_folder)
     on_interrupt(lambda: interrupted_line(experiment, folder, resume))
+    _collect_less()
     result = run_experiment(experiment, folder, retry_errors=retry_errors, dry_run=dry_run,
                             progress=not no_progress, concurrency=concurrency, new=new,
                             executor=executor, address=address)
@@ -191,6 +196,19 @@ def command(spec: Path | None, out: Path | None, retry_errors: bool, dry_run: bo
         click.echo(f"exit {EXIT_INFRASTRUCTURE}: {infrastructure} cell(s) hit infrastructure "
                    "errors; fix the cause and rerun with --retry-errors", err=True)
         sys.exit(EXIT_INFRASTRUCTURE)
+
+
+def _collect_less() -> None:
+    """Set the cyclic garbage collector for a run (this process is the command's own).
+
+    A run keeps hundreds of thousands of objects for its whole length (sessions, messages,
+    the run memo), and at Python's default thresholds the collector walks them again and
+    again: about 0.5 s of the default run's CPU. What is loaded by now is frozen out of its
+    view, and it runs on every `RUN_GC_THRESHOLDS[0]` new objects instead of 700 (0.1 s; the
+    peak memory is the same: the run's objects are freed by reference counting).
+    """
+    gc.freeze()
+    gc.set_threshold(*RUN_GC_THRESHOLDS)
 
 
 def _print_results(results: Results, wide: bool = False, verbose: bool = False) -> int:

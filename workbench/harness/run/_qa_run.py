@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench._memo import memo
 from workbench._redact import redact
 from workbench._storage import write_atomic
 from workbench.compaction._model import CompactionModel
@@ -46,6 +47,7 @@ from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls
 from workbench.harness.run._run_models import ModelFor
 from workbench.messages import Message
+from workbench.models._cache_keys import messages_json
 from workbench.probes import (
     ANSWERER_SYSTEM,
     AUTHOR_SOURCE,
@@ -161,8 +163,8 @@ async def _run(cell: Cell, session: Session, scored: Session, context: Sequence[
     if qa.full_context and not full_fits:
         notes.append(FULL_NOT_IN_WINDOW)
     if qa.uses_lookup:
-        answerer = LookupAnswerer(compacted)
-        answered = [AnsweredQuestion(q, answerer.answer(q)) for q in questions]
+        answers = lookup_answers(question_set, questions, compacted)
+        answered = [AnsweredQuestion(q, a) for q, a in zip(questions, answers, strict=True)]
         if full_context:
             full = bank.full_lookup(question_set, scored.messages)
             for item in answered:
@@ -188,6 +190,25 @@ async def _run(cell: Cell, session: Session, scored: Session, context: Sequence[
     metrics = qa_metrics(answered, next_result)
     text = _cell_json(cell, question_set, qa, answered, next_result, metrics, notes)
     return QAOutcome(metrics, calls, text)
+
+
+def lookup_answers(question_set: QuestionSet, questions: list[Question],
+                   context: list[Message]) -> tuple[str, ...]:
+    """The ``lookup`` answerer's answers to `questions` from `context`, worked out once per
+    question set and content of the context while the run lasts (the run memo's
+    ``lookup_answers``): the cells of a session whose compactions leave the same context
+    (windows and models that summarise alike, a template parameter the summary does not
+    reach) are asked the same questions of it, and retrieval is deterministic."""
+    visible = [m for m in context if m.is_agent_visible]  # all the answerer reads
+    digest = hashlib.sha256(messages_json(visible).encode()).hexdigest()
+    # The entry holds the set, so the id in its key cannot be reused while the entry lives.
+    key = (id(question_set), tuple(q.id for q in questions), digest)
+
+    def answer() -> tuple[QuestionSet, tuple[str, ...]]:
+        answerer = LookupAnswerer(context)
+        return question_set, tuple(answerer.answer(q) for q in questions)
+
+    return memo().lookup_answers.get_or(key, answer)[1]
 
 
 async def _question_set(cell: Cell, session: Session, scored: Session, boundary: int | None,
