@@ -24,6 +24,7 @@ Control flow branches on these classes, never on message text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -67,7 +68,7 @@ class RunFolderLocked(ConfigError):
         holder: What the lock file says about its holder (``pid``, ``host``, ``started_at``).
     """
 
-    def __init__(self, message: str, holder: dict[str, object] | None = None) -> None:
+    def __init__(self, message: str, holder: Mapping[str, object] | None = None) -> None:
         super().__init__(message)
         self.holder = dict(holder or {})
 

@@ -6,8 +6,13 @@ same conversation, usage, attempts and retained tokens.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from workbench.strategies._base import CompactionRequest, Strategy, StrategyResult
 from workbench.strategies._registry import strategy
+
+if TYPE_CHECKING:
+    from workbench.compaction._summarize import SummarizeOptions
 
 __all__ = ["GooseStrategy"]
 
@@ -34,7 +39,9 @@ class GooseStrategy(Strategy):
         # the recorded history goes in as it is.
         result = await compact_messages(
             request.model, list(request.messages), manual_compact=request.manual_compact,
-            templates=request.templates, estimator=request.estimator, **request.options)
+            templates=request.templates, estimator=request.estimator,
+            # a variant's options, validated against these names when it was read
+            **cast("SummarizeOptions", request.options))
         summary = result.summary
         records = list(summary.attempt_records)
         usages = [r.usage for r in records if r.usage is not None] or [summary.usage]

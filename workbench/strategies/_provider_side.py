@@ -81,8 +81,11 @@ class ProviderSide(Strategy):
         """Why the provider refuses this policy's settings at `window`, or None."""
         return None
 
-    def _live(self, model: object, window: int | None = None) -> LiteLLMModel | None:
+    def _live(self, model: object, window: int | None = None) -> LiteLLMModel:
         reason = self.unavailable(model, window)
         if reason is not None:
             raise StrategyUnavailable(f"{self.name}: n/a: {reason}")
-        return find_litellm(model)
+        live = find_litellm(model)
+        if live is None:  # `unavailable` names this case first; kept for the type's sake
+            raise StrategyUnavailable(f"{self.name}: n/a: not a litellm model")
+        return live

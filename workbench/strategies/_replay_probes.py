@@ -86,7 +86,7 @@ def probe_round(session: Session, end: int, context_text: str, summary_text: str
     from workbench.metrics._common import word_set
     from workbench.metrics._facts import facts_probe  # (as above)
     from workbench.metrics._requests import user_requests  # (as above)
-    from workbench.sessions import meta_records, prefix_session  # (as above)
+    from workbench.sessions import as_int, meta_records, prefix_session  # (as above)
 
     prefix = prefix_session(session, end)
     out = RoundProbes()
@@ -111,5 +111,5 @@ def probe_round(session: Session, end: int, context_text: str, summary_text: str
         pending = word_set(pending_text(summary_text)) if summary_text else set()
         out.done_redone = sum(
             1 for t in tasks if isinstance(t, dict) and t.get("done_at") is not None
-            and int(t["done_at"]) < end and pending and _covered(str(t.get("text") or ""), pending))
+            and as_int(t["done_at"]) < end and pending and _covered(str(t.get("text") or ""), pending))
     return out

@@ -209,7 +209,8 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     for text, file in ((source.compaction, COMPACTION_TEMPLATE),
                        (source.summary, COMPACTION_SUMMARY_TEMPLATE)):
         check_template(text, where[file])
-    templates = Templates(source.compaction, source.summary, label, params=values)
+    params: dict[str, object] = {**values}
+    templates = Templates(source.compaction, source.summary, label, params=params)
     return Variant(label, folder, templates, read_variant_options(folder), params=values,
                    base=base, declared=declared, raw_templates=source)
 

@@ -58,7 +58,7 @@ def _cell(column: str, value: object) -> str:
     if column == "window":
         return format_window(int(number))
     if column == "threshold":
-        return threshold_label(value)
+        return threshold_label(None if value is None or isinstance(value, str) else float(number))
     if column == "strategy":
         return str(value)
     if column == "cliff":

@@ -46,7 +46,6 @@ from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
 
-
 class _Stop:
     """The sentinel `close` queues: the writer stops after the items before it."""
 

@@ -21,7 +21,7 @@ from workbench.compaction import Attempt
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
-from workbench.harness.results._cell_result import CellResult
+from workbench.harness.results._cell_result import CellResult, SQLValue
 from workbench.harness.results._outcomes import error_class, outcome_kind, root_error
 from workbench.harness.results._store import utc_now
 from workbench.harness.run._cell_score import score, session_tokens
@@ -47,7 +47,7 @@ QA_SUM_COLUMNS: tuple[tuple[str, QACount], ...] = (
 """(cell column, `QASums` name) of the QA sums added to a cell's own."""
 
 
-def cell_result(cell: Cell, run_id: str, **columns: object) -> CellResult:
+def cell_result(cell: Cell, run_id: str, **columns: SQLValue) -> CellResult:
     """A `CellResult` naming `cell` (whatever became of it), with `columns` set.
 
     Raises:
@@ -119,8 +119,8 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
         # wave's calls then leave without waiting for the session's count.
         result.original_tokens = session_tokens(session, estimator)
         records = list(done.attempts)
-        result.update(usage_columns(list(done.usages)) | _ladder_columns(records)
-                      | billing_columns(records, record.raw_usages))
+        result.update({**usage_columns(list(done.usages)), **_ladder_columns(records),
+                       **billing_columns(records, record.raw_usages)})
         result.http_retries = http_retries(record.raw_usages)
         result.outcome_kind = outcome_kind(None)
         qa_metrics: dict[str, float | int] = {}
@@ -162,12 +162,12 @@ def _failed(result: CellResult, exc: Exception, records: list[Attempt], record: 
     if result.latency_ms is None:
         result.latency_ms = (time.perf_counter() - started) * 1000
     records[:] = list(getattr(exc, "attempts", None) or records)
-    usages = [r.usage for r in records if getattr(r, "usage", None) is not None]
+    usages = [r.usage for r in records if r.usage is not None]
     usages = usages or list(getattr(exc, "billed_usage", None) or [])
     unknown = sum(1 for r in records if getattr(r, "outcome", None) == "error"
                   and getattr(r, "usage", None) is None)
-    result.update(usage_columns(usages, unknown) | _ladder_columns(records)
-                  | billing_columns(records, record.raw_usages))
+    result.update({**usage_columns(usages, unknown), **_ladder_columns(records),
+                   **billing_columns(records, record.raw_usages)})
     result.http_retries = http_retries(record.raw_usages, _gave_up_after(exc))
     result.outcome_kind, result.error_class = outcome_kind(exc), error_class(exc)
     result.status, result.error_type, result.error_message = "error", type(exc).__name__, str(exc)
@@ -195,7 +195,7 @@ def error_result(cell: Cell, exc: BaseException, run_id: str) -> CellResult:
     template variant could not be compiled. Nothing was called or billed."""
     now = utc_now()
     result = cell_result(cell, run_id, started_at=now, latency_ms=0.0, finished_at=now)
-    result.update(usage_columns([]) | _ladder_columns([]) | billing_columns([], []))
+    result.update({**usage_columns([]), **_ladder_columns([]), **billing_columns([], [])})
     result.http_retries = 0
     result.outcome_kind, result.error_class = outcome_kind(exc), error_class(exc)
     result.status, result.error_type, result.error_message = "error", type(exc).__name__, str(exc)

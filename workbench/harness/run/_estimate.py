@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from workbench._json_types import JSONObject
 from workbench._offline import ensure_offline
@@ -137,7 +138,8 @@ def estimate_cells(experiment: Experiment, cells: list[Cell], todo: list[Cell],
             shared += 1
             continue
         calls.add(call)
-        style = variant.options.get("transcript_style", "goose")
+        style: Literal["goose", "jsonl"] = \
+            "jsonl" if variant.options.get("transcript_style") == "jsonl" else "goose"  # validated
         key = (cell.session_id, style)
         if key not in transcript_tokens:
             messages = summarizer_input(by_id[cell.session_id].messages)

@@ -15,12 +15,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
+from workbench._json_types import JSONValue
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import ContextLengthExceeded
 from workbench.harness.results._cell_result import AttemptResult
+from workbench.harness.run._record import _text
 from workbench.messages import Message
 from workbench.models._cache_keys import prompt_hash
 from workbench.tokens import default_estimator
+
+
+def _retries(value: JSONValue) -> int:
+    """A usage's ``retries_made`` (an int the gateway writes; absent: 0)."""
+    return int(value) if isinstance(value, (int, float, str)) and value != "" else 0
 
 __all__ = ["QACall", "QACalls", "QACount", "QASums"]
 
@@ -120,7 +127,7 @@ class QACalls:
             "estimated_tokens": sum(n for c, n in tokens if c.estimated),
             "calls_made": sum(1 for e in extras if not e.get("shared")),
             "calls_shared": sum(1 for e in extras if e.get("shared")),
-            "http_retries": sum(int(e.get("retries_made") or 0) for e in extras),
+            "http_retries": sum(_retries(e.get("retries_made")) for e in extras),
             "calls": len(self.calls),
         }
 
@@ -144,9 +151,9 @@ class QACalls:
                 attempt.cache_read_tokens = usage.cache_read_input_tokens
                 attempt.cache_write_tokens = usage.cache_write_input_tokens
                 attempt.cost, attempt.shared = usage.cost, int(shared)
-                attempt.shared_from = extra.get("shared_from")
+                attempt.shared_from = _text(extra.get("shared_from"))
                 if not shared and extra.get("call_id"):
-                    attempt.attempt_id = extra["call_id"]  # what sharers' shared_from names
+                    attempt.attempt_id = _text(extra["call_id"])  # what sharers' shared_from names
             out.append(attempt)
         return out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from workbench._json_types import JSONValue
 from workbench.compaction import Attempt
 from workbench.compaction._model import Usage
 from workbench.harness.results._cell_result import AttemptResult
@@ -45,6 +46,11 @@ class RecordStep:
         return reply, usage
 
 
+def _text(value: JSONValue) -> str | None:
+    """A call id read back from a usage's extra (the workbench writes them as strings)."""
+    return None if value is None else str(value)
+
+
 def attempt_results(records: list[Attempt], model: str,
                     prompt_hashes: list[str] | None = None) -> list[AttemptResult]:
     """One `AttemptResult` per summarizer attempt (`workbench.compaction.Attempt`), with its
@@ -68,9 +74,9 @@ def attempt_results(records: list[Attempt], model: str,
             attempt.cache_read_tokens = usage.cache_read_input_tokens
             attempt.cache_write_tokens = usage.cache_write_input_tokens
             attempt.cost, attempt.shared = usage.cost, int(shared)
-            attempt.shared_from = extra.get("shared_from")
+            attempt.shared_from = _text(extra.get("shared_from"))
             if not shared and extra.get("call_id"):
-                attempt.attempt_id = extra["call_id"]  # what sharers' shared_from points at
+                attempt.attempt_id = _text(extra["call_id"])  # what sharers' shared_from points at
         attempt.cache_hit = None if hit is None else int(bool(hit))
         out.append(attempt)
     return out

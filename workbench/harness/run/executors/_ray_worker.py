@@ -94,7 +94,8 @@ class RouteStep:
         decision = await self.coordinator.call_begin.remote(
             self.cell_id, self.try_no, key, self.mode, self.cache_path, call.model, phash, share)
         if decision[0] == "shared":
-            call.shared_from = decision[2].extra.get("shared_from")
+            shared_from = decision[2].extra.get("shared_from")
+            call.shared_from = None if shared_from is None else str(shared_from)
             return decision[1], decision[2]
         if decision[0] == "gone":
             raise RuntimeError(f"cell {self.cell_id}: try {self.try_no} was superseded by a retry")
