@@ -24,8 +24,7 @@ Control flow branches on these classes, never on message text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "AuthenticationError",
@@ -130,11 +129,13 @@ class CompactionError(WorkbenchError):
         attempts: The attempt records (see `workbench.compaction.Attempt`).
     """
 
-    def __init__(self, message: str, billed_usage: list[Any] | None = None,
-                 attempts: list[Any] | None = None) -> None:
+    def __init__(self, message: str, billed_usage: Sequence[object] | None = None,
+                 attempts: Sequence[object] | None = None) -> None:
+        # Typed `object` here because the foundation may not name compaction's `Usage` and
+        # `Attempt`; `workbench.compaction.SummarizationError` narrows both.
         super().__init__(message)
-        self.billed_usage = list(billed_usage or [])
-        self.attempts = list(attempts or [])
+        self.billed_usage: list[object] = list(billed_usage or [])
+        self.attempts: list[object] = list(attempts or [])
 
 
 class BudgetReached(WorkbenchError):

@@ -136,7 +136,7 @@ class AwakenStrategy(Strategy):
                                      single_pass=s.single_pass, backoff=self._backoff)
         attempts = [_attempt(i, u, outcome.status) for i, u in enumerate(outcome.usage, 1)]
         if outcome.status == "failed" and outcome.error is not None:
-            outcome.error.attempts = attempts
+            outcome.error.attempts = [*attempts]
             raise outcome.error
         thread: list[Message] = [originals.get(id(m), m) for m in outcome.messages]
         context = thread

@@ -14,9 +14,9 @@ import base64
 import html
 import io
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import pandas as pd
 
@@ -131,7 +131,7 @@ def _session_loader() -> SessionLoader:
     return get
 
 
-def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: SessionLoader | None = None,
+def cell_forgotten(run_dir: Path, row: Mapping[Hashable, object], sessions: SessionLoader | None = None,
                    stored: str | None = None) -> dict[str, list[str]] | None:
     """What one cell's summary forgot: its stored ``forgotten.json``, else computed.
 
@@ -154,7 +154,9 @@ def cell_forgotten(run_dir: Path, row: dict[str, Any], sessions: SessionLoader |
     if not summary.is_file() or not row.get("session_path"):
         return None
     get = sessions or _session_loader()
-    session = get(str(row["session_path"]), row.get("session_format"), str(row["session_id"]))
+    fmt = row.get("session_format")
+    session = get(str(row["session_path"]), fmt if isinstance(fmt, str) else None,
+                  str(row["session_id"]))
     if session is None:
         return None
     return compute_forgotten(session, summary.read_text(encoding="utf-8"))

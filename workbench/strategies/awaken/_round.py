@@ -125,7 +125,7 @@ async def compact_once(messages: Sequence[Message], policy: ContextWindowPolicy,
         if backoff is not None:
             backoff.remember(plan)
         return CompactionOutcome("failed", thread, plan=plan, error=exc,
-                                 usage=list(exc.billed_usage))
+                                 usage=[u for u in exc.billed_usage if isinstance(u, Usage)])
     savings = check_savings(plan.pre_tokens, summary.text, cfg, count)
     if not savings.passed:
         if backoff is not None:
