@@ -312,3 +312,27 @@ def test_a_new_folder_and_a_resumed_one_store_the_same_run_rows(tmp_path: Path) 
     for table in ("runs", "cells", "attempts"):
         assert stable(fresh, table) == stable(resumed, table), table
     assert [r["status"] for r in rows(fresh, "runs")] == ["finished"]
+
+
+def test_a_resumed_run_and_one_with_an_error_cell_return_what_a_fresh_load_reads(
+        tmp_path: Path) -> None:
+    from pandas.testing import assert_frame_equal
+
+    write_session(tmp_path, "s1")
+    write_session(tmp_path, "s2")
+    out = tmp_path / "run"
+
+    def failing(cell: Cell) -> ScriptedModel:  # s2's cell fails; its row keeps the error
+        if cell.session_id == "s2":
+            return ScriptedModel([ModelCallError("provider down")], usage=USAGE)
+        return ScriptedModel([REPLY], usage=USAGE)
+
+    for factory, retry in ((failing, False), (scripted(), True)):  # a new folder, a resumed one
+        returned = run_experiment(experiment(tmp_path), out, model_factory=factory,
+                                  retry_errors=retry, progress=False)
+        loaded = Results.load(out)
+        for name in ("cells", "attempts", "runs"):
+            assert_frame_equal(getattr(returned, name), getattr(loaded, name))
+        statuses = sorted(returned.cells["status"])
+        assert statuses == (["error", "ok"] if not retry else ["ok", "ok"])
+    assert list(returned.runs["status"]) == ["finished", "finished"]

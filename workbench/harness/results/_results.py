@@ -61,21 +61,38 @@ def _read_tables(db_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
         db.close()
 
 
-def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database.
+TableRows = tuple[list[tuple[object, ...]], list[str]]
+"""One table as read: its rows (plain tuples) and its column names."""
 
-    The frames are what ``pandas.read_sql_query`` builds (the same columns, values and
-    dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its per-query setup.
-    """
-    frames = []
+
+def read_rows(db: sqlite3.Connection) -> tuple[TableRows, TableRows, TableRows]:
+    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
+    rows: what `read_tables` makes frames of. Cheap: the writer thread reads them after the
+    run's last write, and the loop thread makes the frames while the writer closes."""
+    tables = []
     for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
         cursor = db.cursor()
         cursor.row_factory = None  # plain tuples, whatever the connection's factory
         rows = cursor.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
-        columns = [d[0] for d in cursor.description]
-        frames.append(pd.DataFrame.from_records(rows, columns=columns, coerce_float=True))
-    cells, attempts, runs = frames
+        tables.append((rows, [d[0] for d in cursor.description]))
+    cells, attempts, runs = tables
     return cells, attempts, runs
+
+
+def frames_of(tables: tuple[TableRows, TableRows, TableRows]
+              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """`read_rows`' tables as frames: what ``pandas.read_sql_query`` builds (the same columns,
+    values and dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its
+    per-query setup."""
+    cells, attempts, runs = (pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+                             for rows, columns in tables)
+    return cells, attempts, runs
+
+
+def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
+    frames (`frames_of` `read_rows`)."""
+    return frames_of(read_rows(db))
 
 
 def read_cell_text(run_dir: Path, cell_id: str, name: str) -> str | None:
@@ -180,6 +197,13 @@ class Results:
         """Load the run folder `run_dir` over its open `ResultsStore` (the runner's, once its
         run is written: no second connection). The store stays open."""
         return cls._from_tables(Path(run_dir), read_tables(store.db))
+
+    @classmethod
+    def from_rows(cls, run_dir: str | Path,
+                  tables: tuple[TableRows, TableRows, TableRows]) -> Results:
+        """Load the run folder `run_dir` from its tables as `read_rows` read them (the
+        runner's writer, after the run's last write): the same `Results` as `load`."""
+        return cls._from_tables(Path(run_dir), frames_of(tables))
 
     @classmethod
     def _from_tables(cls, folder: Path, tables: tuple[pd.DataFrame, pd.DataFrame,

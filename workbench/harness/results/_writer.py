@@ -16,9 +16,9 @@ the store and runs the prelude (the run's own rows) before the first cell, so th
 go out while it does.
 
 The run's last write goes the same way: `finish` hands over the cells still waiting and then
-a last step (the run's final status), written after them; the thread then folds the log into
-the database file (a checkpoint, with its fsyncs) while the runner reads the results, so the
-last connection's close finds nothing left to fold in.
+a last step (the run's final status, and the runner's read of the tables it returns),
+written after them; the thread then folds the log into the database file (a checkpoint, with
+its fsyncs) and closes its store while the runner makes its results of what was read.
 
 Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
 killed process loses the cells still queued, as it loses the cells in flight; they run again

@@ -10,7 +10,10 @@ compiled (`_preflight`), which are stored as error rows before the other cells s
 One writer per folder: the run holds `RunLock` from before it reads the store until it has
 written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
 A new folder has nothing to resume, so its store is created, migrated and given the run's own
-rows by the writer thread while the first calls go out; it writes the status too (`finish`).
+rows by the writer thread while the first calls go out; it writes the status too (`finish`),
+then reads the tables back over its own connection, and the returned `Results` are made of
+those rows on the loop thread while the writer closes the store (a new folder's run opens
+no second connection unless a replay writes after the cells).
 
 Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
 cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
@@ -38,7 +41,13 @@ from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
-from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results
+from workbench.harness.results._results import (
+    DB_FILE,
+    SUMMARIES_DIR,
+    Results,
+    TableRows,
+    read_rows,
+)
 from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetStep, RunBudget
@@ -193,6 +202,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
         cluster: JSONObject | None = None
         doomed: list[Cell] = []
+        tables: list[tuple[TableRows, TableRows, TableRows]] = []  # read by the writer
 
         def open_run(s: ResultsStore) -> None:
             s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
@@ -238,26 +248,38 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                                               qa_model_factory)
                 finally:
                     try:
-                        if store is None and writer.ready.is_set():
+                        if store is None and writer.ready.is_set() and \
+                                experiment.replay is not None:
                             store = ResultsStore(db_path)  # opened before the writer's closes
                     finally:  # every cell, then the status unless a replay writes after them
                         last = status != "running" and experiment.replay is None
-                        writer.finish((lambda s: s.finish_run(run_id, status)) if last else None)
-                if store is None:
-                    store = ResultsStore(db_path)
+
+                        def finished(s: ResultsStore) -> None:
+                            s.finish_run(run_id, status)
+                            tables.append(read_rows(s.db))  # the run as written: its Results
+
+                        writer.finish(finished if last else None)
                 if experiment.replay is not None and status == "finished":
+                    if store is None:
+                        store = ResultsStore(db_path)
                     await run_replays(experiment, store, run_id, sessions,
                                       retry_errors=retry_errors)
             finally:
                 runner.close()
-                if store is None:  # a new folder whose run stopped before its writer ran
-                    store = ResultsStore(db_path)
                 if writer is None or not writer.last_written:  # else the writer wrote it
+                    if store is None:  # a new folder whose run stopped before its writer ran
+                        store = ResultsStore(db_path)
                     if not store.has_run(run_id):
                         open_run(store)
                         if cluster is not None:
                             started(store)
                     store.finish_run(run_id, status if status != "running" else "interrupted")
+            if tables and writer is not None and writer.last_written:
+                # Read by the writer after its last write; its connection closes (the log
+                # folded into the file) while the frames are made here.
+                return Results.from_rows(out, tables[-1])
+            if store is None:
+                store = ResultsStore(db_path)
             return Results.from_store(out, store)
         finally:
             try:
