@@ -132,9 +132,14 @@ def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
     """Cells with ``metrics_json`` expanded into one column per metric name."""
     if "metrics_json" not in cells.columns or cells.empty:
         return cells
-    parsed = [json.loads(v) if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
+    # Repeats answered alike store the same text: each distinct one is parsed once (the
+    # frame only reads the dicts).
+    seen: dict[str, dict[str, object]] = {}
+    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
+              if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
     metrics = pd.DataFrame(parsed, index=cells.index)
-    metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
+    if any(c in cells.columns for c in metrics.columns):
+        metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
     return pd.concat([cells, metrics], axis=1)
 
 
