@@ -277,3 +277,89 @@ def test_a_cells_texts_are_kept_with_its_row_and_replaced_with_it(tmp_path: Path
     assert store.cell_text("c1", "raw.txt") == "another reply"
     assert store.cell_text("c1", "forgotten.json") is None
     store.close()
+
+
+def test_finish_with_a_read_returns_the_tables_written_with_the_status(tmp_path: Path) -> None:
+    from workbench.harness.results._results import read_rows
+
+    path = tmp_path / "results.sqlite"
+    (tmp_path / "summaries").mkdir()
+
+    def prelude(store: ResultsStore) -> None:
+        store.start_run("t", "{}", "0", run_id="R1")
+
+    async def go(writer: CellWriter) -> object:
+        for i in range(3):
+            result = _result(f"c{i}", attempts=1)
+            result.texts.summary = f"summary {i}"
+            writer.put(result)
+        read = writer.finish(lambda s: s.finish_run("R1", "finished"),
+                             lambda s: read_rows(s.db))
+        writer.flush()
+        return read
+
+    writer = CellWriter(path, prelude)
+    read = asyncio.run(go(writer))
+    writer.close()
+    assert writer.last_written and writer.tables is read
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert read == read_rows(db)  # what the store holds once committed
+    cells, _, runs = read  # type: ignore[misc]
+    assert [r[0] for r in cells[0]] == ["c0", "c1", "c2"]
+    assert [dict(zip(runs[1], r, strict=True))["status"] for r in runs[0]] == ["finished"]
+    for i in range(3):  # every row names its file, written before the commit
+        assert (tmp_path / "summaries" / f"c{i}.md").read_text() == f"summary {i}\n"
+
+
+def test_a_summary_that_cannot_be_written_is_read_again_as_an_error_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.results import _writer
+    from workbench.harness.results._results import read_rows
+
+    path = tmp_path / "results.sqlite"
+    (tmp_path / "summaries").mkdir()
+    original = _writer.write_file
+
+    def refuse(target: Path, text: str) -> None:
+        if target.name == "c1.md":
+            raise OSError(36, "File name too long")
+        original(target, text)
+
+    monkeypatch.setattr(_writer, "write_file", refuse)
+    ResultsStore(path).close()
+    writer = CellWriter(path)
+    for i in range(2):
+        result = _result(f"c{i}")
+        result.texts.summary = "text"
+        writer._queue.put(result)  # noqa: SLF001 - queued together with the last step
+    first = writer.finish(lambda s: None, lambda s: read_rows(s.db))
+    writer.close()
+    assert first is not None and writer.tables is not None and writer.last_written
+    rows, names = writer.tables[0]
+    cells = [dict(zip(names, row, strict=True)) for row in rows]
+    statuses = {c["cell_id"]: (c["status"], c["summary_path"]) for c in cells}
+    assert statuses == {"c0": ("ok", "summaries/c0.md"), "c1": ("error", None)}
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert writer.tables == read_rows(db)
+    assert sorted(p.name for p in (tmp_path / "summaries").iterdir()) == ["c0.md"]
+
+
+def test_a_failing_last_step_with_a_read_keeps_the_cells_and_is_raised(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+
+    def last(store: ResultsStore) -> None:
+        store.db.execute("INSERT INTO runs (run_id, status) VALUES ('half', 'running')")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    writer = CellWriter(path)
+    writer._queue.put(_result("c1"))  # noqa: SLF001
+    assert writer.finish(last, lambda s: (([], []), ([], []), ([], []))) is None
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.flush()
+    assert not writer.last_written and writer.tables is None
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.close()
+    assert _cells_in(path) == ["c1"]  # the cells kept, the last step's half undone
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
