@@ -14,8 +14,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,25 +54,6 @@ def new_ulid() -> str:
         _ulid_last[:] = [ms, rand]
     value = (ms << 80) | (rand & ((1 << 80) - 1))
     return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
-
-
-@contextmanager
-def atomic(db: sqlite3.Connection) -> Iterator[None]:
-    """All of the block's writes or none: its own transaction (`transaction`), or, inside
-    one the caller opened, a savepoint (undone alone on error; the caller commits)."""
-    if not db.in_transaction:
-        with transaction(db):
-            yield
-        return
-    db.execute("SAVEPOINT atomic")
-    try:
-        yield
-    except BaseException:
-        if db.in_transaction:  # not when SQLite has rolled it all back (a full disk)
-            db.execute("ROLLBACK TO atomic")
-            db.execute("RELEASE atomic")
-        raise
-    db.execute("RELEASE atomic")
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -138,9 +118,8 @@ class ResultsStore:
         return cur.rowcount
 
     def finish_run(self, run_id: str, status: str) -> None:
-        """Set a run's final status and finish time (inside the caller's transaction, when
-        one is open: `atomic`)."""
-        with atomic(self.db):
+        """Set a run's final status and finish time."""
+        with transaction(self.db):
             self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                             (status, utc_now(), run_id))
 
@@ -216,8 +195,7 @@ class ResultsStore:
                                                  Iterable[Mapping[str, object]]]],
                      texts: dict[str, dict[str, str]] | None = None) -> None:
         """Write several finished cells, each as `record_cell` does, in one transaction: all
-        of them or none (never part of a cell), at the cost of one commit (none inside the
-        caller's transaction, when one is open: `atomic`).
+        of them or none (never part of a cell), at the cost of one commit.
 
         Args:
             cells: (cell columns, attempt columns) per cell.
@@ -232,7 +210,7 @@ class ResultsStore:
             if unknown:
                 raise ValueError(f"unknown cell columns: {sorted(unknown)}")
         clean = redactor().text
-        with atomic(self.db):
+        with transaction(self.db):
             for row, attempts in cells:
                 cell_id = row["cell_id"]
                 self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))

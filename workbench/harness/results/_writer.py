@@ -41,10 +41,9 @@ from pathlib import Path
 from typing import TypeAlias
 
 from workbench._storage import storage_errors, write_atomic
-from workbench.errors import StorageError
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._outcomes import error_class, outcome_kind
-from workbench.harness.results._results import SUMMARIES_DIR, Tables
+from workbench.harness.results._results import SUMMARIES_DIR
 from workbench.harness.results._store import ResultsStore
 
 
@@ -56,13 +55,10 @@ _STOP = _Stop()
 
 
 class _Last:
-    """What `CellWriter.finish` runs after the cells handed over before it, and what it
-    reads once they are written."""
+    """What `CellWriter.finish` runs after the cells handed over before it."""
 
-    def __init__(self, run: Callable[[ResultsStore], None],
-                 read: Callable[[ResultsStore], Tables] | None = None) -> None:
+    def __init__(self, run: Callable[[ResultsStore], None]) -> None:
         self.run = run
-        self.read = read
 
 
 _Item: TypeAlias = CellResult | list[CellResult] | _Stop | _Last
@@ -83,8 +79,7 @@ class CellWriter:
 
     Attributes:
         ready: Set once the store is open and the prelude written.
-        last_written: True once `finish`'s last step ran (and was committed).
-        tables: What `finish`'s `read` read last (None until then).
+        last_written: True once `finish`'s last step ran.
     """
 
     def __init__(self, path: str | Path,
@@ -95,8 +90,6 @@ class CellWriter:
         self.flushed = threading.Event()
         self.written = 0
         self.last_written = False
-        self.tables: Tables | None = None
-        self._read = threading.Event()  # `tables` read, or the thread done
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._timer: asyncio.TimerHandle | None = None
@@ -130,32 +123,16 @@ class CellWriter:
         if waiting:
             self._queue.put(waiting)
 
-    def finish(self, last: Callable[[ResultsStore], None] | None,
-               read: Callable[[ResultsStore], Tables] | None = None) -> Tables | None:
+    def finish(self, last: Callable[[ResultsStore], None] | None) -> None:
         """Write everything queued, then run `last` on the writer's store (the run's final
         status; `last_written` says it ran), and stop taking cells, as `flush` does: the log
-        is then folded into the database file on the writer thread, and the store closed,
-        while the caller makes its results. Raises a write (or `last`) that failed. None:
-        `flush`.
-
-        With `read` (the tables the caller's results are made of), the cells still waiting
-        and `last` go in one transaction, `read` runs inside it, and what it read is returned
-        at once: the caller makes its results of it while the thread writes the summary
-        files and then commits (a row is committed only once its file is written). Call
-        `flush` after it; `tables` then holds what was read last (read again when a file
-        could not be written, or None when nothing was)."""
+        is then folded into the database file on the writer thread while the caller reads the
+        results, and the last connection's close has nothing left to fold in. Raises a write
+        (or `last`) that failed. None: `flush`."""
         self._hand_over()
-        if last is None or not self._thread.is_alive() or self.flushed.is_set():
-            self.flush()
-            return None
-        self._queue.put(_Last(last, read))
-        if read is None:
-            self.flush()
-            return None
-        self._queue.put(_STOP)  # and take no more cells
-        self._read.wait()
-        self._raise_failure()
-        return self.tables
+        if last is not None and self._thread.is_alive() and not self.flushed.is_set():
+            self._queue.put(_Last(last))
+        self.flush()
 
     def close(self) -> None:
         """Write everything queued, stop the thread, and raise a write that failed."""
@@ -211,9 +188,6 @@ class CellWriter:
                 last = [item for item in batch if isinstance(item, _Last)]
                 cells = [c for item in batch if isinstance(item, (CellResult, list))
                          for c in (item if isinstance(item, list) else [item])]
-                if self._error is None and len(last) == 1 and last[0].read is not None and \
-                        self._finish_together(store, cells, last[0]):
-                    last, cells = [], []  # written, read and committed together
                 if self._error is None and cells:
                     self._write(store, cells)
                     if not stopping and self._queue.empty():
@@ -223,60 +197,13 @@ class CellWriter:
                         try:
                             item.run(store)
                             self.last_written = True
-                            if item.read is not None:
-                                self.tables = item.read(store)
                         except BaseException as exc:  # noqa: BLE001 - handed to the runner
                             self._error = exc
-            self._read.set()
             self.flushed.set()
             store.checkpoint()
         finally:
-            self._read.set()
             self.flushed.set()
             store.close()
-
-    def _finish_together(self, store: ResultsStore, cells: list[CellResult],
-                         last: _Last) -> bool:
-        """The cells, `last` and `last.read` in one transaction, what was read handed to
-        `finish` before the summary files are written and the transaction committed (see
-        `finish`). False, with nothing written, when it cannot be done so (the caller then
-        writes them as it writes any cells): a row that cannot be stored, a file that cannot
-        be written for want of room or rights."""
-        files = [c for c in cells if c.texts.summary is not None and c.summary_path is None]
-        for cell in files:  # named before the file is written: committed only after it
-            cell.summary_path = summary_name(cell)
-        db = store.db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            store.record_results(cells)
-            db.execute("SAVEPOINT last")  # a failing last step is undone alone
-            failure: BaseException | None = None
-            try:
-                last.run(store)
-                db.execute("RELEASE last")
-            except BaseException as exc:  # noqa: BLE001 - handed to the runner
-                db.execute("ROLLBACK TO last")
-                db.execute("RELEASE last")
-                failure = exc
-            if failure is None and last.read is not None:
-                self.tables = last.read(store)
-            self._read.set()  # the caller makes its results while the files are written
-            failed = [c for c in files if not _named_file_written(self.path.parent, c)]
-            if failed:  # their rows, now errors, replace the ones read: read them again
-                store.record_results(failed)
-                if failure is None and last.read is not None:
-                    self.tables = last.read(store)
-            db.execute("COMMIT")
-        except BaseException:  # noqa: BLE001 - undone, and written the usual way
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            for cell in files:
-                cell.summary_path = None
-            self.tables = None
-            return False
-        self.written += len(cells)
-        self._error, self.last_written = failure, failure is None
-        return True
 
     def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:
         try:
@@ -311,38 +238,20 @@ def write_summary(folder: Path, result: CellResult) -> None:
     it in its row; nothing for a cell without one. A file that cannot be written makes the
     cell an error (its row says why, and names no file); a full disk or a folder that may not
     be written raises `StorageError` instead, which stops the run (the cell runs on resume)."""
-    if result.texts.summary is None or result.summary_path is not None:
+    text = result.texts.summary
+    if text is None or result.summary_path is not None:
         return
-    result.summary_path = summary_name(result)
-    if not _named_file_written(folder, result):
-        result.summary_path = None
-
-
-def summary_name(result: CellResult) -> str:
-    """Where a cell's summary file goes in the run folder (its row's ``summary_path``)."""
-    return f"{SUMMARIES_DIR}/{result.cell_id}.md"
-
-
-def _named_file_written(folder: Path, result: CellResult) -> bool:
-    """Write the summary file `result` names; when it cannot be written (short of a full
-    disk or a folder that may not be written: `StorageError`, raised), make the cell an error
-    that names no file, and say False."""
-    text = result.texts.summary or ""
+    rel = f"{SUMMARIES_DIR}/{result.cell_id}.md"
     try:
-        write_file(folder / str(result.summary_path),
-                   text if text.endswith("\n") else text + "\n")
-    except StorageError:
-        result.summary_path = None
-        raise
+        write_file(folder / rel, text if text.endswith("\n") else text + "\n")
     except OSError as exc:
         result.status, result.error_type, result.error_message = ("error", type(exc).__name__,
                                                                   str(exc))
         result.outcome_kind, result.error_class = outcome_kind(exc), error_class(exc)
         result.traceback = "".join(traceback.format_exception(exc))
         result.metrics_json = result.parse_outcome = result.structured = None
-        result.summary_path = None
-        return False
-    return True
+        return
+    result.summary_path = rel
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \

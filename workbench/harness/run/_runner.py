@@ -45,7 +45,7 @@ from workbench.harness.results._results import (
     DB_FILE,
     SUMMARIES_DIR,
     Results,
-    Tables,
+    TableRows,
     read_rows,
 )
 from workbench.harness.results._store import ResultsStore, new_ulid
@@ -202,8 +202,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
         cluster: JSONObject | None = None
         doomed: list[Cell] = []
-        read: Tables | None = None  # the tables the writer read with its last write
-        returned: Results | None = None
+        tables: list[tuple[TableRows, TableRows, TableRows]] = []  # read by the writer
 
         def open_run(s: ResultsStore) -> None:
             s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
@@ -254,12 +253,12 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                             store = ResultsStore(db_path)  # opened before the writer's closes
                     finally:  # every cell, then the status unless a replay writes after them
                         last = status != "running" and experiment.replay is None
-                        read = writer.finish(
-                            (lambda s: s.finish_run(run_id, status)) if last else None,
-                            (lambda s: read_rows(s.db)) if last else None)
-                        if read is not None:  # made while the writer writes the files
-                            returned = Results.from_rows(out, read)
-                        writer.flush()  # committed (or its failure raised)
+
+                        def finished(s: ResultsStore) -> None:
+                            s.finish_run(run_id, status)
+                            tables.append(read_rows(s.db))  # the run as written: its Results
+
+                        writer.finish(finished if last else None)
                 if experiment.replay is not None and status == "finished":
                     if store is None:
                         store = ResultsStore(db_path)
@@ -275,12 +274,10 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                         if cluster is not None:
                             started(store)
                     store.finish_run(run_id, status if status != "running" else "interrupted")
-            if writer is not None and writer.last_written and writer.tables is not None:
-                # Read by the writer with its last write; its connection closes (the log
+            if tables and writer is not None and writer.last_written:
+                # Read by the writer after its last write; its connection closes (the log
                 # folded into the file) while the frames are made here.
-                if returned is None or writer.tables is not read:  # read again: a file failed
-                    returned = Results.from_rows(out, writer.tables)
-                return returned
+                return Results.from_rows(out, tables[-1])
             if store is None:
                 store = ResultsStore(db_path)
             return Results.from_store(out, store)
