@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from workbench.harness.results._writer import write_file
 from workbench.harness.run._cell_score import session_tokens
 from workbench.messages import Message
@@ -59,29 +57,3 @@ def test_write_file_writes_utf8_as_given_and_replaces_a_longer_file(tmp_path: Pa
     big = "y" * 3_000_000
     write_file(path, big)
     assert path.read_bytes() == big.encode()
-
-
-def test_write_file_makes_a_new_file_whole_and_leaves_nothing_when_the_disk_is_full(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import errno
-    import os
-
-    from workbench.errors import StorageError
-
-    path = tmp_path / "c2.md"
-    text = "new — ✓\n" * 1000
-    write_file(path, text)
-    assert path.read_bytes() == text.encode("utf-8")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c2.md"]  # no temporary left
-
-    def full(fd: int, data: object) -> int:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "write", full)
-    with pytest.raises(StorageError):
-        write_file(tmp_path / "c3.md", "text")
-    with pytest.raises(StorageError):
-        write_file(path, "replacement")  # an existing file is replaced atomically, or kept
-    monkeypatch.undo()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c2.md"]
-    assert path.read_bytes() == text.encode("utf-8")

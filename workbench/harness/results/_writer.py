@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import queue
 import sqlite3
 import threading
@@ -40,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
-from workbench._storage import storage_errors, write_atomic
+from workbench._storage import write_atomic
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._outcomes import error_class, outcome_kind
 from workbench.harness.results._results import SUMMARIES_DIR
@@ -254,35 +253,13 @@ def write_summary(folder: Path, result: CellResult) -> None:
     result.summary_path = rel
 
 
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
-    | getattr(os, "O_BINARY", 0)
-
-
 def write_file(path: Path, text: str) -> None:
-    """Write `text` to `path` as UTF-8, as it is (no newline translation), in a few system
-    calls and no Python file object. A new file is made in place (its cell's row, which
-    names it, is written only after it, so nothing reads it half written; a cell killed
-    while writing it runs again on resume and replaces it); an existing one is replaced
-    atomically (`write_atomic`: a temporary sibling, then a rename).
+    """Write `text` to `path` as UTF-8, as it is (no newline translation), replacing it
+    atomically (`write_atomic`: a temporary sibling, then a rename) in a few system calls and
+    no Python file object.
 
     Raises:
         StorageError: the disk is full or the folder may not be written (the run stops, and
-            the cell runs again on resume); nothing is left at `path` when it was new.
+            the cell runs again on resume).
     """
-    raw = memoryview(text.encode("utf-8"))
-    with storage_errors(path, exact=True):
-        try:
-            fd = os.open(path, _NEW_FILE, 0o666)
-        except FileExistsError:
-            write_atomic(path, text)
-            return
-        try:
-            try:
-                while raw:
-                    raw = raw[os.write(fd, raw):]
-            finally:
-                os.close(fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            raise
+    write_atomic(path, text)
