@@ -10,26 +10,18 @@ from types import FrameType
 
 import pytest
 
+from tests.hardening._sessions import write_session
 from workbench._sync import run_sync
 from workbench.harness import Experiment, run_experiment
-from workbench.messages import Message
-from workbench.sessions import Session
 
 
 def _caller_handler(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _write_sessions(folder: Path, count: int) -> None:
-    for i in range(count):
-        sid = f"s{i}"
-        messages = [Message.user(f"fix the bug in app.py ({sid})"), Message.assistant("fixed it")]
-        Session(sid, "goose-json", str(folder / f"{sid}.json"), messages).write_goose_json(
-            folder / f"{sid}.json")
-
-
 def _experiment(folder: Path) -> Experiment:
-    _write_sessions(folder, 2)
+    for sid in ("s0", "s1"):
+        write_session(folder, sid)
     return Experiment.from_dict({"name": "signals", "sessions": ["s*.json"],
                                  "models": ["extractive"], "base_dir": str(folder)})
 
