@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from workbench._json_types import JSONObject
 from workbench._memo import memo
 from workbench.messages import Message
+from workbench.tokens import PromptText
 
 __all__ = ["KEY_VERSION", "cache_key", "canonical_json", "messages_json", "prompt_hash"]
 
@@ -87,8 +88,28 @@ def _message_json(message: Message) -> str:
 
 
 def _system_json(system: str) -> bytes:
-    """The system prompt as a canonical JSON string, UTF-8 encoded."""
-    return canonical_json(str.__str__(system)).encode()
+    """The system prompt as a canonical JSON string, UTF-8 encoded.
+
+    A rendered prompt (`PromptText`) is escaped from its parts: JSON escapes a string character
+    by character, so the escape of a join is the join of the escapes, and each transcript line
+    is escaped once per message and style while it lives (the run memo's ``key_json``), not
+    once per prompt that shows it (every ladder step, template and window of a session).
+    """
+    if type(system) is not PromptText or not system.lines:
+        return canonical_json(str.__str__(system)).encode()
+    get, style = memo().key_json.get, ("line", system.style)
+    parts = [b'"', _escaped(system.head)]
+    for message, line in zip(system.messages, system.lines, strict=True):
+        parts.append(get(message, style, _escaped, line))
+        parts.append(b"\\n")
+    parts[-1] = _escaped(system.tail)  # no newline after the last line
+    parts.append(b'"')
+    return b"".join(parts)
+
+
+def _escaped(text: str) -> bytes:
+    """`text` as the inside of a canonical JSON string, UTF-8 encoded."""
+    return canonical_json(text)[1:-1].encode()
 
 
 def _prompt_digest(system: str, messages_json: str) -> str:
