@@ -24,12 +24,18 @@ KEY_VERSION = 1
 """Bump when the key recipe changes; old recordings then simply miss."""
 
 VOLATILE_MESSAGE_KEYS = ("created", "id")
+ESCAPED_NEWLINE = "\\n"
+"""A newline inside a JSON string."""
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              default=str)
+"""One encoder for every key (``json.dumps`` with options would build one per call)."""
 
 
 def canonical_json(value: object) -> str:
     """Deterministic JSON: sorted keys, no spaces, non-ASCII kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return _CANONICAL.encode(value)
 
 
 def _message_for_key(message: Message) -> JSONObject:
@@ -98,18 +104,17 @@ def _system_json(system: str) -> bytes:
     if type(system) is not PromptText or not system.lines:
         return canonical_json(str.__str__(system)).encode()
     get, style = memo().key_json.get, ("line", system.style)
-    parts = [b'"', _escaped(system.head)]
-    for message, line in zip(system.messages, system.lines, strict=True):
-        parts.append(get(message, style, _escaped, line))
-        parts.append(b"\\n")
-    parts[-1] = _escaped(system.tail)  # no newline after the last line
-    parts.append(b'"')
-    return b"".join(parts)
+    lines = [get(m, style, _escaped, line) for m, line in zip(system.messages, system.lines,
+                                                                strict=True)]
+    body = ESCAPED_NEWLINE.join(lines)
+    return f'"{_escaped(system.head)}{body}{_escaped(system.tail)}"'.encode()
 
 
-def _escaped(text: str) -> bytes:
-    """`text` as the inside of a canonical JSON string, UTF-8 encoded."""
-    return canonical_json(text)[1:-1].encode()
+def _escaped(text: str) -> str:
+    """`text` as the inside of a canonical JSON string: `text` itself (no copy kept) when
+    nothing in it needs escaping."""
+    escaped = canonical_json(text)[1:-1]
+    return text if escaped == text else escaped
 
 
 def _prompt_digest(system: str, messages_json: str) -> str:
