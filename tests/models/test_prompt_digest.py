@@ -65,15 +65,12 @@ LINES = ["[user]: first \"quoted\" line", "[assistant]: é 日本 😀\ttab \\ b
 
 @pytest.mark.parametrize(("head", "tail"), [("", ""), ("Summarize:\n", "\nDone."),
                                             ('head "q" \\', 'tail\n\x1f')])
-def test_a_rendered_prompt_is_digested_from_its_parts_as_its_whole_text(head: str,
-                                                                        tail: str) -> None:
+def test_a_rendered_prompt_is_digested_as_its_whole_text(head: str, tail: str) -> None:
     messages = [Message.user(line) for line in LINES]
     text = head + "\n".join(LINES) + tail
     request = [Message.user("Please write a summary.")]
     with run_memo():
-        for _ in range(2):  # the second time, each line's escape is remembered
-            prompt = PromptText(text, head, messages, LINES, "goose", tail)
-            assert prompt_hash(prompt, request) == prompt_hash(text, request)
-            assert cache_key({"m": 1}, prompt, request) == cache_key({"m": 1}, text, request)
-        one = PromptText(LINES[0], "", messages[:1], LINES[:1], "goose", "")
-        assert prompt_hash(one, request) == prompt_hash(LINES[0], request)
+        prompt = PromptText(text, head, messages, LINES, "goose", tail)
+        assert prompt_hash(prompt, request) == prompt_hash(text, request)
+        assert prompt_hash(prompt, request) == prompt_hash(prompt, request)  # remembered
+        assert cache_key({"m": 1}, prompt, request) == cache_key({"m": 1}, text, request)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from workbench._json_types import JSONObject
 from workbench._memo import memo
 from workbench.messages import Message
-from workbench.tokens import PromptText
 
 __all__ = ["KEY_VERSION", "cache_key", "canonical_json", "messages_json", "prompt_hash"]
 
@@ -24,8 +23,6 @@ KEY_VERSION = 1
 """Bump when the key recipe changes; old recordings then simply miss."""
 
 VOLATILE_MESSAGE_KEYS = ("created", "id")
-ESCAPED_NEWLINE = "\\n"
-"""A newline inside a JSON string."""
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
@@ -94,27 +91,9 @@ def _message_json(message: Message) -> str:
 
 
 def _system_json(system: str) -> bytes:
-    """The system prompt as a canonical JSON string, UTF-8 encoded.
-
-    A rendered prompt (`PromptText`) is escaped from its parts: JSON escapes a string character
-    by character, so the escape of a join is the join of the escapes, and each transcript line
-    is escaped once per message and style while it lives (the run memo's ``key_json``), not
-    once per prompt that shows it (every ladder step, template and window of a session).
-    """
-    if type(system) is not PromptText or not system.lines:
-        return canonical_json(str.__str__(system)).encode()
-    get, style = memo().key_json.get, ("line", system.style)
-    lines = [get(m, style, _escaped, line) for m, line in zip(system.messages, system.lines,
-                                                                strict=True)]
-    body = ESCAPED_NEWLINE.join(lines)
-    return f'"{_escaped(system.head)}{body}{_escaped(system.tail)}"'.encode()
-
-
-def _escaped(text: str) -> str:
-    """`text` as the inside of a canonical JSON string: `text` itself (no copy kept) when
-    nothing in it needs escaping."""
-    escaped = canonical_json(text)[1:-1]
-    return text if escaped == text else escaped
+    """The system prompt as a canonical JSON string, UTF-8 encoded (a `PromptText` is escaped
+    as it is, with no plain copy made first)."""
+    return canonical_json(system).encode()
 
 
 def _prompt_digest(system: str, messages_json: str) -> str:
