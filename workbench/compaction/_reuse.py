@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from typing import cast
 
 from workbench._memo import memo
@@ -34,14 +34,17 @@ from workbench.compaction._templates import (
     render,
     render_async,
 )
+from workbench.errors import TemplateError
 from workbench.messages import Message
 from workbench.tokens import PromptText
 
-__all__ = ["parsed_reply", "remembered_prompt", "remembered_reply", "remembered_summary",
-           "render_prompt", "render_summary", "render_summary_async"]
+__all__ = ["expect_points", "parsed_reply", "remembered_prompt", "remembered_reply",
+           "remembered_summary", "render_prompt", "render_summary", "render_summary_async"]
 
 TRANSCRIPT = "messages"
 """The variable the compaction template reads the transcript from."""
+BATCH = 512
+"""Most summaries one request renders (`expect_points`; the memo keeps 1,024)."""
 
 
 def _prompt_key(source: str, names: frozenset[str], context: Mapping[str, object],
@@ -57,20 +60,33 @@ def _prompt_key(source: str, names: frozenset[str], context: Mapping[str, object
     return source, tuple(read), limits
 
 
+class _NotRendered(Exception):
+    """A render promised by a request for several (`render_each`) that did not make it: the
+    caller waiting for it renders it itself (and meets its error, if it has one)."""
+
+
+def _fail(future: asyncio.Future[str], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+        future.exception()  # retrieved: no warning when nobody waited
+
+
 async def _once(key: Hashable, make: Callable[[], Awaitable[str]]) -> str:
     """``await make()``, or, while an equal render is being made, its result: renders asked
     for at once (the cells of a wave, before any has finished) are made once."""
     flights = memo().in_flight
     found = flights.get(key)
     if found is not None and found.get_loop() is asyncio.get_running_loop():
-        return await asyncio.shield(found)
+        try:
+            return await asyncio.shield(found)
+        except _NotRendered:
+            pass  # the request that was to make it stopped first: make it here
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     flights[key] = future
     try:
         value = await make()
     except BaseException as exc:
-        future.set_exception(exc)
-        future.exception()  # retrieved: no warning when nobody waited
+        _fail(future, exc)
         raise
     finally:
         if flights.get(key) is future:
@@ -147,18 +163,21 @@ def remembered_reply(text: str) -> ParseOutcome | None:
     return cast("ParseOutcome | None", memo().replies.get((text, _parser()[1])))
 
 
-def _summary_key(text: str, template: str | None,
-                 params: Mapping[str, object] | None) -> Hashable:
-    return (text, _parser()[1], template,
-            json.dumps(params, sort_keys=True, default=repr) if params else None,
-            RenderLimits.from_env())
+def _params_json(params: Mapping[str, object] | None) -> str | None:
+    return json.dumps(params, sort_keys=True, default=repr) if params else None
+
+
+def _summary_key(text: str, template: str | None, params: str | None) -> Hashable:
+    """The ``summaries`` key of a reply text rendered with `template` and the parameters
+    whose `_params_json` is `params`."""
+    return (text, _parser()[1], template, params, RenderLimits.from_env())
 
 
 def remembered_summary(text: str, template: str | None,
                        params: Mapping[str, object] | None) -> str | None:
     """The rendered summary `render_summary` gave for this reply text, template and
     parameters, or None (cheap: for the event loop)."""
-    found: str | None = memo().summaries.get(_summary_key(text, template, params))
+    found: str | None = memo().summaries.get(_summary_key(text, template, _params_json(params)))
     return found
 
 
@@ -178,18 +197,58 @@ def render_summary(text: str, summary: StructuredSummary, template: str | None,
     """
     source, name = _summary_source(template)
     context = {**summary.to_context(), **params} if params else summary.to_context()
-    return memo().summaries.put(_summary_key(text, template, params),
+    return memo().summaries.put(_summary_key(text, template, _params_json(params)),
                                 render(source, context, name))
+
+
+def expect_points(template: str, points: Iterable[Mapping[str, object]]) -> None:
+    """Say that the run's cells render summaries with `template` and each of these parameter
+    sets (the points of a tune's rung): the first render of a reply with `template` then
+    renders it for every point in one request (`render_each`), and the other points' cells
+    find their summary remembered. Replaces what was said before about `template`."""
+    memo().summary_points.put(template, (tuple((_params_json(p), dict(p)) for p in points),
+                                         set()))
+
+
+def _other_points(text: str, template: str | None, key: Hashable
+                  ) -> list[tuple[Hashable, Mapping[str, object]]]:
+    """The expected points (`expect_points`) other than the one of `key` whose summary of
+    `text` is neither remembered nor being made, when `text` is rendered with `template` for
+    the first time; else none (a point whose render failed is not asked for again but by its
+    own cell, and a reply is asked for once: its hash is kept, a collision only costs a
+    request for one)."""
+    expected = memo().summary_points.get(template) if template is not None else None
+    if expected is None or hash(text) in expected[1]:
+        return []
+    points, asked = expected
+    asked.add(hash(text))
+    flights, summaries = memo().in_flight, memo().summaries
+    found: list[tuple[Hashable, Mapping[str, object]]] = []
+    for params_json, params in points:
+        other = _summary_key(text, template, params_json)
+        if other != key and ("summary", other) not in flights and summaries.get(other) is None:
+            found.append((other, params))
+            if len(found) == BATCH - 1:
+                break
+    return found
 
 
 async def render_summary_async(text: str, summary: StructuredSummary, template: str | None,
                                params: Mapping[str, object] | None) -> str:
-    """`render_summary`, awaited (the event loop stays free while the render process works).
+    """`render_summary`, awaited (the event loop stays free while the render process works);
+    with the summaries of the other expected points (`expect_points`) rendered in the same
+    request and remembered.
 
     Raises:
         TemplateError: as `render_summary`.
     """
-    key = _summary_key(text, template, params)
+    key = _summary_key(text, template, _params_json(params))
+    found = memo().summaries.get(key)
+    if found is not None:  # made by a request for several since the caller looked
+        return found
+    others = [] if ("summary", key) in memo().in_flight else _other_points(text, template, key)
+    if others:
+        return await _render_points(summary, template, [(key, params or {}), *others])
 
     async def make() -> str:
         source, name = _summary_source(template)
@@ -197,3 +256,41 @@ async def render_summary_async(text: str, summary: StructuredSummary, template: 
         return memo().summaries.put(key, await render_async(source, context, name))
 
     return await _once(("summary", key), make)
+
+
+async def _render_points(summary: StructuredSummary, template: str | None,
+                         points: list[tuple[Hashable, Mapping[str, object]]]) -> str:
+    """The summary of the first of `points` (key, parameters), rendered in one request with
+    the others'; each is remembered as it arrives, and the cells waiting for one are handed
+    it. A point whose render fails is not remembered: its cell renders it again itself and
+    meets the error there.
+
+    Raises:
+        TemplateError: the first point's render failed.
+    """
+    source, name = _summary_source(template)
+    loop = asyncio.get_running_loop()
+    flights, summaries = memo().in_flight, memo().summaries
+    futures: list[asyncio.Future[str]] = []
+    for key, _ in points:
+        futures.append(loop.create_future())
+        flights[("summary", key)] = futures[-1]
+
+    def deliver(index: int, value: str | TemplateError) -> None:
+        if isinstance(value, TemplateError):
+            _fail(futures[index], value if index == 0 else _NotRendered())
+        else:
+            futures[index].set_result(summaries.put(points[index][0], value))
+
+    try:
+        await _sandbox.render_each(source, summary.to_context(), [p for _, p in points], name,
+                                   RenderLimits.from_env(), deliver)
+    except BaseException as exc:
+        _fail(futures[0], exc)
+        raise
+    finally:
+        for (key, _), future in zip(points, futures, strict=True):
+            _fail(future, _NotRendered())
+            if flights.get(("summary", key)) is future:
+                del flights[("summary", key)]
+    return futures[0].result()
