@@ -60,6 +60,9 @@ field                  key -> value                               lifetime
 ``lookup_answers``     question set x its questions x digest of a   the run (1,024 contexts)
                        context's messages -> the ``lookup``
                        answerer's answers
+``redacted``           secret values x text -> the text redacted    the run (4m characters)
+                       (`workbench._redact`: every row, file and
+                       log line written)
 =====================  =========================================  ===============================
 
 What the process keeps for its whole life is not derived from a run's inputs but loaded (from
@@ -140,7 +143,7 @@ def _prompt_chars(key: Hashable, entry: tuple[tuple[str, ...], str]) -> int:
     return len(entry[1])
 
 
-def _text_chars(key: tuple[Hashable, str], tokens: int) -> int:
+def _text_chars(key: tuple[Hashable, str], value: object) -> int:
     return len(key[1])
 
 
@@ -192,6 +195,7 @@ class RunMemo:
         self.needles: Lru[re.Pattern[str]] = Lru("whole-word patterns", 4096)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
         self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
+        self.redacted: Lru[str] = Lru("redacted texts", 65_536, _text_chars, TEXT_CHARS)
 
     def tables(self) -> dict[str, _Table]:
         """Every field, by name (the per-message kinds share ``messages``)."""
