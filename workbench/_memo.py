@@ -42,11 +42,11 @@ field                  key -> value                               lifetime
 ``replies``            reply text x parser -> the parse outcome    the run (256 replies)
 ``summaries``          reply text x template x parameters x        the run (1,024 summaries)
                        limits -> the rendered summary
-``summary_points``     summary template -> the parameters of the   the run (64 templates)
-                       points expected to render it (a tune's
-                       rung: their summaries of one reply are
-                       rendered in one request), and the hashes
-                       of the replies asked for so far
+``summary_points``     summary template -> the points expected to  the run (64 templates)
+                       render it, in groups that get one reply
+                       (a tune's rung: a group's summaries of a
+                       reply are rendered in one request), and
+                       the replies asked for so far
 ``scores``             session x summary x reply x counts ->       the session, and the run
                        metrics, probes and forgotten items         (256 summaries per session)
 ``session_tokens``     session x counter x messages -> tokens      the session, and the run
@@ -184,8 +184,7 @@ class RunMemo:
         self.in_flight: dict[Hashable, asyncio.Future[str]] = {}  # renders being made: equal ones wait for them
         self.replies: Lru[object] = Lru("parsed replies", 256)  # ParseOutcome (compaction)
         self.summaries: Lru[str] = Lru("rendered summaries", 1024)
-        self.summary_points: Lru[tuple[tuple[tuple[str | None, dict[str, object]], ...],
-                                       set[int]]] = Lru("points of a summary template", 64)
+        self.summary_points: Lru[object] = Lru("points of a summary template", 64)  # ExpectedPoints
         self.scores = SessionMemo("cell scores", 256)
         self.session_tokens = SessionMemo("session tokens", 4)
         self.error_lines_of: Lru[tuple[str | None]] = Lru("error line of an output", 8192)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from workbench._memo import run_memo
+from workbench._memo import RunMemo, run_memo, use_memo
 from workbench.compaction import RenderLimits, _sandbox, _sandbox_pool, render
 from workbench.compaction._reuse import (
     expect_points,
@@ -111,7 +111,7 @@ POINTS: list[dict[str, object]] = [{"limit": 1, "split": 3}, {"limit": 2, "split
 def test_the_expected_points_summaries_of_a_reply_render_in_one_request(
         monkeypatch: pytest.MonkeyPatch) -> None:
     requests = _requests(monkeypatch)
-    expect_points(SUMMARY, POINTS)
+    expect_points(SUMMARY, [POINTS])
     summary = parsed_reply(REPLY).summary
     assert summary is not None
 
@@ -129,7 +129,7 @@ def test_cells_waiting_for_a_request_get_their_summaries_and_errors_from_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     requests = _requests(monkeypatch)
     broken = {"limit": 1, "split": 0}
-    expect_points(SUMMARY, [*POINTS, broken])
+    expect_points(SUMMARY, [[*POINTS, broken]])
     summary = parsed_reply(REPLY).summary
     assert summary is not None
 
@@ -152,7 +152,7 @@ def test_cells_waiting_for_a_request_get_their_summaries_and_errors_from_it(
 def test_the_callers_own_failing_render_raises_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
     requests = _requests(monkeypatch)
     broken = {"limit": 1, "split": 0}
-    expect_points(SUMMARY, [broken, *POINTS])
+    expect_points(SUMMARY, [[broken, *POINTS]])
     summary = parsed_reply(REPLY).summary
     assert summary is not None
 
@@ -169,7 +169,7 @@ def test_a_reply_is_asked_for_once_so_a_failing_point_is_rendered_again_only_by_
         monkeypatch: pytest.MonkeyPatch) -> None:
     requests = _requests(monkeypatch)
     broken = [{"limit": 1, "split": 0}, {"limit": 2, "split": 0}]
-    expect_points(SUMMARY, [*POINTS, *broken])
+    expect_points(SUMMARY, [[*POINTS, *broken]])
     summary = parsed_reply(REPLY).summary
     assert summary is not None
 
@@ -179,3 +179,39 @@ def test_a_reply_is_asked_for_once_so_a_failing_point_is_rendered_again_only_by_
             asyncio.run(render_summary_async(REPLY, summary, SUMMARY, params))
 
     assert requests == [5]  # each broken point's cell rendered it alone, once
+
+
+def test_only_the_points_of_the_callers_group_render_with_its_reply(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = _requests(monkeypatch)
+    expect_points(SUMMARY, [POINTS[:2], POINTS[2:]])  # two prompts: two replies per session
+    summary = parsed_reply(REPLY).summary
+    assert summary is not None
+
+    asyncio.run(render_summary_async(REPLY, summary, SUMMARY, POINTS[0]))
+
+    assert requests == [2]
+    assert remembered_summary(REPLY, SUMMARY, POINTS[1]) == _summary(POINTS[1])
+    assert remembered_summary(REPLY, SUMMARY, POINTS[2]) is None  # the other group's reply
+
+
+def test_a_point_in_several_groups_is_rendered_with_each_but_asks_for_none(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = _requests(monkeypatch)
+    base, first, second = POINTS
+    expect_points(SUMMARY, [[base, first], [base, second]])  # the baseline beside each group
+    summary = parsed_reply(REPLY).summary
+    assert summary is not None
+
+    asyncio.run(render_summary_async(REPLY, summary, SUMMARY, base))  # alone
+    assert requests == []
+    assert remembered_summary(REPLY, SUMMARY, first) is None
+    asyncio.run(render_summary_async(REPLY, summary, SUMMARY, second))  # the baseline is done
+    assert requests == []
+
+    with use_memo(RunMemo()):  # a fresh run
+        expect_points(SUMMARY, [[base, first], [base, second]])
+        asyncio.run(render_summary_async(REPLY, summary, SUMMARY, first))
+        assert requests == [2]
+        assert remembered_summary(REPLY, SUMMARY, base) == _summary(base)
+        assert remembered_summary(REPLY, SUMMARY, second) is None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import cast
 
 from workbench._memo import memo
@@ -38,8 +39,9 @@ from workbench.errors import TemplateError
 from workbench.messages import Message
 from workbench.tokens import PromptText
 
-__all__ = ["expect_points", "parsed_reply", "remembered_prompt", "remembered_reply",
-           "remembered_summary", "render_prompt", "render_summary", "render_summary_async"]
+__all__ = ["ExpectedPoints", "expect_points", "parsed_reply", "remembered_prompt",
+           "remembered_reply", "remembered_summary", "render_prompt", "render_summary",
+           "render_summary_async"]
 
 TRANSCRIPT = "messages"
 """The variable the compaction template reads the transcript from."""
@@ -201,33 +203,56 @@ def render_summary(text: str, summary: StructuredSummary, template: str | None,
                                 render(source, context, name))
 
 
-def expect_points(template: str, points: Iterable[Mapping[str, object]]) -> None:
-    """Say that the run's cells render summaries with `template` and each of these parameter
-    sets (the points of a tune's rung): the first render of a reply with `template` then
-    renders it for every point in one request (`render_each`), and the other points' cells
-    find their summary remembered. Replaces what was said before about `template`."""
-    memo().summary_points.put(template, (tuple((_params_json(p), dict(p)) for p in points),
-                                         set()))
+@dataclass
+class ExpectedPoints:
+    """What `expect_points` was told about one summary template (the memo's
+    ``summary_points``).
+
+    Attributes:
+        group_of: A point's parameters (`_params_json`) -> the index of its group (-1: it
+            is in several, and is rendered with theirs but asks for none).
+        groups: The points of each group, as (parameters as JSON, parameters).
+        asked: (hash of a reply text, group) already asked for in one request.
+    """
+
+    group_of: dict[str | None, int]
+    groups: list[list[tuple[str | None, dict[str, object]]]]
+    asked: set[tuple[int, int]] = field(default_factory=set)
 
 
-def _other_points(text: str, template: str | None, key: Hashable
+def expect_points(template: str, groups: Iterable[Iterable[Mapping[str, object]]]) -> None:
+    """Say that the run's cells render summaries with `template` and these parameter sets,
+    in groups whose points get the same reply (the points of a tune's rung that send the same
+    prompt): the first render of a reply for a point then renders it for every point of its
+    group in one request (`render_each`), and the other points' cells find their summary
+    remembered. Replaces what was said before about `template`."""
+    expected = ExpectedPoints({}, [])
+    for index, group in enumerate(groups):
+        expected.groups.append([(_params_json(p), dict(p)) for p in group])
+        for pjson, _ in expected.groups[-1]:  # a point in several groups (the baseline) asks
+            expected.group_of[pjson] = index if pjson not in expected.group_of else -1  # alone
+    memo().summary_points.put(template, expected)
+
+
+def _other_points(text: str, template: str | None, key: Hashable, params: str | None
                   ) -> list[tuple[Hashable, Mapping[str, object]]]:
-    """The expected points (`expect_points`) other than the one of `key` whose summary of
-    `text` is neither remembered nor being made, when `text` is rendered with `template` for
-    the first time; else none (a point whose render failed is not asked for again but by its
-    own cell, and a reply is asked for once: its hash is kept, a collision only costs a
-    request for one)."""
-    expected = memo().summary_points.get(template) if template is not None else None
-    if expected is None or hash(text) in expected[1]:
+    """The points of the group of `params` (`expect_points`) but the caller's whose summary of
+    `text` is neither remembered nor being made, when that group's summaries of `text` are
+    asked for the first time; else none (a point whose render failed is asked for again only
+    by its own cell; the reply is known by its hash, a collision only costs a request for
+    one)."""
+    expected = cast("ExpectedPoints | None", memo().summary_points.get(template)) \
+        if template is not None else None
+    group = expected.group_of.get(params) if expected is not None else None
+    if expected is None or group is None or group < 0 or (hash(text), group) in expected.asked:
         return []
-    points, asked = expected
-    asked.add(hash(text))
+    expected.asked.add((hash(text), group))
     flights, summaries = memo().in_flight, memo().summaries
     found: list[tuple[Hashable, Mapping[str, object]]] = []
-    for params_json, params in points:
+    for params_json, values in expected.groups[group]:
         other = _summary_key(text, template, params_json)
         if other != key and ("summary", other) not in flights and summaries.get(other) is None:
-            found.append((other, params))
+            found.append((other, values))
             if len(found) == BATCH - 1:
                 break
     return found
@@ -242,11 +267,13 @@ async def render_summary_async(text: str, summary: StructuredSummary, template: 
     Raises:
         TemplateError: as `render_summary`.
     """
-    key = _summary_key(text, template, _params_json(params))
+    params_json = _params_json(params)
+    key = _summary_key(text, template, params_json)
     found = memo().summaries.get(key)
     if found is not None:  # made by a request for several since the caller looked
         return found
-    others = [] if ("summary", key) in memo().in_flight else _other_points(text, template, key)
+    others = [] if ("summary", key) in memo().in_flight else \
+        _other_points(text, template, key, params_json)
     if others:
         return await _render_points(summary, template, [(key, params or {}), *others])
 

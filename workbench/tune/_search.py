@@ -295,8 +295,10 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     async def run_rung(labels: list[str], n_sessions: int) -> tuple[Results, str]:
         sub = rung_experiment.model_copy(update={"templates": list(dict.fromkeys(
             [baseline, *labels]))})
-        with run_memo():  # the rung's, which its run shares: each reply's summaries at once
-            expect_points(summary, [params[label] for label in sub.templates if label in params])
+        with run_memo():  # the rung's, which its run shares: a reply's summaries at once
+            running = set(sub.templates)  # a prompt group's points get one reply per session
+            expect_points(summary, [[params[label] for label in dict.fromkeys([baseline, *g.labels])
+                                     if label in running and label in params] for g in groups])
             results = await run_experiment_async(
                 sub, folder, model_factory=model_factory, progress=progress,
                 concurrency=concurrency, share_calls=shared,
