@@ -53,6 +53,11 @@ def test_each_set_is_rendered_over_the_shared_variables_and_answered_in_order() 
     assert got == [(0, "x-1"), (1, "x-0"), (2, "x-2")]
 
 
+def test_no_sets_send_no_request() -> None:
+    assert _each("{{ a }} never compiled before", {}, []) == (0, [])
+    assert render("{{ a }}", {"a": "next"}) == "next"  # nothing left unread in the pipe
+
+
 def test_a_failing_set_gets_the_error_its_own_render_gives_and_the_others_still_render() -> None:
     done, got = _each("{{ 12 // d }}", {}, [{"d": 2}, {"d": 0}, {"d": 3}])
     assert done == 3

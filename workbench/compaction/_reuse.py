@@ -7,10 +7,14 @@ function of that text, the summary template, its parameters and the limits. A tu
 render-only variants send one prompt per session (their parameters are read by the summary
 template only) and share one reply, and repeats answered alike parse the same text: each is
 rendered or parsed once, the rest are handed the result. Errors are never remembered (a
-failing render is retried, and raises, every time).
+failing render is retried, and raises, every time). When the run was told which points render
+a summary template (`expect_points`: the tuner tells each rung), the first render of a reply
+renders it for every point of the caller's prompt group in one request to the render process
+(`workbench.compaction._sandbox.render_each`), and the other points' cells find theirs
+remembered: one round trip per reply, not one per point.
 
 What is remembered lives in the run memo (`workbench._memo`: ``renders``, ``variables``,
-``replies``, ``summaries``). A prompt's transcript is named by its lines (each message's line
+``replies``, ``summaries``, ``summary_points``). A prompt's transcript is named by its lines (each message's line
 is one object while the message lives), so a ladder step that sends what an earlier cell sent
 finds its prompt without joining or hashing the transcript again. A remembered parse is
 shared, so only callers that never modify it use `parsed_reply` (the summarizer and the

@@ -222,6 +222,8 @@ async def render_each(source: str, context: Mapping[str, object],
         TemplateError: the first render ran past its time limit, or the process died before
             it answered (as `call_async`).
     """
+    if not each:
+        return 0
     loop = asyncio.get_running_loop()
     request: Request = ("renders", source, (dict(context), [dict(v) for v in each]), name,
                         limits)
