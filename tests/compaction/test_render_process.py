@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from workbench.compaction import RenderLimits, _sandbox, render
+from workbench.compaction import RenderLimits, _sandbox, _sandbox_pool, render
 from workbench.compaction._templates import render_async
 from workbench.errors import TemplateError
 
@@ -25,7 +25,7 @@ SLOW = "{% for a in range(9999) %}{% for b in range(9999) %}{% endfor %}{% endfo
 
 
 def _idle_pids() -> list[int]:
-    return [w.process.pid for w in _sandbox._POOL.idle]
+    return [w.process.pid for w in _sandbox_pool.POOL.idle]
 
 
 def test_a_render_process_that_died_while_idle_is_replaced() -> None:
