@@ -34,7 +34,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_sqlite": set(),
     "_memo": {"_memo_tables"},
     "_memo_tables": set(),
-    "_redact": {"errors"},
+    "_redact": {"errors", "_memo"},
     "_storage": {"errors"},
     "_json_types": set(),
     "messages": BASE,

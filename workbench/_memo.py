@@ -42,6 +42,11 @@ field                  key -> value                               lifetime
 ``replies``            reply text x parser -> the parse outcome    the run (256 replies)
 ``summaries``          reply text x template x parameters x        the run (1,024 summaries)
                        limits -> the rendered summary
+``summary_points``     summary template -> the points expected to  the run (64 templates)
+                       render it, in groups that get one reply
+                       (a tune's rung: a group's summaries of a
+                       reply are rendered in one request), and
+                       the replies asked for so far
 ``scores``             session x summary x reply x counts ->       the session, and the run
                        metrics, probes and forgotten items         (256 summaries per session)
 ``session_tokens``     session x counter x messages -> tokens      the session, and the run
@@ -55,6 +60,9 @@ field                  key -> value                               lifetime
 ``lookup_answers``     question set x its questions x digest of a   the run (1,024 contexts)
                        context's messages -> the ``lookup``
                        answerer's answers
+``redacted``           secret values x text -> the text redacted    the run (4m characters)
+                       (`workbench._redact`: every row, file and
+                       log line written)
 =====================  =========================================  ===============================
 
 What the process keeps for its whole life is not derived from a run's inputs but loaded (from
@@ -135,7 +143,7 @@ def _prompt_chars(key: Hashable, entry: tuple[tuple[str, ...], str]) -> int:
     return len(entry[1])
 
 
-def _text_chars(key: tuple[Hashable, str], tokens: int) -> int:
+def _text_chars(key: tuple[Hashable, str], value: object) -> int:
     return len(key[1])
 
 
@@ -176,6 +184,7 @@ class RunMemo:
         self.in_flight: dict[Hashable, asyncio.Future[str]] = {}  # renders being made: equal ones wait for them
         self.replies: Lru[object] = Lru("parsed replies", 256)  # ParseOutcome (compaction)
         self.summaries: Lru[str] = Lru("rendered summaries", 1024)
+        self.summary_points: Lru[object] = Lru("points of a summary template", 64)  # ExpectedPoints
         self.scores = SessionMemo("cell scores", 256)
         self.session_tokens = SessionMemo("session tokens", 4)
         self.error_lines_of: Lru[tuple[str | None]] = Lru("error line of an output", 8192)
@@ -185,6 +194,7 @@ class RunMemo:
         self.needles: Lru[re.Pattern[str]] = Lru("whole-word patterns", 4096)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
         self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
+        self.redacted: Lru[str] = Lru("redacted texts", 65_536, _text_chars, TEXT_CHARS)
 
     def tables(self) -> dict[str, _Table]:
         """Every field, by name (the per-message kinds share ``messages``)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workbench.compaction import Usage
+from workbench.compaction import Usage, _sandbox
 from workbench.harness import Experiment, run_experiment
 from workbench.models import ExtractiveModel
 from workbench.testing import ScriptedModel
@@ -138,3 +138,31 @@ def test_successive_halving_stops_at_the_budget(tmp_path: Path) -> None:
     assert result.status == "budget_reached" and result.rungs[-1]["status"] == "budget_reached"
     assert [(r["sessions"], r["groups"]) for r in result.rungs] == [(1, 16), (2, 8)]
     assert result.winner in set(result.scores["template"]) and len(result.scores) == 16
+
+
+def test_a_render_only_tune_renders_a_replys_summaries_for_every_point_in_one_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[int] = []
+    real = _sandbox.render_each
+
+    async def counted(source: str, context: Any, each: list[Any], *rest: Any) -> int:
+        sizes.append(len(each))
+        return await real(source, context, each, *rest)
+
+    monkeypatch.setattr(_sandbox, "render_each", counted)
+    result = tune(spec(variant="top3-intent"), tmp_path / "tune",
+                  model_factory=lambda cell: ScriptedModel([REPLY]))
+    alone = ScriptedModel([REPLY])
+    point = "top3-intent{intent_limit=1}"
+    run_experiment(Experiment.from_dict({"name": "one", "sessions": SIX[:1],
+                                         "models": ["extractive"], "templates": [point]}),
+                   tmp_path / "one", model_factory=lambda cell: alone, progress=False)
+
+    assert sizes == [20]  # one reply (every session's), its 20 points' summaries at once
+    assert len(result.scores) == 20
+    db = sqlite3.connect(tmp_path / "tune" / "results.sqlite")
+    tuned = db.execute("SELECT summary_path FROM cells WHERE template = ? AND session_id = ?",
+                       (point, SIX[0])).fetchone()[0]
+    one = sqlite3.connect(tmp_path / "one" / "results.sqlite").execute(
+        "SELECT summary_path FROM cells").fetchone()[0]
+    assert (tmp_path / "tune" / tuned).read_text() == (tmp_path / "one" / one).read_text()

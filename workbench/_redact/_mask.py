@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 
+from workbench._memo import memo
 from workbench._redact._forms import mask_escaped
 from workbench._redact._secrets import (
     AUTH_SCHEME,
@@ -79,8 +80,17 @@ class _Redactor:
         self.values = _ordered(values | more if more else values)
 
     def text(self, text: str) -> str:
+        """`text` redacted, once per text and set of secret values while the run lasts (the
+        run memo's ``redacted``: a store row's columns are mostly the texts of the rows
+        before it, a shared reply's raw text comes back cell after cell)."""
         if not text:
             return text
+        key = (self.values, text)
+        done = memo().redacted
+        found = done.get(key)
+        return found if found is not None else done.put(key, self._text(text))
+
+    def _text(self, text: str) -> str:
         cleaned = self._free_text(text)
         if cleaned != text and text.lstrip()[:1] in ("{", "["):
             structured = self._json(text)

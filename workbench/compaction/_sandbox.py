@@ -22,8 +22,14 @@ pipe is watched by the loop), so a slow template never stalls the other cells' c
 A request is ``(op, source, context, name, limits)`` with ``op`` one of ``render``, ``check``
 (compile only) and ``variables`` (the names the template reads); the render process says
 ``("compiling",)`` when it compiles a source it has not compiled before (and ``("rendering",)``
-once that is done), then answers ``("ok", value)`` or ``("error", detail)``. A `TemplateError` naming the template and the limit (or what went
-wrong) is raised here from the detail.
+once that is done), then answers ``("ok", value)`` or ``("error", detail)``. A `TemplateError`
+naming the template and the limit (or what went wrong) is raised here from the detail.
+
+`render_each` sends one template with several sets of variables in one request (``renders``:
+the context is the shared variables and the list of sets each updates them with): the render
+process answers each render as it finishes, and each answer has the time limit of one render
+from the answer before it. A tune's points render one reply with one template and their own
+parameters: one request for all of them, the shared variables sent and read once.
 """
 
 from __future__ import annotations
@@ -31,119 +37,23 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
-import threading
 import time
-from collections import deque
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, TypeVar, overload
+from typing import Literal, overload
 
 from workbench.compaction._limits import RenderLimits, time_limit_message
+from workbench.compaction._sandbox_pool import POOL, SYNC_POOL, WORKERS, Pool
 from workbench.compaction._sandbox_worker import Worker
 from workbench.errors import TemplateError
 
-__all__ = ["WORKERS", "call", "call_async", "shutdown", "worker_cpu_seconds"]
-
-WORKERS = 1
-"""Render processes kept at most (renders beyond wait for one to be free)."""
+__all__ = ["WORKERS", "Delivery", "call", "call_async", "render_each", "shutdown",
+           "worker_cpu_seconds"]
 
 DIED = "the render process stopped ({why}); simplify the template"
 PHASES = ("compiling", "rendering")
 """What the render process says while it works (a stop then says which it was doing)."""
-
-_Waiter = TypeVar("_Waiter", threading.Event, "asyncio.Future[None]")
-
-
-class _Pool:
-    """The render processes, lent out one request at a time, in the order callers asked."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.started = 0
-        self.idle: list[Worker] = []
-        self.waiting: deque[threading.Event | asyncio.Future[None]] = deque()  # first come first
-        self.lock = threading.Lock()
-
-    def _claim(self) -> Worker | bool:
-        """An idle worker, True when the caller may start one, else False (wait)."""
-        if self.idle:
-            return self.idle.pop()  # a dead one is found out when asked (and replaced)
-        if self.started < self.size:
-            self.started += 1
-            return True
-        return False
-
-    def _start(self) -> Worker:
-        try:
-            return Worker()
-        except BaseException:
-            with self.lock:
-                self.started -= 1
-            raise
-
-    def try_take(self) -> Worker | None:
-        """A worker free at once (started when the pool may start one), else None."""
-        with self.lock:
-            got = self._claim()
-        if isinstance(got, Worker):
-            return got
-        return self._start() if got else None
-
-    def _take_or_queue(self, waiter: Callable[[], _Waiter]) -> Worker | _Waiter:
-        """A worker (idle, or started now when the pool may start one), else a `waiter()`
-        queued, first come first served, to be woken when one is given back."""
-        with self.lock:
-            got = self._claim()
-            if got is False:
-                ready = waiter()
-                self.waiting.append(ready)
-                return ready
-        return got if isinstance(got, Worker) else self._start()
-
-    def take(self) -> Worker:
-        """A worker for this thread (waiting for one to be free)."""
-        while not isinstance(got := self._take_or_queue(threading.Event), Worker):
-            got.wait()
-        return got
-
-    async def take_async(self) -> Worker:
-        """A worker for the running event loop (waiting for one to be free; the first render
-        of the process pays for starting one)."""
-        loop = asyncio.get_running_loop()
-        while not isinstance(got := self._take_or_queue(loop.create_future), Worker):
-            await got
-        return got
-
-    def give(self, worker: Worker | None) -> None:
-        """Hand a worker back (None: it was killed; a fresh one may be started)."""
-        with self.lock:
-            if worker is not None:
-                self.idle.append(worker)
-            else:
-                self.started -= 1
-            waiter = self.waiting.popleft() if self.waiting else None
-        if isinstance(waiter, threading.Event):
-            waiter.set()
-        elif waiter is not None:
-            loop = waiter.get_loop()
-            if _running_loop() is loop:  # the usual case: no wake-up through the loop's pipe
-                _wake(waiter)
-            else:
-                loop.call_soon_threadsafe(_wake, waiter)
-
-    def close(self) -> None:
-        with self.lock:
-            idle, self.idle = self.idle, []
-            self.started -= len(idle)
-        for worker in idle:
-            worker.kill()
-
-
-_POOL = _Pool(WORKERS)
-"""The render processes (`call_async` waits for one; `call` takes one only when it is free)."""
-_SYNC_POOL = _Pool(1)
-"""The render process `call` uses when none of `_POOL` is free at once."""
 
 
 def _stopped(name: str, limits: RenderLimits, compiling: bool) -> TemplateError:
@@ -176,8 +86,9 @@ def _reply(worker: Worker) -> tuple[object, ...]:
         raise _Stale() from None
 
 
-Request = tuple[str, str, "Mapping[str, object] | None", str, RenderLimits]
-"""``(op, source, context, name, limits)``: what the render process is asked."""
+Request = tuple[str, str, object, str, RenderLimits]
+"""``(op, source, context, name, limits)``: what the render process is asked (the context of
+``renders`` is the shared variables and the list of sets, see `render_each`)."""
 
 
 def _exchange(worker: Worker, request: Request) -> Generator[float, bool, object]:
@@ -207,10 +118,11 @@ class _Lease:
     did not end with an answer (stale, past its time, interrupted or cancelled: never handed
     out again). Leaving the block quietly means: try once more with a fresh process."""
 
-    def __init__(self, pool: _Pool, worker: Worker, name: str, limits: RenderLimits,
+    def __init__(self, pool: Pool, worker: Worker, name: str, limits: RenderLimits,
                  attempt: int) -> None:
         self.pool, self.worker = pool, worker
         self.name, self.limits, self.attempt = name, limits, attempt
+        self.answered = 0  # renders of a `render_each` answered so far
 
     def __enter__(self) -> Worker:
         return self.worker
@@ -222,6 +134,8 @@ class _Lease:
             return False
         self.worker.kill()
         self.pool.give(None)
+        if self.answered and isinstance(exc, (_Expired, _Stale, EOFError, OSError)):
+            return True  # the renders answered stand; the rest were not made
         return _give_up(exc, self.name, self.limits, self.attempt)
 
 
@@ -245,9 +159,9 @@ def call(op: str, source: str, context: Mapping[str, object] | None, name: str,
         TemplateError: the template failed, crossed a limit, or ran past the time limit.
     """
     for attempt in (1, 2):
-        pool, worker = _POOL, _POOL.try_take()
+        pool, worker = POOL, POOL.try_take()
         if worker is None:
-            pool, worker = _SYNC_POOL, _SYNC_POOL.take()
+            pool, worker = SYNC_POOL, SYNC_POOL.take()
         with _Lease(pool, worker, name, limits, attempt):
             exchange = _exchange(worker, (op, source, context, name, limits))
             try:
@@ -276,8 +190,8 @@ async def call_async(op: str, source: str, context: Mapping[str, object] | None,
     """
     loop = asyncio.get_running_loop()
     for attempt in (1, 2):
-        worker = await _POOL.take_async()
-        with _Lease(_POOL, worker, name, limits, attempt):
+        worker = await POOL.take_async()
+        with _Lease(POOL, worker, name, limits, attempt):
             exchange = _exchange(worker, (op, source, context, name, limits))
             try:
                 deadline = next(exchange)
@@ -285,6 +199,55 @@ async def call_async(op: str, source: str, context: Mapping[str, object] | None,
                     deadline = exchange.send(await _arrived(loop, worker, deadline))
             except StopIteration as done:
                 return done.value
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+Delivery = Callable[[int, "str | TemplateError"], None]
+"""Where `render_each` hands each answer: ``deliver(index, text or the render's error)``."""
+
+
+async def render_each(source: str, context: Mapping[str, object],
+                      each: Sequence[Mapping[str, object]], name: str, limits: RenderLimits,
+                      deliver: Delivery) -> int:
+    """Render `source` once for each set of variables in `each` (`context` updated by it) in
+    one request, handing each answer to `deliver` as it arrives, in order (see the module
+    docstring). Each render has the time limit of one render.
+
+    Returns:
+        How many renders were delivered: all of them, unless the render process stopped
+        (died, or a render ran past its time limit and was killed) after the first had been
+        delivered; the ones after it were not made.
+
+    Raises:
+        TemplateError: the first render ran past its time limit, or the process died before
+            it answered (as `call_async`).
+    """
+    if not each:
+        return 0
+    loop = asyncio.get_running_loop()
+    request: Request = ("renders", source, (dict(context), [dict(v) for v in each]), name,
+                        limits)
+    for attempt in (1, 2):
+        worker = await POOL.take_async()
+        lease = _Lease(POOL, worker, name, limits, attempt)
+        with lease:
+            _send(worker, request)
+            compiling, deadline = False, time.monotonic() + limits.time_limit
+            while lease.answered < len(each):
+                # Answers that are in already are read without waking the loop for each.
+                if not worker.replies.poll() and not await _arrived(loop, worker, deadline):
+                    raise _Expired(compiling)
+                reply = _reply(worker)
+                if reply[0] in PHASES:
+                    compiling = reply[0] == "compiling"
+                    continue
+                deliver(lease.answered, str(reply[1]) if reply[0] == "ok"
+                        else TemplateError(name, str(reply[1])))
+                lease.answered += 1
+                deadline = time.monotonic() + limits.time_limit
+            return lease.answered
+        if lease.answered:
+            return lease.answered
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -328,22 +291,10 @@ def _settle(waiting: asyncio.Future[bool], value: bool) -> None:
         waiting.set_result(value)
 
 
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 def worker_cpu_seconds() -> float:
     """CPU seconds the live render processes have used (benchmarks add it to their own)."""
     total = 0.0
-    for worker in [*_POOL.idle, *_SYNC_POOL.idle]:
+    for worker in [*POOL.idle, *SYNC_POOL.idle]:
         try:
             fields = Path(f"/proc/{worker.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -354,8 +305,8 @@ def worker_cpu_seconds() -> float:
 
 def shutdown() -> None:
     """Stop the idle render processes (the next render starts a fresh one)."""
-    _POOL.close()
-    _SYNC_POOL.close()
+    POOL.close()
+    SYNC_POOL.close()
 
 
 # At exit the render processes are stopped and reaped here: left to the interpreter, each one

@@ -25,6 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from workbench._memo import memo
 from workbench.compaction import _limits
+from workbench.compaction._lifeline import die_with_parent
 from workbench.compaction._limits import RenderLimitExceeded, RenderLimits
 from workbench.errors import TemplateError
 
@@ -261,12 +262,39 @@ def render_here(source: str, context: dict[str, Any], limits: RenderLimits) -> s
         return _limits.stream(template.generate(context), bound.budget).strip()
 
 
+def _render_each(replies: Connection, source: str,
+                 context: tuple[dict[str, Any], list[dict[str, Any]]],
+                 limits: RenderLimits) -> None:
+    """Answer a ``renders`` request: one answer per set of variables, each sent when it is
+    made (a source that does not compile answers its error for every set)."""
+    shared, each = context
+    if compiled(source, limits) is None:
+        replies.send(("compiling",))
+        try:
+            compile_here(source, limits)
+        except Exception as exc:  # the template's: every render of it would say the same
+            failed = ("error", error_detail(exc))
+            for _ in each:
+                replies.send(failed)
+            return
+        replies.send(("rendering",))
+    for values in each:
+        try:
+            answer: tuple[str, str] = ("ok", render_here(source, {**shared, **values}, limits))
+        except MemoryError:
+            raise  # the process ends (`serve`)
+        except Exception as exc:  # every failure is the template's, named in the answer
+            answer = ("error", error_detail(exc))
+        replies.send(answer)
+
+
 def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
     """The render process's loop (`workbench.compaction._sandbox` starts it): answer requests
     until the workbench closes the pipe or its process `parent` is gone (a process it forked
     may hold the pipe open). Ctrl-C is the workbench's to handle: it kills this process, which
-    therefore ignores the signal."""
+    therefore ignores the signal. A workbench killed outright takes it along (`_lifeline`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
     try:
         import resource  # POSIX only: where it is missing, the render runs without a cap
 
@@ -284,6 +312,9 @@ def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
         except (EOFError, OSError):
             return
         try:
+            if op == "renders":
+                _render_each(replies, source, context, limits)
+                continue
             if op != "variables" and compiled(source, limits) is None:
                 replies.send(("compiling",))
                 compile_here(source, limits)

@@ -34,8 +34,10 @@ from typing import SupportsFloat, TypedDict, Unpack
 
 import pandas as pd
 
+from workbench._memo import run_memo
 from workbench._sync import run_sync
 from workbench.compaction import CompactionModel
+from workbench.compaction._reuse import expect_points
 from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import load_experiment_sessions
 from workbench.harness.experiment._params import expand_points, point_label, template_variables
@@ -220,7 +222,7 @@ def _float(value: SupportsFloat | str) -> float | None:
 
 
 def _split_points(experiment: Experiment
-                  ) -> tuple[str, list[PromptGroup], dict[str, Mapping[str, object]]]:
+                  ) -> tuple[str, list[PromptGroup], dict[str, Mapping[str, object]], str]:
     tune = experiment.tune
     assert tune is not None
     base = load_variant(tune.variant, experiment)
@@ -238,7 +240,7 @@ def _split_points(experiment: Experiment
         params[label] = point
         key = json.dumps({k: v for k, v in point.items() if k in prompt_vars}, sort_keys=True)
         groups.setdefault(key, PromptGroup(key, [])).labels.append(label)
-    return base.name, list(groups.values()), params
+    return base.name, list(groups.values()), params, base.raw_templates.summary
 
 
 def _ranked_groups(groups: list[PromptGroup], ranked: list[str]) -> list[PromptGroup]:
@@ -283,7 +285,7 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     folder = Path(out) if out is not None else default_out(experiment)
     (folder / TUNE_DIR).mkdir(parents=True, exist_ok=True)
     write_spec(experiment, folder / TUNE_DIR)
-    base_label, groups, params = _split_points(experiment)
+    base_label, groups, params, summary = _split_points(experiment)
     baseline = tune.baseline or base_label
     sessions = [s.id for s in limit_sessions(experiment, load_experiment_sessions(experiment))]
     shared = SharedCalls(enabled=share_calls)
@@ -293,10 +295,14 @@ async def tune_async(spec: Experiment | str | Path, out: str | Path | None = Non
     async def run_rung(labels: list[str], n_sessions: int) -> tuple[Results, str]:
         sub = rung_experiment.model_copy(update={"templates": list(dict.fromkeys(
             [baseline, *labels]))})
-        results = await run_experiment_async(
-            sub, folder, model_factory=model_factory, progress=progress,
-            concurrency=concurrency, share_calls=shared, only_sessions=sessions[:n_sessions],
-            check_folder=False)
+        with run_memo():  # the rung's, which its run shares: a reply's summaries at once
+            running = set(sub.templates)  # a prompt group's points get one reply per session
+            expect_points(summary, [[params[label] for label in dict.fromkeys([baseline, *g.labels])
+                                     if label in running and label in params] for g in groups])
+            results = await run_experiment_async(
+                sub, folder, model_factory=model_factory, progress=progress,
+                concurrency=concurrency, share_calls=shared,
+                only_sessions=sessions[:n_sessions], check_folder=False)
         return results, results.status or "finished"
 
     if tune.proposer is not None or proposer is not None:

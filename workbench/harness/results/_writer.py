@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import queue
 import sqlite3
 import threading
@@ -93,7 +94,9 @@ class CellWriter:
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._timer: asyncio.TimerHandle | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._write_all, name="workbench-store-writer",
+        # In the run's context: what it derives (redacted texts) is the run's memo's.
+        self._thread = threading.Thread(target=contextvars.copy_context().run,
+                                        args=(self._write_all,), name="workbench-store-writer",
                                         daemon=True)
         self._thread.start()
 
