@@ -27,6 +27,9 @@ field                  key -> value                               lifetime
 ``human_request``      message -> the request a probe reads        while the message lives
 ``error_lines``        message -> the error lines a probe reads    while the message lives
 ``touched_paths``      message -> the paths a probe reads          while the message lives
+``session_facts``      message list x kind -> what the probes read  while its messages are
+                       of a whole session: its errors, touched     unchanged, and the run
+                       files, requests, and each one's words       (64 lists)
 ``conversations``      message list x kind -> what the list gives: while its messages are
                        the summarizer's input, transcript lines,   unchanged, and the run
                        archived copies, the preserved prompt       (64 lists)
@@ -48,7 +51,6 @@ field                  key -> value                               lifetime
 ``error_lines_of``     tool output x flagged -> its error line     the run (8,192 outputs)
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
 ``word_sets``          text -> its words and their parts            the run (1m characters)
-``needles``            path or name -> its whole-word pattern       the run (4,096 needles)
 ``variant_files``      a variant folder's ``variant.toml`` path ->  the run (256 files); a file
                        its bytes and the table parsed from them   whose bytes differ is parsed
                                                                   again
@@ -114,7 +116,6 @@ from workbench._memo_tables import (
 
 if TYPE_CHECKING:  # names for annotations only: the foundation stays light
     import asyncio
-    import re
 
     from jinja2 import Template
 
@@ -167,6 +168,7 @@ class RunMemo:
         self.error_lines = MessageMemo("error lines", self.messages)
         self.touched_paths = MessageMemo("touched paths", self.messages)
         self.conversations = ConversationValues("message lists", 64)
+        self.session_facts = ConversationValues("session facts", 64)
         self.text_tokens: Lru[int] = Lru("text tokens", 65_536, _text_chars, TEXT_CHARS)
         self.templates: Lru[Template] = Lru("compiled templates", 128)
         self.variables: Lru[frozenset[str]] = Lru("template variables", 256)
@@ -182,7 +184,6 @@ class RunMemo:
         self.command_paths: Lru[tuple[str, ...]] = Lru("paths of a command", 8192)
         self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
                                                    WORD_SET_CHARS)
-        self.needles: Lru[re.Pattern[str]] = Lru("whole-word patterns", 4096)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
         self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
 
