@@ -57,6 +57,9 @@ field                  key -> value                               lifetime
 ``lookup_answers``     question set x its questions x digest of a   the run (1,024 contexts)
                        context's messages -> the ``lookup``
                        answerer's answers
+``grades``             a question's grading fields x answer ->      the run (2m characters of
+                       its grade, and whether it gives only a      answers)
+                       replaced value
 =====================  =========================================  ===============================
 
 What the process keeps for its whole life is not derived from a run's inputs but loaded (from
@@ -130,6 +133,8 @@ TEXT_CHARS = 4 * 1024 * 1024
 WORD_SET_CHARS = 1024 * 1024
 """Characters of texts whose word sets a memo keeps (a summary, a context, an answer: every
 probe of a cell asks for its summary's, and a session's contexts come back cell after cell)."""
+GRADED_CHARS = 2 * 1024 * 1024
+"""Characters of graded answers a memo keeps (with their grades)."""
 
 
 def _prompt_chars(key: Hashable, entry: tuple[tuple[str, ...], str]) -> int:
@@ -142,6 +147,10 @@ def _text_chars(key: tuple[Hashable, str], tokens: int) -> int:
 
 def _key_chars(key: str, value: frozenset[str]) -> int:
     return len(key)
+
+
+def _answer_chars(key: tuple[str, Hashable, str | None], value: float | bool) -> int:
+    return len(key[2] or "") + 64
 
 
 class _Table(Protocol):
@@ -186,6 +195,8 @@ class RunMemo:
                                                    WORD_SET_CHARS)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
         self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
+        self.grades: Lru[float | bool] = Lru("answer grades", 65_536, _answer_chars,
+                                             GRADED_CHARS)
 
     def tables(self) -> dict[str, _Table]:
         """Every field, by name (the per-message kinds share ``messages``)."""

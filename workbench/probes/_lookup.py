@@ -131,6 +131,7 @@ class LookupAnswerer:
         self._subjects = "\n".join(p.subject.lower() for p in self.passages)
         self._hits: dict[str, tuple[set[int], set[int]]] = {}
         self._bare: list[str] | None = None
+        self._distinct = 0
 
     def _add(self, message: Message, index: int, after_assistant: bool) -> None:
         text = message.concat_text().strip()
@@ -196,7 +197,7 @@ class LookupAnswerer:
         or with `first` the earliest; then the field's label and the item's place in it)."""
         scores: dict[int, float] = defaultdict(float)
         bare = self._bare_texts()
-        total = len(set(bare))
+        total = self._distinct
         for word in dict.fromkeys(w.lower() for w in cue):
             in_text, in_label = self._passages_with(word)
             named = in_text | in_label
@@ -209,6 +210,7 @@ class LookupAnswerer:
     def _bare_texts(self) -> list[str]:
         if self._bare is None:
             self._bare = [bare_text(p.text) for p in self.passages]
+            self._distinct = len(set(self._bare))  # the passages of distinct content
         return self._bare
 
     def _order(self, n: int, first: bool, *before: float) -> tuple[object, ...]:
