@@ -317,3 +317,18 @@ def test_a_path_is_named_only_as_a_whole_name() -> None:
         "é src/app.py": 1, "xsrc/app.py": 0, ".src/app.py": 0, "-src/app.py": 0,
         "src/app.pyc": 0, "src/app.py-old": 0, "src/app.py_2": 0, "src/app.pyé": 0,
         "src/app.py٣": 0, "mysrc/app.py src/app.py": 1}
+
+
+@pytest.mark.parametrize(("text", "flagged", "line"), [
+    ("collected 3 items\n3 passed in 0.1s", False, None),  # no rule can choose a line
+    ("collected 3 items\n3 passed in 0.1s", True, "collected 3 items"),
+    ("ok\rValueError: after a carriage return", False, "ValueError: after a carriage return"),
+    ("ok\x0bos.OSError: after a vertical tab", False, "os.OSError: after a vertical tab"),
+    ("E\t\tassert 1 == 2\nnothing else", False, "assert 1 == 2"),
+    ("12: raise ValueError: quoted code\nall good", False, None),  # a listing, not an error
+    ("src/a.c:3:5: error: expected ';'", False, "src/a.c:3:5: error: expected ';'"),
+    ("x.py::t FAILED [ 50%]\nFAILED x.py::t - KeyError: 'k'", False, "KeyError: 'k'"),
+])
+def test_error_line_chooses_the_same_line_whatever_the_line_breaks(
+        text: str, flagged: bool, line: str | None) -> None:
+    assert error_line(text, flagged=flagged) == line
