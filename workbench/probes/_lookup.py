@@ -52,6 +52,7 @@ from workbench.probes._lookup_read import (
     attributed_choice,
     cap_texts,
     find_word,
+    has_word,
     path_tokens,
     replayed_prompt,
     same_path,
@@ -354,7 +355,7 @@ class LookupAnswerer:
             lower = (passage.head or passage.text).lower()
             for choice in allowed:
                 for word in CHOICE_WORDS.get(choice, (choice,)):
-                    if re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lower):
+                    if has_word(lower, word):
                         return choice
         return ""
 
