@@ -7,8 +7,10 @@ import hashlib
 
 import pytest
 
+from workbench._memo import run_memo
 from workbench.messages import Message
 from workbench.models._cache import KEY_VERSION, cache_key, canonical_json, prompt_hash
+from workbench.tokens import PromptText
 
 SYSTEMS = ["", "plain", 'quotes " and \\ backslash\n\ttabs', "non-ASCII: é ü 日本 😀",
            "control \x00\x1f chars", "x" * 100_000]
@@ -55,3 +57,20 @@ def test_a_request_message_edited_between_calls_is_keyed_afresh() -> None:
     assert prompt_hash("s", request) == _recipe({"system": "s",
                                                   "messages": [_message(request[0])]})
     assert prompt_hash("s", request) != before
+
+
+LINES = ["[user]: first \"quoted\" line", "[assistant]: é 日本 😀\ttab \\ back",
+         "[user]: tool_response: a\nb\x01c", "[assistant]: last"]
+
+
+@pytest.mark.parametrize(("head", "tail"), [("", ""), ("Summarize:\n", "\nDone."),
+                                            ('head "q" \\', 'tail\n\x1f')])
+def test_a_rendered_prompt_is_digested_as_its_whole_text(head: str, tail: str) -> None:
+    messages = [Message.user(line) for line in LINES]
+    text = head + "\n".join(LINES) + tail
+    request = [Message.user("Please write a summary.")]
+    with run_memo():
+        prompt = PromptText(text, head, messages, LINES, "goose", tail)
+        assert prompt_hash(prompt, request) == prompt_hash(text, request)
+        assert prompt_hash(prompt, request) == prompt_hash(prompt, request)  # remembered
+        assert cache_key({"m": 1}, prompt, request) == cache_key({"m": 1}, text, request)

@@ -19,6 +19,20 @@ def test_text_tokens_use_o200k_with_special_tokens_allowed(est: TiktokenEstimato
     assert est.count_text_tokens("") == 0
 
 
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_a_special_token_inside_a_text_counts_one_and_texts_without_one_count_as_encoded(
+        encoding: str) -> None:
+    counter = TiktokenEstimator(encoding)
+    enc = counter._enc
+    for special in sorted(enc.special_tokens_set):
+        text = f"see {special} here\n"
+        assert counter.count_text_tokens(text) == len(enc.encode(text, allowed_special="all"))
+        pieces = len(enc.encode_ordinary("see ")) + 1 + len(enc.encode_ordinary(" here\n"))
+        assert counter.count_text_tokens(text) == pieces
+    plain = "def f(x):\n    return x <| 2  # not a special token\n"
+    assert counter.count_text_tokens(plain) == len(enc.encode(plain, allowed_special="all"))
+
+
 def test_chat_tokens_add_four_per_message_and_three_for_the_reply_primer(
         est: TiktokenEstimator) -> None:
     assert est.count_chat_tokens("", [Message.user("hello world")]) == 2 + 4 + 3

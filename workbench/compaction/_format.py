@@ -38,9 +38,13 @@ _ACTION_LABELS: dict[object, tuple[str, str]] = {  # looked up by a recorded act
 }
 
 
+_SERDE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""serde_json::to_string: compact separators, non-ASCII kept as is (one encoder for every
+line: ``json.dumps`` with options would build one per call)."""
+
+
 def _serde_json(value: object) -> str:
-    # serde_json::to_string: compact separators, non-ASCII kept as is.
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _SERDE.encode(value)
 
 
 def format_content_item(item: Content) -> str | None:

@@ -25,10 +25,14 @@ KEY_VERSION = 1
 VOLATILE_MESSAGE_KEYS = ("created", "id")
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              default=str)
+"""One encoder for every key (``json.dumps`` with options would build one per call)."""
+
+
 def canonical_json(value: object) -> str:
     """Deterministic JSON: sorted keys, no spaces, non-ASCII kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return _CANONICAL.encode(value)
 
 
 def _message_for_key(message: Message) -> JSONObject:
@@ -87,8 +91,9 @@ def _message_json(message: Message) -> str:
 
 
 def _system_json(system: str) -> bytes:
-    """The system prompt as a canonical JSON string, UTF-8 encoded."""
-    return canonical_json(str.__str__(system)).encode()
+    """The system prompt as a canonical JSON string, UTF-8 encoded (a `PromptText` is escaped
+    as it is, with no plain copy made first)."""
+    return canonical_json(system).encode()
 
 
 def _prompt_digest(system: str, messages_json: str) -> str:

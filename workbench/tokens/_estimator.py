@@ -219,11 +219,17 @@ class TiktokenEstimator(GooseCounter):
     def __init__(self, encoding: str = ENCODING) -> None:
         self.encoding_name = encoding
         self._enc = load_tiktoken(encoding)
+        self._specials = tuple(self._enc.special_tokens_set)
         super().__init__(self._uncached, encoding.removesuffix("_base"),
                          counts_by_line=encoding in LINE_ADDITIVE_ENCODINGS)
 
     def _uncached(self, text: str) -> int:
-        return len(self._enc.encode(text, allowed_special="all"))
+        # Special tokens are allowed (each counts as one token, as Goose's counter does). A
+        # text holding none encodes the same either way, and the ordinary encoder skips the
+        # search for them: about a sixth less time on a session's lines.
+        if any(special in text for special in self._specials):
+            return len(self._enc.encode(text, allowed_special="all"))
+        return len(self._enc.encode_ordinary(text))
 
 
 class HFTokenizerEstimator(GooseCounter):
