@@ -127,10 +127,10 @@ def _error_line(text: str, flagged: bool) -> str | None:
             chosen = exc[-1]
     if chosen is None:
         chosen = _pytest_line(lines)
-    for pattern, anywhere in _RULES:
+    for pattern, hints in _RULES:
         if chosen is not None:
             break
-        if anywhere.search(text) is not None:  # else no line can match
+        if any(hint in text for hint in hints):  # else no line can match
             chosen = next((ln for ln in lines if pattern.search(ln) and not _ignorable(ln)),
                           None)
     if chosen is None and flagged:
@@ -143,12 +143,15 @@ def _error_line(text: str, flagged: bool) -> str | None:
     return normalize_ws(chosen)[:MAX_ERROR_CHARS]
 
 
-_RULES = ((_EXC_LINE, re.compile(_EXC_NAME + ":")), (_COMPILER_LINE, re.compile("error")),
-          (_SHELL_LINE, _SHELL_LINE), (_ERROR_LINE, _ERROR_LINE),
-          (_FAILED_LINE, _FAILED_LINE))
-"""The line rules after a traceback's and pytest's, in order, each with a pattern that finds
-something in the whole text whenever the rule matches one of its lines (the rule itself when
-it reads no line boundary), so a rule no line can meet costs one search, not one per line."""
+_RULES = ((_EXC_LINE, ("Error:", "Exception:", "Exit:", "Interrupt:", "Failure:")),
+          (_COMPILER_LINE, ("error",)),
+          (_SHELL_LINE, ("command not found", "No such file or directory", "Permission denied",
+                         "No module named", "not recognized as an internal or external command")),
+          (_ERROR_LINE, ("error:", "Error:", "ERROR", "Exception:")),
+          (_FAILED_LINE, ("FAILED",)))
+"""The line rules after a traceback's and pytest's, in order, each with the texts one of which
+any line it matches holds (an exception name ends in one of the first, and a colon follows),
+so a rule no line can meet costs a few substring searches, not a pattern per line."""
 _HINTS = ("Error", "error", "ERROR", "Exception", "Exit", "Interrupt", "Failure", "FAILED",
           "command not found", "No such file or directory", "Permission denied",
           "No module named", "not recognized as an internal or external command")
