@@ -52,7 +52,9 @@ def word_set(text: str) -> set[str]:
 
 
 def _word_set(text: str) -> frozenset[str]:
-    out = set(words(text))
+    # A word never holds whitespace, so the words of the distinct whitespace-separated pieces
+    # are the text's words: a long context repeats its pieces, and each is read once.
+    out = set(_WORD.findall(" ".join(set(text.lower().split()))))
     # each distinct joined word once; its parts are never empty (`_WORD` puts a separator
     # only between two runs of word characters)
     for w in [w for w in out if "." in w or "-" in w or "'" in w]:
