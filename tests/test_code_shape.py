@@ -32,11 +32,6 @@ ANY_BOUNDARY: dict[str, str] = {
     "workbench/models/_local.py": "llama.cpp's Llama, grammars and completion dicts (untyped extra)",
     "workbench/models/_local_prompt.py": "a loaded llama.cpp model and its chat formatter (untyped)",
     "workbench/models/_provider_compact.py": "the providers' compaction replies, read by name",
-    "workbench/models/_spec.py": "a user's model parameters (TOML), handed unread to a provider",
-    "workbench/harness/experiment/_spec_tables.py":
-        "a user's model parameters and session selection keywords, handed on unread",
-    "workbench/harness/experiment/_cells.py": "a cell's copy of the user's model parameters",
-    "workbench/harness/experiment/_qa_table.py": "the QA model's user parameters, handed on unread",
     "workbench/sessions/importers/_goose_db.py": "rows of Goose's own sessions.db (its schema)",
     "workbench/sessions/importers/_goose_db_rows.py": "rows of Goose's own sessions.db (its schema)",
     "workbench/probes/_questions.py": "a question file's decoded JSON, checked field by field",

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -96,3 +97,15 @@ def test_the_render_process_is_stopped_when_the_interpreter_exits() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "hi 1\n"
     assert "ResourceWarning" not in done.stderr, done.stderr
+
+
+def test_a_render_process_started_from_a_passing_thread_outlives_the_thread() -> None:
+    """It dies with the workbench (a parent-death signal), and that signal follows the thread
+    that started it: a notebook's run thread ending must not take it along."""
+    _sandbox.shutdown()
+    thread = threading.Thread(target=render, args=("{{ x }}", {"x": "in a thread"}))
+    thread.start()
+    thread.join()
+    (pid,) = _idle_pids()
+    assert render("{{ x }}", {"x": "after it ended"}) == "after it ended"
+    assert _idle_pids() == [pid]  # the same process answered: not killed, not replaced

@@ -85,38 +85,89 @@ def test_a_render_that_allocates_without_bound_stops_at_the_memory_cap_and_the_r
 
 
 def test_ctrl_c_stops_a_run_stuck_in_a_render_at_once(tmp_path: Path) -> None:
-    spec, out = _setup(tmp_path, {"compared": WALKS["compared"]}), tmp_path / "run"
+    child, render = _stuck_in_a_render(tmp_path)
+    try:
+        child.send_signal(signal.SIGINT)
+        stopped = time.monotonic()
+        child.communicate(timeout=30)
+        waited = time.monotonic() - stopped
+    finally:
+        _kill(child)
+    assert child.returncode != 0
+    assert waited < 10, f"Ctrl-C took {waited:.1f} s"
+    assert _state(render) is None  # killed and reaped by the run on its way out
+
+
+def test_a_run_killed_outright_in_a_render_takes_its_render_process_along(
+        tmp_path: Path) -> None:
+    child, render = _stuck_in_a_render(tmp_path)
+    try:
+        child.send_signal(signal.SIGKILL)  # no handler runs: only the kernel can stop the render
+    finally:
+        _kill(child)  # the render process held the run's output pipes: this returns once it died
+    deadline = time.monotonic() + 30  # a kernel's SIGKILL ends it at once; the bound is for load
+    while _state(render) not in (None, "Z") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _state(render) in (None, "Z"), f"the render process {render} runs on, orphaned"
+
+
+def _stuck_in_a_render(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """A ``workbench run`` and its render process, busy in a walk of 2**64 items: past its
+    compile (a second of CPU time; compiling takes milliseconds), inside one C call."""
+    spec, out = _setup(folder, {"compared": WALKS["compared"]}), folder / "run"
     env = {**_env(), "WORKBENCH_RENDER_TIME_LIMIT": "600"}
     child = subprocess.Popen([sys.executable, "-m", "workbench", "run", str(spec), "--out",
                               str(out), "--no-progress"], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not _rendering(child.pid):
+        while time.monotonic() < deadline:
+            busy = [p for p in _children(child.pid) if _cpu_seconds(p) >= 1.0]
+            if busy:
+                return child, busy[0]
             time.sleep(0.1)
-        assert _rendering(child.pid), "the render never started"
-        child.send_signal(signal.SIGINT)
-        stopped = time.monotonic()
+        raise AssertionError("the render never started")
+    except BaseException:
+        _kill(child)
+        raise
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    """Kill `child` if it still runs and collect its output, waiting a bounded time: a process
+    it left behind holding its pipes fails the test, never hangs it."""
+    if child.poll() is None:
+        child.kill()
+    try:
         child.communicate(timeout=30)
-        waited = time.monotonic() - stopped
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
-    assert child.returncode != 0
-    assert waited < 10, f"Ctrl-C took {waited:.1f} s"
-    assert not _rendering(child.pid)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(
+            f"the killed run {child.pid} left a process holding its output pipes (an orphaned "
+            "render process?); it is still running") from None
 
 
-def _rendering(pid: int) -> bool:
-    """True while a process started by `pid` (the render process) is busy on a CPU."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] == "R":
-            return True
-    return False
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started."""
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == pid]
+
+
+def _parent(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
+
+
+def _state(pid: int) -> str | None:
+    fields = _stat(pid)
+    return fields[0] if fields else None
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the name (state first), or [] when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,7 +38,9 @@ class Reply:
     status: int = 200
     body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
+    hold: threading.Event | None = None
+    """Answer only once the test sets this (the timeout test's reply comes too late on any
+    machine); bounded, so a broken test cannot hang the server."""
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Script:
 
     replies: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    """What happened, in order: the server's ``request N`` and ``reply N``, and whatever the
+    test's sleep recorder and the test itself add."""
 
 
 def completion(text: str, *, prompt: int = 0, completion_tokens: int = 0, cached: int | None = None,
@@ -84,10 +88,13 @@ class _Handler(BaseHTTPRequestHandler):
         script = self.server.script  # type: ignore[attr-defined]
         script.requests.append({"path": self.path, "body": body,
                                 "authorization": self.headers.get("authorization")})
-        index = min(len(script.requests), len(script.replies)) - 1
+        number = len(script.requests)
+        script.events.append(f"request {number}")
+        index = min(number, len(script.replies)) - 1
         reply = script.replies[index]
-        if reply.delay:
-            time.sleep(reply.delay)
+        if reply.hold is not None:
+            reply.hold.wait(30)
+        script.events.append(f"reply {number}")
         data = json.dumps(reply.body or {}).encode()
         try:
             self.send_response(reply.status)
@@ -123,11 +130,13 @@ def script(server: ThreadingHTTPServer) -> Script:
 
 
 class SleepRecorder:
-    def __init__(self) -> None:
+    def __init__(self, events: list[str] | None = None) -> None:
         self.waits: list[float] = []
+        self.events = events if events is not None else []
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
+        self.events.append(f"wait {seconds}")
 
 
 def make_model(server: ThreadingHTTPServer, sleep: SleepRecorder, **kw: Any) -> LiteLLMModel:
@@ -201,16 +210,22 @@ async def test_repeated_500s_give_up_after_the_attempt_budget_naming_the_model(s
 
 
 async def test_a_slow_server_raises_model_timeout_after_retries(server, script):
-    script.replies = [Reply(body=completion("too late"), delay=1.0)]
-    sleep = SleepRecorder()
+    late = threading.Event()  # the server answers only after the test has its error
+    script.replies = [Reply(body=completion("too late"), hold=late)]
+    sleep = SleepRecorder(script.events)
     model = make_model(server, sleep, timeout=0.3,
                        retry=RetryPolicy(max_attempts=2, base_delay=0.1, jitter=0.0))
-    started = time.perf_counter()
-    with pytest.raises(ModelTimeout) as info:
-        await model.complete("s", [Message.user("u")])
-    assert time.perf_counter() - started < 2.0
-    assert len(script.requests) == 2
+    try:
+        with pytest.raises(ModelTimeout) as info:
+            await model.complete("s", [Message.user("u")])
+        script.events.append("raised")
+    finally:
+        late.set()
+    # Each attempt timed out waiting (no reply came before the error), the one retry waited
+    # its back-off, and the error counts both attempts.
+    assert script.events[:4] == ["request 1", "wait 0.1", "request 2", "raised"]
     assert sleep.waits == [0.1]
+    assert info.value.attempts == 2  # type: ignore[attr-defined]
     assert str(info.value).startswith("gave up after 2 attempts: openai/test-model: the request "
                                       f"to host 127.0.0.1:{server.server_address[1]} timed out")
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
 from workbench.errors import ConfigError, ContextLengthExceeded
 from workbench.messages import Message
 from workbench.models import _local
@@ -431,3 +435,16 @@ async def test_smollm2s_own_count_of_a_chat_prompt_is_the_prompt_llama_evaluates
     flat = len(vocab.tokenize(flatten_prompt(SYSTEM, [Message.user(REQUEST)]).encode(),
                               add_bos=False, special=False))
     assert usage.input_tokens > flat
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                    reason=f"needs llama-cpp-python: {INSTALL_HINT}")
+def test_a_process_that_imported_llama_cpp_exits_without_an_unclosed_file():
+    """llama-cpp-python opens /dev/null twice at import and never closes it; the workbench
+    closes both at exit, after its models (a ResourceWarning, an error here, otherwise)."""
+    program = "from workbench.models._local_load import _import_llama_cpp; _import_llama_cpp()"
+    done = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c",
+                           program], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr and "/dev/null" not in done.stderr, done.stderr

@@ -16,6 +16,7 @@ from workbench.models import (
     load_model,
     parse_model_spec,
 )
+from workbench.models._spec import load_model_with, max_tokens_param
 
 CASES = [
     ("extractive", "extractive", None, None, "extractive"),
@@ -154,3 +155,18 @@ def test_a_closed_shared_cache_is_reopened_by_the_next_load(tmp_path):
     first.close()
     second = load_model("cached:extractive", cache_path=tmp_path / "c.db").step("cache").cache
     assert second is not first and not second.closed
+
+
+def test_a_params_table_is_handed_to_the_constructor_which_names_a_bad_parameter() -> None:
+    model = load_model_with("openai/gpt-4o-mini", {"temperature": 0, "max_tokens": 50})
+    assert repr(model) == "LiteLLMModel('openai/gpt-4o-mini', max_tokens=50, temperature=0)"
+    with pytest.raises(ConfigError) as info:  # a table's key, never load_model's own keyword
+        load_model_with("local/gemma3-270m", {"window": 8000})
+    assert str(info.value) == ("model 'local/gemma3-270m': bad parameter (LocalModel.__init__() "
+                               "got an unexpected keyword argument 'window')")
+
+
+def test_max_tokens_is_read_from_a_number_or_its_text_else_the_default() -> None:
+    assert [max_tokens_param(p, 99) for p in (
+        {"max_tokens": 300}, {"max_tokens": "300"}, {"max_tokens": 12.0}, {}, {"max_tokens": None},
+        {"max_tokens": 0}, {"max_tokens": [5]})] == [300, 300, 12, 99, 99, 99, 99]

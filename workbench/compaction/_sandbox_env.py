@@ -25,6 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from workbench._memo import memo
 from workbench.compaction import _limits
+from workbench.compaction._lifeline import die_with_parent
 from workbench.compaction._limits import RenderLimitExceeded, RenderLimits
 from workbench.errors import TemplateError
 
@@ -265,8 +266,9 @@ def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
     """The render process's loop (`workbench.compaction._sandbox` starts it): answer requests
     until the workbench closes the pipe or its process `parent` is gone (a process it forked
     may hold the pipe open). Ctrl-C is the workbench's to handle: it kills this process, which
-    therefore ignores the signal."""
+    therefore ignores the signal. A workbench killed outright takes it along (`_lifeline`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
     try:
         import resource  # POSIX only: where it is missing, the render runs without a cap
 

@@ -1,6 +1,6 @@
 """One render process (`workbench.compaction._sandbox` lends them out): a plain ``python``
 child running `workbench.compaction._sandbox_env.serve`, its two pipes, and how it is started
-without the workbench's credentials and stopped."""
+without the workbench's credentials (from the thread it dies with: `_lifeline`) and stopped."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from workbench.compaction._lifeline import spawn
 from workbench.compaction._limits import render_memory_limit
 
 __all__ = ["Worker"]
@@ -40,13 +41,17 @@ class Worker:
         root = str(Path(__file__).resolve().parents[2])  # this workbench, wherever it is
         program = SERVE.format(fd_in=req_read, fd_out=resp_write, memory=render_memory_limit(),
                                parent=os.getpid(), root=root)
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", program], pass_fds=(req_read, resp_write), env=env,
-                stdin=subprocess.DEVNULL, close_fds=True)
-        finally:
-            os.close(req_read)
-            os.close(resp_write)
+
+        def start() -> subprocess.Popen[bytes]:
+            try:
+                return subprocess.Popen(
+                    [sys.executable, "-c", program], pass_fds=(req_read, resp_write), env=env,
+                    stdin=subprocess.DEVNULL, close_fds=True)
+            finally:
+                os.close(req_read)
+                os.close(resp_write)
+
+        self.process = spawn(start)  # from the thread it dies with (`_lifeline`)
         self.requests = Connection(req_write, readable=False)
         self.replies = Connection(resp_read, writable=False)
         try:

@@ -29,7 +29,7 @@ from workbench._json_types import JSONValue
 from workbench.compaction._model import Usage
 
 __all__ = ["NOT_BILLED_FLAGS", "SHARER_DROPS", "attribute", "billed", "billing_columns",
-           "http_retries", "new_call_id", "paid_in_run", "shared", "usage_columns"]
+           "call_ref", "http_retries", "new_call_id", "paid_in_run", "shared", "usage_columns"]
 
 NOT_BILLED_FLAGS = ("cache_hit", "shared")
 """Usage flags of an answer this run did not pay for."""
@@ -83,6 +83,12 @@ def attribute(call: Findings, usage: Usage) -> Usage:
     if call.call_id is not None:
         extra["call_id"] = call.call_id
     return usage.copy(extra=extra)
+
+
+def call_ref(value: JSONValue) -> str | None:
+    """A call id read back from a usage's ``call_id`` or ``shared_from`` (written here as
+    strings; absent: None)."""
+    return None if value is None else str(value)
 
 
 def paid_in_run(usage: object) -> bool:

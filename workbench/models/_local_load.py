@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -62,6 +63,18 @@ def _close_loaded() -> None:
             if close is not None:
                 close()
         _VOCABS.clear()
+    _close_silencer_files()
+
+
+def _close_silencer_files() -> None:
+    """Close the two /dev/null files llama-cpp-python opens at import for its stdout and
+    stderr silencer and never closes (each a ResourceWarning at exit). Last, once every model
+    that could use them is freed; nothing when llama.cpp was never imported."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        close = getattr(getattr(utils, name, None), "close", None)
+        if callable(close):
+            close()
 
 
 def _import_llama_cpp() -> Any:

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -63,6 +63,15 @@ LOCAL = "local"
 DEFAULT_LOCAL = "gemma3-270m"
 # Generation settings a harness may pass to every model; the extractive model ignores them.
 GENERATION_PARAMS = frozenset({"temperature", "max_tokens", "seed", "top_p"})
+
+
+def max_tokens_param(params: Mapping[str, object], default: int) -> int:
+    """The ``max_tokens`` a model's parameters set (a number, or the text of one), else
+    `default`."""
+    value = params.get("max_tokens")
+    return int(value) if isinstance(value, (int, float, str)) and value else default
+
+
 _WINDOW = re.compile(r"^(?:[1-9]\d*k|[1-9]\d{0,6})$", re.IGNORECASE)
 MAX_WINDOW_TOKENS = 100 * 1024 * 1024
 """Largest simulated window (100m tokens, ten times any real model's context)."""
@@ -270,7 +279,7 @@ def release_shared_cache(path: str | Path | None) -> None:
         cache.close()
 
 
-def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
+def _build_base(spec: ModelSpec, params: Mapping[str, object]) -> CompactionModel:
     if spec.kind == "extractive":
         unknown = sorted(set(params) - GENERATION_PARAMS)
         if unknown:
@@ -281,22 +290,26 @@ def _build_base(spec: ModelSpec, params: dict[str, Any]) -> CompactionModel:
         from workbench.models._local import LocalModel
 
         name = DEFAULT_LOCAL if spec.model == LOCAL else spec.model[len(LOCAL) + 1:]
-        try:
-            return LocalModel(name, **params)
-        except TypeError as exc:
-            raise ConfigError(f"model {spec.model!r}: bad parameter ({exc})") from exc
+        return _built(spec, LocalModel, name, params)
     # The gateway loads on first use, as the package's `_LAZY` has it.
     from workbench.models._litellm import LiteLLMModel
 
+    return _built(spec, LiteLLMModel, spec.model, params)
+
+
+def _built(spec: ModelSpec, make: Callable[..., CompactionModel], name: str,
+           params: Mapping[str, object]) -> CompactionModel:
+    """``make(name, **params)``: the user's parameters go to the model's constructor unread,
+    and it checks them (an unknown or misspelt one is a TypeError, said as a ConfigError)."""
     try:
-        return LiteLLMModel(spec.model, **params)
+        return make(name, **params)
     except TypeError as exc:
         raise ConfigError(f"model {spec.model!r}: bad parameter ({exc})") from exc
 
 
 def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str | None = None,
                cache_path: str | Path | None = None, counts: PromptCounts | None = None,
-               **params: Any) -> CompactionModel:
+               **params: object) -> CompactionModel:
     """Build a `CompactionModel` from a model string: the model behind its window and cache
     steps (`workbench.models.compose`).
 
@@ -315,6 +328,16 @@ def load_model(spec: str | ModelSpec, *, window: int | None = None, cache: str |
     Raises:
         ConfigError: a bad string, window, cache mode or parameter.
     """
+    return load_model_with(spec, params, window=window, cache=cache, cache_path=cache_path,
+                           counts=counts)
+
+
+def load_model_with(spec: str | ModelSpec, params: Mapping[str, object], *,
+                    window: int | None = None, cache: str | None = None,
+                    cache_path: str | Path | None = None,
+                    counts: PromptCounts | None = None) -> CompactionModel:
+    """`load_model` with the provider's parameters as one mapping (a spec's ``params`` table),
+    so they never meet the keywords above."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
     if window is not None:
         if isinstance(window, bool) or not isinstance(window, int) or window <= 0:

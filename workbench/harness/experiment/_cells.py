@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
 
+from workbench._json_types import JSONValue
 from workbench.errors import ConfigError
 from workbench.harness.experiment._checks import MAX_CELLS
 from workbench.harness.experiment._params import expand_points, point_label
@@ -96,7 +96,7 @@ class Cell:
     window: int | None
     repeat: int
     model_index: int = 0
-    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    params: dict[str, JSONValue] = field(default_factory=dict, compare=False, hash=False, repr=False)
     strategy_name: str = "goose"
     strategy_settings: dict[str, object] = field(default_factory=dict, compare=False, hash=False,
                                               repr=False)

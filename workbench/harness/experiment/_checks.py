@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar, Union, get_args, get_origin
 
@@ -144,7 +144,7 @@ def check_cache_file(path: Path) -> None:
             {"path": str(path)})
 
 
-def maskable_secrets(params: dict[str, dict[str, object]]) -> None:
+def maskable_secrets(params: Mapping[str, Mapping[str, object]]) -> None:
     """Refuse model secrets too short to mask in free text (``allow_short_secrets`` is false).
 
     Args:

@@ -19,9 +19,9 @@ budget, redaction, executor). ``lookup`` is the offline answerer (`workbench.pro
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from workbench._redact import public_params
@@ -62,7 +62,7 @@ class QAModel(BaseModel):
 
     model: str = Field(min_length=1)
     """A model string for `workbench.models.load_model` (``[cached:|replay:]model[@window]``)."""
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, JsonValue] = Field(default_factory=dict)
     """Keyword arguments for the model; ``api_key`` is accepted but never written anywhere."""
 
     @model_validator(mode="after")

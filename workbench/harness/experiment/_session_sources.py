@@ -133,7 +133,10 @@ class SessionCache:
         key = (str(path), fmt, json.dumps(select, sort_keys=True, default=str))
         if key not in self._loaded:
             try:
-                self._loaded[key] = load_sessions(path, format=fmt, **select)
+                # the source's own field, not the copy in `select` (the cache key's)
+                picks = {k: v for k, v in select.items() if k != "encoding_errors"}
+                self._loaded[key] = load_sessions(path, format=fmt, errors="raise",
+                                                  encoding_errors=source.encoding_errors, **picks)
             except SessionFormatError as exc:
                 self._loaded[key] = exc
         loaded = self._loaded[key]

@@ -6,12 +6,13 @@ together as an `Experiment`). Unknown keys are rejected in every table.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -62,13 +63,13 @@ class SessionSource(_Strict):
     """Pick one session of a multi-session file by position."""
     session_id: str | None = None
     """Pick one session of a multi-session file by id."""
-    select: dict[str, Any] = Field(default_factory=dict)
+    select: dict[str, JsonValue] = Field(default_factory=dict)
     """Other importer-specific selection keywords."""
     encoding_errors: Literal["strict", "replace"] = "strict"
     """Invalid UTF-8 in the file: ``strict`` fails naming the byte offset; ``replace``
     substitutes U+FFFD and counts the replacements in the session's meta."""
 
-    def selection(self) -> dict[str, Any]:
+    def selection(self) -> dict[str, JsonValue]:
         """The keywords passed to `load_sessions` besides the path and format."""
         sel = dict(self.select)
         if self.encoding_errors != "strict":
@@ -85,7 +86,7 @@ class ModelEntry(_Strict):
 
     model: str = Field(min_length=1)
     """Model string for `workbench.models.load_model`: ``[cached:|replay:]model[@8k]``."""
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, JsonValue] = Field(default_factory=dict)
     """Extra keyword arguments for the model (temperature, max_tokens...). ``api_key`` is
     accepted but never written anywhere."""
     concurrency: int | None = Field(default=None, gt=0, le=MAX_CONCURRENCY)

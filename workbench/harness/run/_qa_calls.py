@@ -15,19 +15,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
-from workbench._json_types import JSONValue
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.errors import ContextLengthExceeded
 from workbench.harness.results._cell_result import AttemptResult
-from workbench.harness.run._record import _text
+from workbench.harness.run._record import take_usage
 from workbench.messages import Message
+from workbench.models._billing import http_retries
 from workbench.models._cache_keys import prompt_hash
 from workbench.tokens import default_estimator
-
-
-def _retries(value: JSONValue) -> int:
-    """A usage's ``retries_made`` (an int the gateway writes; absent: 0)."""
-    return int(value) if isinstance(value, (int, float, str)) and value != "" else 0
 
 __all__ = ["QACall", "QACalls", "QACount", "QASums"]
 
@@ -127,7 +122,7 @@ class QACalls:
             "estimated_tokens": sum(n for c, n in tokens if c.estimated),
             "calls_made": sum(1 for e in extras if not e.get("shared")),
             "calls_shared": sum(1 for e in extras if e.get("shared")),
-            "http_retries": sum(_retries(e.get("retries_made")) for e in extras),
+            "http_retries": http_retries([u for _, u in used]),
             "calls": len(self.calls),
         }
 
@@ -136,25 +131,12 @@ class QACalls:
         out = []
         for n, call in enumerate(self.calls, first_number):
             usage = call.usage
-            extra = (usage.extra or {}) if usage is not None else {}
-            hit = extra.get("cache_hit")
-            shared = bool(extra.get("shared"))
             attempt = AttemptResult(
                 attempt_no=n, outcome=call.outcome, purpose=call.purpose,
                 question_id=call.question or None,
                 model=usage.model if usage is not None and usage.model else call.model,
-                latency_ms=call.latency_ms, error=call.error, prompt_hash=call.prompt_hash,
-                cache_hit=None if hit is None else int(bool(hit)))
-            if usage is not None:
-                attempt.input_tokens, attempt.output_tokens = (usage.input_tokens,
-                                                               usage.output_tokens)
-                attempt.cache_read_tokens = usage.cache_read_input_tokens
-                attempt.cache_write_tokens = usage.cache_write_input_tokens
-                attempt.cost, attempt.shared = usage.cost, int(shared)
-                attempt.shared_from = _text(extra.get("shared_from"))
-                if not shared and extra.get("call_id"):
-                    attempt.attempt_id = _text(extra["call_id"])  # what sharers' shared_from names
-            out.append(attempt)
+                latency_ms=call.latency_ms, error=call.error, prompt_hash=call.prompt_hash)
+            out.append(take_usage(attempt, usage))
         return out
 
 

@@ -19,7 +19,7 @@ from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._qa_table import QAModel
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.run._qa_bank import QuestionBank
-from workbench.models._spec import parse_model_spec
+from workbench.models._spec import max_tokens_param, parse_model_spec
 from workbench.probes import build_questions, question_set_key
 from workbench.sessions import Session
 from workbench.strategies import reference_summary
@@ -70,7 +70,7 @@ def _boundary(cell: Cell, session: Session) -> int | None:
 
 
 def _output(entry: QAModel) -> int:
-    return int(entry.params.get("max_tokens") or QA_OUTPUT_TOKENS)
+    return max_tokens_param(entry.params, QA_OUTPUT_TOKENS)
 
 
 def estimate_qa(experiment: Experiment, todo: list[Cell], sessions: dict[str, Session],

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from workbench._json_types import JSONValue
 from workbench.compaction import Attempt
 from workbench.compaction._model import Usage
 from workbench.harness.results._cell_result import AttemptResult
+from workbench.models._billing import call_ref
 from workbench.models._cache_keys import prompt_hash
 from workbench.models._pipeline import Call, Proceed, Reply
 
-__all__ = ["RecordStep", "attempt_results"]
+__all__ = ["RecordStep", "attempt_results", "take_usage"]
 
 
 class RecordStep:
@@ -46,11 +46,6 @@ class RecordStep:
         return reply, usage
 
 
-def _text(value: JSONValue) -> str | None:
-    """A call id read back from a usage's extra (the workbench writes them as strings)."""
-    return None if value is None else str(value)
-
-
 def attempt_results(records: list[Attempt], model: str,
                     prompt_hashes: list[str] | None = None) -> list[AttemptResult]:
     """One `AttemptResult` per summarizer attempt (`workbench.compaction.Attempt`), with its
@@ -59,9 +54,6 @@ def attempt_results(records: list[Attempt], model: str,
     hashes = list(prompt_hashes or [])
     for i, rec in enumerate(records):
         usage = rec.usage
-        extra = (usage.extra or {}) if usage is not None else {}
-        hit = extra.get("cache_hit")
-        shared = bool(extra.get("shared"))
         attempt = AttemptResult(
             attempt_no=rec.number, outcome=rec.outcome, removal_percent=rec.removal_percent,
             messages_removed=rec.messages_removed,
@@ -69,14 +61,24 @@ def attempt_results(records: list[Attempt], model: str,
             model=usage.model if usage is not None and usage.model else model,
             latency_ms=rec.latency_ms, error=rec.error,
             prompt_hash=hashes[i] if i < len(hashes) else None)
-        if usage is not None:
-            attempt.input_tokens, attempt.output_tokens = usage.input_tokens, usage.output_tokens
-            attempt.cache_read_tokens = usage.cache_read_input_tokens
-            attempt.cache_write_tokens = usage.cache_write_input_tokens
-            attempt.cost, attempt.shared = usage.cost, int(shared)
-            attempt.shared_from = _text(extra.get("shared_from"))
-            if not shared and extra.get("call_id"):
-                attempt.attempt_id = _text(extra["call_id"])  # what sharers' shared_from points at
-        attempt.cache_hit = None if hit is None else int(bool(hit))
-        out.append(attempt)
+        out.append(take_usage(attempt, usage))
     return out
+
+
+def take_usage(attempt: AttemptResult, usage: Usage | None) -> AttemptResult:
+    """`attempt` with its call's usage written in: tokens, cost, and the flags
+    `workbench.models._billing` set (recording hit, shared and from which call, its own id)."""
+    if usage is None:
+        return attempt
+    extra = usage.extra or {}
+    hit = extra.get("cache_hit")
+    shared = bool(extra.get("shared"))
+    attempt.input_tokens, attempt.output_tokens = usage.input_tokens, usage.output_tokens
+    attempt.cache_read_tokens = usage.cache_read_input_tokens
+    attempt.cache_write_tokens = usage.cache_write_input_tokens
+    attempt.cost, attempt.shared = usage.cost, int(shared)
+    attempt.cache_hit = None if hit is None else int(bool(hit))
+    attempt.shared_from = call_ref(extra.get("shared_from"))
+    if not shared and extra.get("call_id"):
+        attempt.attempt_id = call_ref(extra["call_id"])  # what sharers' shared_from points at
+    return attempt

@@ -13,7 +13,7 @@ from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._qa_table import QAModel
 from workbench.harness.experiment._spec import Experiment
-from workbench.models import load_model
+from workbench.models._spec import load_model_with
 
 __all__ = ["CacheArgs", "ModelFactory", "ModelFor", "QAModelFactory", "load_cell_model",
            "load_qa_model", "qa_entry"]
@@ -43,7 +43,7 @@ def load_cell_model(experiment: Experiment, cell: Cell) -> CompactionModel:
         kwargs["cache"] = cache.mode
     if cache.path or experiment.models[cell.model_index].cache_path:
         kwargs["cache_path"] = experiment.cache_file(cell.model_index)
-    return load_model(cell.model_string, window=cell.window, **kwargs, **cell.params)
+    return load_model_with(cell.model_string, cell.params, window=cell.window, **kwargs)
 
 
 def qa_entry(experiment: Experiment, role: str) -> QAModel:
@@ -67,4 +67,4 @@ def load_qa_model(experiment: Experiment, role: str) -> CompactionModel:
         kwargs["cache"] = cache.mode
     if cache.path:
         kwargs["cache_path"] = experiment.resolve_path(cache.path)
-    return load_model(entry.model, **kwargs, **entry.params)
+    return load_model_with(entry.model, entry.params, **kwargs)

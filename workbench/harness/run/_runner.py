@@ -69,6 +69,7 @@ from workbench.harness.run._run_request import (
 from workbench.harness.run.executors import CellJob, Executor, make_executor
 from workbench.models._pipeline import ModelPipeline, Step, compose
 from workbench.models._shared import SharedCalls
+from workbench.models._spec import max_tokens_param
 from workbench.sessions import Session
 
 __all__ = ["BUDGET_MESSAGE", "BUDGET_STOPPED", "ModelFactory", "QAModelFactory", "cells_to_run",
@@ -322,8 +323,8 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
         budget_step = None
         if budget.active:
             default = OUTPUT_TOKENS_ESTIMATE if role is None else QA_OUTPUT_TOKENS
-            budget_step = BudgetStep(budget, string, output_tokens=int(
-                params.get("max_tokens") or default))
+            budget_step = BudgetStep(budget, string,
+                                     output_tokens=max_tokens_param(params, default))
             budget_steps.setdefault(c.cell_id, []).append(budget_step)
         return compose(model, record=record, share=shared.step(scope=c.repeat),
                        budget=budget_step, slot=slot)

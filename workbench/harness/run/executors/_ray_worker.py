@@ -29,12 +29,12 @@ from workbench.harness.run.executors._ray_messages import (
     CellTaskResult,
     CoordinatorHandle,
 )
-from workbench.models import load_model
 from workbench.models._cache import CACHE_MISS_MESSAGE
 from workbench.models._cache_keys import cache_key, prompt_hash
 from workbench.models._counts import SnapshotCounts
 from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply, Step, compose
 from workbench.models._shared import share_key
+from workbench.models._spec import load_model_with
 
 if TYPE_CHECKING:  # Ray is an optional extra: its type is needed only by the type checker
     from ray import ObjectRef
@@ -138,8 +138,8 @@ def _base_model(experiment: Experiment, cell: Cell, run_id: str,
     if key not in _MODELS:
         if any(k[0] != run_id for k in _MODELS):
             _MODELS.clear()  # models of an older run are not needed again
-        _MODELS[key] = load_model(cell.model_string, window=cell.window, cache="off",
-                                  counts=counts, **cell.params)
+        _MODELS[key] = load_model_with(cell.model_string, cell.params, window=cell.window,
+                                       cache="off", counts=counts)
     return _MODELS[key]
 
 
@@ -180,7 +180,7 @@ def _qa_base_model(experiment: Experiment, role: str, run_id: str) -> Compaction
     if key not in _MODELS:
         assert experiment.qa is not None  # a [qa] model is asked for only with a [qa] table
         entry = experiment.qa.models()[role]
-        _MODELS[key] = load_model(entry.model, cache="off", **entry.params)
+        _MODELS[key] = load_model_with(entry.model, entry.params, cache="off")
     return _MODELS[key]
 
 
