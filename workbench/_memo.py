@@ -27,6 +27,9 @@ field                  key -> value                               lifetime
 ``human_request``      message -> the request a probe reads        while the message lives
 ``error_lines``        message -> the error lines a probe reads    while the message lives
 ``touched_paths``      message -> the paths a probe reads          while the message lives
+``session_facts``      message list x kind -> what the probes read  while its messages are
+                       of a whole session: its errors, touched     unchanged, and the run
+                       files, requests, and each one's words       (64 lists)
 ``conversations``      message list x kind -> what the list gives: while its messages are
                        the summarizer's input, transcript lines,   unchanged, and the run
                        archived copies, the preserved prompt       (64 lists)
@@ -53,7 +56,6 @@ field                  key -> value                               lifetime
 ``error_lines_of``     tool output x flagged -> its error line     the run (8,192 outputs)
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
 ``word_sets``          text -> its words and their parts            the run (1m characters)
-``needles``            path or name -> its whole-word pattern       the run (4,096 needles)
 ``variant_files``      a variant folder's ``variant.toml`` path ->  the run (256 files); a file
                        its bytes and the table parsed from them   whose bytes differ is parsed
                                                                   again
@@ -63,6 +65,9 @@ field                  key -> value                               lifetime
 ``redacted``           secret values x text -> the text redacted    the run (4m characters)
                        (`workbench._redact`: every row, file and
                        log line written)
+``grades``             a question's grading fields x answer ->      the run (2m characters of
+                       its grade, and whether it gives only a      answers)
+                       replaced value
 =====================  =========================================  ===============================
 
 What the process keeps for its whole life is not derived from a run's inputs but loaded (from
@@ -122,7 +127,6 @@ from workbench._memo_tables import (
 
 if TYPE_CHECKING:  # names for annotations only: the foundation stays light
     import asyncio
-    import re
 
     from jinja2 import Template
 
@@ -137,6 +141,8 @@ TEXT_CHARS = 4 * 1024 * 1024
 WORD_SET_CHARS = 1024 * 1024
 """Characters of texts whose word sets a memo keeps (a summary, a context, an answer: every
 probe of a cell asks for its summary's, and a session's contexts come back cell after cell)."""
+GRADED_CHARS = 2 * 1024 * 1024
+"""Characters of graded answers a memo keeps (with their grades)."""
 
 
 def _prompt_chars(key: Hashable, entry: tuple[tuple[str, ...], str]) -> int:
@@ -149,6 +155,10 @@ def _text_chars(key: tuple[Hashable, str], value: object) -> int:
 
 def _key_chars(key: str, value: frozenset[str]) -> int:
     return len(key)
+
+
+def _answer_chars(key: tuple[str, Hashable, str | None], value: float | bool) -> int:
+    return len(key[2] or "") + 64
 
 
 class _Table(Protocol):
@@ -175,6 +185,7 @@ class RunMemo:
         self.error_lines = MessageMemo("error lines", self.messages)
         self.touched_paths = MessageMemo("touched paths", self.messages)
         self.conversations = ConversationValues("message lists", 64)
+        self.session_facts = ConversationValues("session facts", 64)
         self.text_tokens: Lru[int] = Lru("text tokens", 65_536, _text_chars, TEXT_CHARS)
         self.templates: Lru[Template] = Lru("compiled templates", 128)
         self.variables: Lru[frozenset[str]] = Lru("template variables", 256)
@@ -191,10 +202,11 @@ class RunMemo:
         self.command_paths: Lru[tuple[str, ...]] = Lru("paths of a command", 8192)
         self.word_sets: Lru[frozenset[str]] = Lru("word sets", 4096, _key_chars,
                                                    WORD_SET_CHARS)
-        self.needles: Lru[re.Pattern[str]] = Lru("whole-word patterns", 4096)
         self.variant_files: Lru[tuple[bytes, dict[str, object]]] = Lru("variant.toml files", 256)
         self.lookup_answers: Lru[tuple[object, tuple[str, ...]]] = Lru("lookup answers", 1024)
         self.redacted: Lru[str] = Lru("redacted texts", 65_536, _text_chars, TEXT_CHARS)
+        self.grades: Lru[float | bool] = Lru("answer grades", 65_536, _answer_chars,
+                                             GRADED_CHARS)
 
     def tables(self) -> dict[str, _Table]:
         """Every field, by name (the per-message kinds share ``messages``)."""

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from workbench._memo import run_memo
 from workbench.messages import Message, MessageMetadata
 from workbench.metrics import (
     METRICS,
@@ -17,6 +18,7 @@ from workbench.metrics import (
     files_probe,
     metric,
     requests_probe,
+    session_errors,
     shared_probes,
     touched_files,
     unregister_metric,
@@ -275,3 +277,58 @@ def test_inside_shared_probes_the_metrics_and_forgotten_items_run_each_probe_onc
         "t9", "developer__text_editor", {"command": "view", "path": "lib/new.py"}))
     with shared_probes():  # a new block sees the changed session
         assert files_probe(session.messages, SUMMARY).missing == [*first.missing, "lib/new.py"]
+
+
+def test_a_sessions_errors_files_and_requests_follow_an_edited_message_list() -> None:
+    with run_memo():
+        session = make_session()
+        errors = session_errors(session.messages)
+        files = touched_files(session.messages)
+        errors.append("changed by the caller")  # a fresh list each time: nothing aliased
+        files.clear()
+        assert session_errors(session.messages) == errors[:-1]
+        assert touched_files(session.messages) == [
+            "src/app.py", "tests/test_app.py", "docs/notes.md", "setup.cfg"]
+        # an item replaced in place, a message replaced, a message added: each is seen
+        session.messages[4].content[0] = session.messages[2].content[0]
+        assert session_errors(session.messages) == ["assert 1 == 2",
+                                                    "permission denied: docs/notes.md"]
+        session.messages[0] = Message.user("Rename the module to parser_v2 and its imports")
+        assert user_requests(session.messages) == [
+            "Rename the module to parser_v2 and its imports",
+            "Also update the changelog with the release date please"]
+        assert requests_probe(session.messages, "parser_v2 module imports").recalled == 1
+        session.messages.append(Message.assistant().with_tool_request(
+            "t9", "shell", {"command": "cat lib/new.py"}))
+        assert files_probe(session.messages, "lib/new.py and app.py").missing == [
+            "src/app.py", "tests/test_app.py", "docs/notes.md", "setup.cfg"]
+        assert files_probe(session.messages, "lib/new.py and app.py").extra == {
+            "files_basename_recalled": 1}
+
+
+def test_a_path_is_named_only_as_a_whole_name() -> None:
+    msgs = [Message.assistant().with_tool_request("a", "shell", {"command": "cat src/app.py"})]
+    named = {text: files_probe(msgs, text).recalled for text in (
+        "src/app.py", "(src/app.py)", "src/app.py.", "src/app.py:3", "é src/app.py",
+        "xsrc/app.py", ".src/app.py", "-src/app.py", "src/app.pyc", "src/app.py-old",
+        "src/app.py_2", "src/app.pyé", "src/app.py٣", "mysrc/app.py src/app.py")}
+    assert named == {
+        "src/app.py": 1, "(src/app.py)": 1, "src/app.py.": 1, "src/app.py:3": 1,
+        "é src/app.py": 1, "xsrc/app.py": 0, ".src/app.py": 0, "-src/app.py": 0,
+        "src/app.pyc": 0, "src/app.py-old": 0, "src/app.py_2": 0, "src/app.pyé": 0,
+        "src/app.py٣": 0, "mysrc/app.py src/app.py": 1}
+
+
+@pytest.mark.parametrize(("text", "flagged", "line"), [
+    ("collected 3 items\n3 passed in 0.1s", False, None),  # no rule can choose a line
+    ("collected 3 items\n3 passed in 0.1s", True, "collected 3 items"),
+    ("ok\rValueError: after a carriage return", False, "ValueError: after a carriage return"),
+    ("ok\x0bos.OSError: after a vertical tab", False, "os.OSError: after a vertical tab"),
+    ("E\t\tassert 1 == 2\nnothing else", False, "assert 1 == 2"),
+    ("12: raise ValueError: quoted code\nall good", False, None),  # a listing, not an error
+    ("src/a.c:3:5: error: expected ';'", False, "src/a.c:3:5: error: expected ';'"),
+    ("x.py::t FAILED [ 50%]\nFAILED x.py::t - KeyError: 'k'", False, "KeyError: 'k'"),
+])
+def test_error_line_chooses_the_same_line_whatever_the_line_breaks(
+        text: str, flagged: bool, line: str | None) -> None:
+    assert error_line(text, flagged=flagged) == line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from workbench._memo import run_memo
 from workbench.errors import ConfigError
 from workbench.probes import Question, grade_answer, is_unknown, stale_only
 from workbench.probes._grade import identifying_tokens
@@ -82,3 +83,23 @@ def test_an_open_answer_must_name_what_the_expected_answer_names() -> None:
     assert identifying_tokens(asked.expected_text()) == ["feature/replica-3a31"]
     assert identifying_tokens("a new module, see `dispatch_d48b` and port 50354") == [
         "dispatch_d48b", "50354"]
+
+
+def test_a_grade_remembered_in_a_run_follows_the_questions_grading_fields() -> None:
+    with run_memo() as found:
+        question = q("50354", answer_type="number", stale=["59767"])
+        assert grade_answer(question, "Port 50354.") == 1.0
+        assert stale_only(question, "Port 59767.") is True  # its grade is remembered too
+        assert len(found.grades) == 3
+        other = q("50354", answer_type="number", stale=["59767"])  # equal fields: shared
+        other.id, other.text = "another", "what port?"
+        assert grade_answer(other, "Port 50354.") == 1.0
+        assert len(found.grades) == 3
+        question.expected = "59767"  # an edited question is graded again
+        assert grade_answer(question, "Port 50354.") == 0.0
+        question.stale = []
+        assert stale_only(question, "Port 50354.") is False
+        question.answer_type, question.grader = "text", "overlap"
+        assert grade_answer(question, "the port is 59767") == 1.0
+        assert grade_answer(question, "Port 50354.") == 0.0
+    assert len(found.grades) == 0  # dropped with the run

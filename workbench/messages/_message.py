@@ -226,7 +226,10 @@ class Message(BaseModel):
 
     def has_tool_response(self) -> bool:
         """True when any item is a tool response."""
-        return any(isinstance(c, ToolResponse) for c in self.content)
+        for c in self.content:  # a loop, not any() over a generator: asked of every message
+            if isinstance(c, ToolResponse):  # of a list at each removal step
+                return True
+        return False
 
     def unknown_items(self) -> list[UnknownContent]:
         """Items kept as unknown content."""

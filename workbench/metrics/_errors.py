@@ -81,13 +81,14 @@ def _ignorable(line: str) -> bool:
 
 
 def _pytest_line(lines: list[str]) -> str | None:
-    e_lines = [m.group(1) for m in (_PYTEST_E_LINE.match(ln) for ln in lines) if m]
+    e_lines = [m.group(1) for ln in lines
+               if (m := _PYTEST_E_LINE.match(ln)) and not _ignorable(ln)]
     named = [ln for ln in e_lines if _EXC_LINE.match(ln)]
     if named:
         return named[0]
     for ln in lines:
         m = _PYTEST_SHORT.match(ln.strip())
-        if m:
+        if m and not _ignorable(ln):
             # The message alone when it is a whole exception line; else (``assert 0``, or cut
             # short by the terminal width: ``- Fai...``) the line with its test id.
             return m.group(1) if _EXC_LINE.match(m.group(1)) else ln
@@ -113,7 +114,11 @@ def error_line(text: str, flagged: bool = False) -> str | None:
 
 
 def _error_line(text: str, flagged: bool) -> str | None:
-    lines = [ln for ln in text.splitlines() if ln.strip() and not _ignorable(ln)]
+    if not flagged and not _may_hold_error(text):
+        return None
+    # Every non-blank line; a line is skipped when `_ignorable`, asked only of the lines a
+    # rule would choose (most lines of an output match none).
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     chosen: str | None = None
     if _TRACEBACK in text:
         after = text.rsplit(_TRACEBACK, 1)[1].splitlines()
@@ -122,25 +127,59 @@ def _error_line(text: str, flagged: bool) -> str | None:
             chosen = exc[-1]
     if chosen is None:
         chosen = _pytest_line(lines)
-    for pattern in (_EXC_LINE, _COMPILER_LINE, _SHELL_LINE, _ERROR_LINE, _FAILED_LINE):
+    for pattern, hints in _RULES:
         if chosen is not None:
             break
-        chosen = next((ln for ln in lines if pattern.search(ln)), None)
-    if chosen is None and flagged and lines:
-        # Hooks sometimes print JSON-escaped text: keep the first of its escaped lines.
-        chosen = lines[0].split("\\n", 1)[0] or lines[0]
+        if any(hint in text for hint in hints):  # else no line can match
+            chosen = next((ln for ln in lines if pattern.search(ln) and not _ignorable(ln)),
+                          None)
+    if chosen is None and flagged:
+        first = next((ln for ln in lines if not _ignorable(ln)), None)
+        if first is not None:
+            # Hooks sometimes print JSON-escaped text: keep the first of its escaped lines.
+            chosen = first.split("\\n", 1)[0] or first
     if chosen is None:
         return None
     return normalize_ws(chosen)[:MAX_ERROR_CHARS]
 
 
+_RULES = ((_EXC_LINE, ("Error:", "Exception:", "Exit:", "Interrupt:", "Failure:")),
+          (_COMPILER_LINE, ("error",)),
+          (_SHELL_LINE, ("command not found", "No such file or directory", "Permission denied",
+                         "No module named", "not recognized as an internal or external command")),
+          (_ERROR_LINE, ("error:", "Error:", "ERROR", "Exception:")),
+          (_FAILED_LINE, ("FAILED",)))
+"""The line rules after a traceback's and pytest's, in order, each with the texts one of which
+any line it matches holds (an exception name ends in one of the first, and a colon follows),
+so a rule no line can meet costs a few substring searches, not a pattern per line."""
+_HINTS = ("Error", "error", "ERROR", "Exception", "Exit", "Interrupt", "Failure", "FAILED",
+          "command not found", "No such file or directory", "Permission denied",
+          "No module named", "not recognized as an internal or external command")
+_E_HINT = re.compile(r"E\s\s")
+
+
+def _may_hold_error(text: str) -> bool:
+    """False only for a text no rule above can choose a line of: each rule's pattern needs
+    one of `_HINTS` (an exception name ends in one; a traceback's last line is one), or,
+    pytest's ``E`` line, an ``E`` and two spaces. Most tool outputs are told by a few
+    substring searches, not a pattern per line."""
+    return any(hint in text for hint in _HINTS) or _E_HINT.search(text) is not None
+
+
 def session_errors(messages: list[Message]) -> list[str]:
-    """Distinct error lines of the session's failing tool responses, in order."""
+    """Distinct error lines of the session's failing tool responses, in order (worked out
+    once per list of message objects while they are unchanged: the run memo's
+    ``session_facts``)."""
+    return list(memo().session_facts.get(messages, "errors", _session_errors, messages))
+
+
+def _session_errors(messages: list[Message]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
+    lines = memo().error_lines
     for msg in messages:
-        for line in memo().error_lines.get(msg, None, _message_errors, msg):
+        for line in lines.get(msg, None, _message_errors, msg):
             seen.setdefault(line, None)
-    return list(seen)
+    return tuple(seen)
 
 
 def _message_errors(msg: Message) -> tuple[str, ...]:
@@ -154,10 +193,22 @@ def _message_errors(msg: Message) -> tuple[str, ...]:
 
 def token_overlap(error: str, summary_words: set[str]) -> float:
     """Fraction of the error's distinct words (3+ characters) found in `summary_words`."""
-    toks = {w for w in words(error) if len(w) >= 3}
+    return _overlap(_error_words(error), summary_words)
+
+
+def _error_words(error: str) -> frozenset[str]:
+    return frozenset(w for w in words(error) if len(w) >= 3)
+
+
+def _overlap(toks: frozenset[str], summary_words: set[str]) -> float:
     if not toks:
         return 0.0
     return sum(1 for w in toks if w in summary_words) / len(toks)
+
+
+def _probe_items(messages: list[Message]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Per error line of the session: the line and its words that `token_overlap` reads."""
+    return tuple((e, _error_words(e)) for e in session_errors(messages))
 
 
 @probe_once
@@ -171,11 +222,11 @@ def errors_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     Returns:
         A `ProbeResult`; ``extra`` holds ``errors_token_overlap`` (None when there were no errors).
     """
-    errors = session_errors(messages)
+    errors = memo().session_facts.get(messages, "errors probe", _probe_items, messages)
     summary = normalize_ws(summary_text)
     summary_words = word_set(summary_text)
-    missing = [e for e in errors if e not in summary]
-    overlap = (sum(token_overlap(e, summary_words) for e in errors) / len(errors)
+    missing = [e for e, _ in errors if e not in summary]
+    overlap = (sum(_overlap(toks, summary_words) for _, toks in errors) / len(errors)
                if errors else None)
     return ProbeResult(total=len(errors), recalled=len(errors) - len(missing), missing=missing,
                        extra={"errors_token_overlap": overlap})

@@ -30,8 +30,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from workbench._json_types import JSONObject, JSONValue
+from workbench._memo import memo
+from workbench.messages import Message
 from workbench.metrics._common import ProbeResult, normalize_ws
 from workbench.metrics._errors import session_errors
 from workbench.metrics._files import path_suffixes, touched_files
@@ -87,7 +90,8 @@ def fact_mentioned(fact: Mapping[str, JSONValue], summary_text: str) -> bool:
     return _mentioned(fact, normalize_ws(summary_text).lower())
 
 
-def counted_elsewhere(fact: Mapping[str, JSONValue], files: set[str], errors: set[str]) -> bool:
+def counted_elsewhere(fact: Mapping[str, JSONValue], files: AbstractSet[str],
+                      errors: AbstractSet[str]) -> bool:
     """True when `fact` is an item the files or errors probe already counts.
 
     Args:
@@ -108,9 +112,14 @@ def counted_elsewhere(fact: Mapping[str, JSONValue], files: set[str], errors: se
     return False
 
 
-def _other_probes_items(session: Session) -> tuple[set[str], set[str]]:
-    files = {s.lower() for path in touched_files(session.messages) for s in path_suffixes(path)}
-    return files, {e.lower() for e in session_errors(session.messages)}
+def _other_probes_items(session: Session) -> tuple[frozenset[str], frozenset[str]]:
+    messages = session.messages
+    return memo().session_facts.get(messages, "items of other probes", _items_of, messages)
+
+
+def _items_of(messages: list[Message]) -> tuple[frozenset[str], frozenset[str]]:
+    files = frozenset(s.lower() for path in touched_files(messages) for s in path_suffixes(path))
+    return files, frozenset(e.lower() for e in session_errors(messages))
 
 
 def probed_facts(session: Session) -> list[JSONObject]:

@@ -117,17 +117,25 @@ def _argument_paths(arguments: Mapping[str, JsonValue]) -> list[str]:
 def touched_files(messages: list[Message]) -> list[str]:
     """Distinct file paths that tool calls touched, in order of first appearance.
 
+    Every cell of a session asks this of the same messages: the answer is worked out once per
+    list of message objects while they are unchanged (the run memo's ``session_facts``).
+
     Args:
         messages: The session's messages.
 
     Returns:
         Normalised paths from tool-call arguments and shell commands.
     """
+    return list(memo().session_facts.get(messages, "touched files", _touched_files, messages))
+
+
+def _touched_files(messages: list[Message]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
+    paths = memo().touched_paths
     for msg in messages:
-        for p in memo().touched_paths.get(msg, None, _message_paths, msg):
+        for p in paths.get(msg, None, _message_paths, msg):
             seen.setdefault(p, None)
-    return list(seen)
+    return tuple(seen)
 
 
 def _message_paths(msg: Message) -> tuple[str, ...]:
@@ -148,13 +156,30 @@ def path_suffixes(path: str) -> list[str]:
 
 
 def _mentions(summary: str, needle: str) -> bool:
-    found: re.Pattern[str] = memo().needles.get_or(needle, lambda: _mention_pattern(needle))
-    return found.search(summary) is not None
+    """True when `summary` holds `needle` not as the middle of a longer name: `app.py` inside
+    `myapp.py` does not count (no word character, ``.`` or ``-`` before it, no word character
+    or ``-`` after it). A substring search checking the characters around each find: no
+    pattern is compiled per path."""
+    size = len(needle)
+    start = summary.find(needle)
+    while start >= 0:
+        end = start + size
+        if ((start == 0 or not _name_char(summary[start - 1], ".-"))
+                and (end == len(summary) or not _name_char(summary[end], "-"))):
+            return True
+        start = summary.find(needle, start + 1)
+    return False
 
 
-def _mention_pattern(needle: str) -> re.Pattern[str]:
-    # A match must not be the middle of a longer name: `app.py` inside `myapp.py` does not count.
-    return re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])")
+def _name_char(ch: str, also: str) -> bool:
+    """A word character (as the ``re`` module's ``\\w`` tells it), or one of `also`."""
+    return ch.isalnum() or ch == "_" or ch in also
+
+
+def _probe_items(messages: list[Message]) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """Per touched file: its path, the suffixes that name it, its basename."""
+    return tuple((path, tuple(path_suffixes(path)), path.rsplit("/", 1)[-1])
+                 for path in touched_files(messages))
 
 
 @probe_once
@@ -168,13 +193,12 @@ def files_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     Returns:
         A `ProbeResult`; ``extra`` holds ``files_basename_recalled`` (files named only by basename).
     """
-    files = touched_files(messages)
+    files = memo().session_facts.get(messages, "files probe", _probe_items, messages)
     recalled, basename_only, missing = 0, 0, []
-    for path in files:
-        if any(_mentions(summary_text, s) for s in path_suffixes(path)):
+    for path, suffixes, base in files:
+        if any(_mentions(summary_text, s) for s in suffixes):
             recalled += 1
             continue
-        base = path.rsplit("/", 1)[-1]
         if base and _mentions(summary_text, base):
             basename_only += 1
         missing.append(path)

@@ -13,6 +13,8 @@ its parts, so ``config.yaml`` in the summary covers ``config``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from workbench._memo import memo
 from workbench.messages import Message
 from workbench.metrics._common import ProbeResult, content_words, normalize_ws, word_set
@@ -32,13 +34,20 @@ def is_human_request(msg: Message) -> bool:
 
 
 def user_requests(messages: list[Message]) -> list[str]:
-    """The human requests of a session (whitespace-normalised, deduplicated, in order)."""
+    """The human requests of a session (whitespace-normalised, deduplicated, in order; worked
+    out once per list of message objects while they are unchanged: the run memo's
+    ``session_facts``)."""
+    return list(memo().session_facts.get(messages, "requests", _user_requests, messages))
+
+
+def _user_requests(messages: list[Message]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
+    requests = memo().human_request
     for msg in messages:
-        text = memo().human_request.get(msg, None, _request_text, msg)
+        text = requests.get(msg, None, _request_text, msg)
         if text is not None:
             seen.setdefault(text, None)
-    return list(seen)
+    return tuple(seen)
 
 
 def _request_text(msg: Message) -> str | None:
@@ -50,10 +59,18 @@ def _request_text(msg: Message) -> str | None:
 
 def request_coverage(request: str, summary_words: set[str]) -> float:
     """Fraction of the request's content words present in `summary_words` (0.0 when it has none)."""
-    cw = content_words(request)
+    return _coverage(content_words(request), summary_words)
+
+
+def _coverage(cw: Sequence[str], summary_words: set[str]) -> float:
     if not cw:
         return 0.0
     return sum(1 for w in cw if w in summary_words) / len(cw)
+
+
+def _probe_items(messages: list[Message]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per request of the session: the request and its content words."""
+    return tuple((r, tuple(content_words(r))) for r in user_requests(messages))
 
 
 @probe_once
@@ -67,9 +84,9 @@ def requests_probe(messages: list[Message], summary_text: str) -> ProbeResult:
     Returns:
         A `ProbeResult`; ``missing`` holds the uncovered requests, cut to `MISSING_CHARS`.
     """
-    requests = user_requests(messages)
+    requests = memo().session_facts.get(messages, "requests probe", _probe_items, messages)
     summary_words = word_set(summary_text)
-    missing = [r for r in requests if request_coverage(r, summary_words) < COVERAGE]
+    missing = [r for r, cw in requests if _coverage(cw, summary_words) < COVERAGE]
     return ProbeResult(total=len(requests), recalled=len(requests) - len(missing),
                        missing=[m[:MISSING_CHARS] for m in missing])
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from workbench._memo import memo
 from workbench.metrics._common import content_words, word_set
 from workbench.probes._normalize import (
     NORMALIZERS,
@@ -128,8 +129,25 @@ def _open_pass(answer: str, expected: str) -> bool:
     return sum(1 for n in names if contains(said, n)) / len(names) >= OVERLAP_PASS
 
 
+def _grading_key(question: Question) -> tuple[object, ...]:
+    """What of `question` its grades depend on (its text and id do not)."""
+    expected = question.expected
+    return (question.abstention, question.grader, question.answer_type,
+            tuple(expected) if isinstance(expected, list) else expected,
+            tuple(question.choices), tuple(question.stale))
+
+
 def grade_answer(question: Question, answer: str | None) -> float:
-    """The deterministic score of `answer` to `question`, in 0..1 (see the module docstring)."""
+    """The deterministic score of `answer` to `question`, in 0..1 (see the module docstring).
+
+    Every cell of a session grades its answers to the same questions, and many answers come
+    back alike (the full history's in every cell, ``unknown``...): a grade is worked out once
+    per grading fields and answer while the run lasts (the run memo's ``grades``)."""
+    key = ("grade", _grading_key(question), answer)
+    return float(memo().grades.get_or(key, lambda: _grade_answer(question, answer)))
+
+
+def _grade_answer(question: Question, answer: str | None) -> float:
     if question.abstention:
         return 1.0 if abstains(answer) else 0.0
     if is_unknown(answer):
@@ -150,7 +168,15 @@ def grade_answer(question: Question, answer: str | None) -> float:
 
 
 def stale_only(question: Question, answer: str | None) -> bool:
-    """True when `answer` gives a value the session replaced and not the current one."""
+    """True when `answer` gives a value the session replaced and not the current one (once per
+    grading fields and answer, as `grade_answer`)."""
+    if not question.stale:
+        return False
+    key = ("stale", _grading_key(question), answer)
+    return bool(memo().grades.get_or(key, lambda: _stale_only(question, answer)))
+
+
+def _stale_only(question: Question, answer: str | None) -> bool:
     if is_unknown(answer) or not question.stale or grade_answer(question, answer) > 0:
         return False
     forms = _Forms(str(answer))

@@ -39,7 +39,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from workbench.messages import Message
 from workbench.metrics._common import content_words
@@ -52,6 +52,7 @@ from workbench.probes._lookup_read import (
     attributed_choice,
     cap_texts,
     find_word,
+    has_word,
     path_tokens,
     replayed_prompt,
     same_path,
@@ -73,9 +74,10 @@ USER_MARK, CALL_MARK, OUTPUT_MARK = CUE_USER, CUE_TOOL_CALL, CUE_TOOL_OUTPUT
 MARKS = (USER_MARK, CALL_MARK, OUTPUT_MARK)
 
 
-@dataclass(frozen=True)
-class Passage:
-    """One retrievable piece of the context.
+class Passage(NamedTuple):
+    """One retrievable piece of the context (immutable; a named tuple, as a full history makes
+    tens of thousands of them and a tuple is built several times faster than a frozen
+    dataclass).
 
     Attributes:
         text: The passage as the context shows it (a unit without its layout's markup).
@@ -131,6 +133,7 @@ class LookupAnswerer:
         self._subjects = "\n".join(p.subject.lower() for p in self.passages)
         self._hits: dict[str, tuple[set[int], set[int]]] = {}
         self._bare: list[str] | None = None
+        self._distinct = 0
 
     def _add(self, message: Message, index: int, after_assistant: bool) -> None:
         text = message.concat_text().strip()
@@ -196,7 +199,7 @@ class LookupAnswerer:
         or with `first` the earliest; then the field's label and the item's place in it)."""
         scores: dict[int, float] = defaultdict(float)
         bare = self._bare_texts()
-        total = len(set(bare))
+        total = self._distinct
         for word in dict.fromkeys(w.lower() for w in cue):
             in_text, in_label = self._passages_with(word)
             named = in_text | in_label
@@ -209,6 +212,7 @@ class LookupAnswerer:
     def _bare_texts(self) -> list[str]:
         if self._bare is None:
             self._bare = [bare_text(p.text) for p in self.passages]
+            self._distinct = len(set(self._bare))  # the passages of distinct content
         return self._bare
 
     def _order(self, n: int, first: bool, *before: float) -> tuple[object, ...]:
@@ -351,7 +355,7 @@ class LookupAnswerer:
             lower = (passage.head or passage.text).lower()
             for choice in allowed:
                 for word in CHOICE_WORDS.get(choice, (choice,)):
-                    if re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lower):
+                    if has_word(lower, word):
                         return choice
         return ""
 

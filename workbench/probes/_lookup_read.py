@@ -143,8 +143,18 @@ def text_error(text: str, body: int = 0) -> str | None:
     return " ".join(match.group().split()) if match else None
 
 
-def _has_word(lower: str, word: str) -> bool:
-    return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lower) is not None
+def has_word(lower: str, word: str) -> bool:
+    """True when `lower` holds `word` with no word character (as the ``re`` module's ``\\w``
+    tells it) just before or after it: a substring search, no pattern built per word."""
+    size = len(word)
+    start = lower.find(word)
+    while start >= 0:
+        end = start + size
+        if ((start == 0 or not _is_word(lower[start - 1]))
+                and (end == len(lower) or not _is_word(lower[end]))):
+            return True
+        start = lower.find(word, start + 1)
+    return False
 
 
 def path_tokens(text: str, path: str = "") -> list[str]:
@@ -184,7 +194,7 @@ def attributed_choice(statements: Sequence[tuple[str, bool]], path: str,
         for part in parts:
             lower = part.lower()
             for choice, words in CHOICE_WORDS.items():
-                if any(_has_word(lower, w) for w in words):
+                if any(has_word(lower, w) for w in words):
                     said.add(choice if choice in allowed or choice == "read" else "edited")
     return next((c for c in PRECEDENCE if c in said and c in allowed), "")
 

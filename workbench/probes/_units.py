@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from workbench.metrics._common import STOPWORDS, words
 from workbench.metrics._files import FILE_EXTENSIONS
@@ -55,6 +55,8 @@ _JOIN = re.compile(r"^(?:and|then|also|or)\b[\s:,]*", re.IGNORECASE)
 _LEAD = re.compile(r"([^:`]{1,60}?):\s+(\S.*)$", re.DOTALL)
 _TABLE_RULE = re.compile(r"^:?-{2,}:?$")
 _SPLIT_KEY = re.compile(r"[._\s-]+")
+_ALNUM = re.compile(r"[^\W_]")
+"""A letter or digit (``str.isalnum``'s characters: a word character that is not ``_``)."""
 
 
 def stem(word: str) -> str:
@@ -89,15 +91,14 @@ def path_like(token: str) -> bool:
     token = token.strip(".,;:)(`'\"")
     if not token or token.startswith("-") or "://" in token or " " in token:
         return False
-    if "/" in token and any(ch.isalnum() for ch in token):
+    if "/" in token and _ALNUM.search(token):
         return True
     ext = token.rsplit(".", 1)[-1].lower() if "." in token else ""
     return ext in FILE_EXTENSIONS and len(token) > len(ext) + 1
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One statement of a text.
+class Unit(NamedTuple):
+    """One statement of a text (immutable; a named tuple, built many times per text).
 
     Attributes:
         text: The statement, without the layout's markup (bullet, key, pipes, tags).
@@ -149,7 +150,7 @@ class _Reader:
         """One unit: `label` names its field (its group), `lead` adds the words of a lead-in
         that labels it, `body` is where its text starts after that lead-in."""
         stripped = text.strip()
-        if not stripped or not any(ch.isalnum() for ch in stripped):
+        if not _ALNUM.search(stripped):  # nothing but punctuation and space
             return
         body = max(0, body - (len(text) - len(text.lstrip())))
         group = " ".join(sorted(label))
