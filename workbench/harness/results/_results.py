@@ -65,7 +65,11 @@ TableRows = tuple[list[tuple[object, ...]], list[str]]
 """One table as read: its rows (plain tuples) and its column names."""
 
 
-def read_rows(db: sqlite3.Connection) -> tuple[TableRows, TableRows, TableRows]:
+Tables = tuple[TableRows, TableRows, TableRows]
+"""The cells, attempts and runs tables as read (`read_rows`)."""
+
+
+def read_rows(db: sqlite3.Connection) -> Tables:
     """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
     rows: what `read_tables` makes frames of. Cheap: the writer thread reads them after the
     run's last write, and the loop thread makes the frames while the writer closes."""
@@ -79,8 +83,7 @@ def read_rows(db: sqlite3.Connection) -> tuple[TableRows, TableRows, TableRows]:
     return cells, attempts, runs
 
 
-def frames_of(tables: tuple[TableRows, TableRows, TableRows]
-              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def frames_of(tables: Tables) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """`read_rows`' tables as frames: what ``pandas.read_sql_query`` builds (the same columns,
     values and dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its
     per-query setup."""
@@ -204,8 +207,7 @@ class Results:
         return cls._from_tables(Path(run_dir), read_tables(store.db))
 
     @classmethod
-    def from_rows(cls, run_dir: str | Path,
-                  tables: tuple[TableRows, TableRows, TableRows]) -> Results:
+    def from_rows(cls, run_dir: str | Path, tables: Tables) -> Results:
         """Load the run folder `run_dir` from its tables as `read_rows` read them (the
         runner's writer, after the run's last write): the same `Results` as `load`."""
         return cls._from_tables(Path(run_dir), frames_of(tables))

@@ -41,13 +41,7 @@ from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
-from workbench.harness.results._results import (
-    DB_FILE,
-    SUMMARIES_DIR,
-    Results,
-    TableRows,
-    read_rows,
-)
+from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results, Tables, read_rows
 from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetStep, RunBudget
@@ -203,7 +197,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
         cluster: JSONObject | None = None
         doomed: list[Cell] = []
-        tables: list[tuple[TableRows, TableRows, TableRows]] = []  # read by the writer
+        tables: list[Tables] = []  # read by the writer with the run's status
 
         def open_run(s: ResultsStore) -> None:
             s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
