@@ -11,6 +11,7 @@ from workbench._memo import run_memo
 from workbench.compaction import _reuse
 from workbench.compaction._format import transcript_lines
 from workbench.compaction._reuse import parsed_reply, remembered_prompt, render_prompt
+from workbench.compaction._stand_in import render_standing_in
 from workbench.compaction._summarize import (
     apply_structured_summary,
     remembered_structured_summary,
@@ -40,7 +41,14 @@ def _counting_render(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(name)
         return await render_async(source, context, name, limits)  # type: ignore[arg-type]
 
+    async def counted_standing_in(source: str, context: dict, name: str, limits: object,
+                                  variable: str, value: str) -> str:
+        seen.append(name)
+        return await render_standing_in(source, context, name, limits,  # type: ignore[arg-type]
+                                        variable, value)
+
     monkeypatch.setattr(_reuse, "render_async", counted)
+    monkeypatch.setattr(_reuse, "render_standing_in", counted_standing_in)
     return seen
 
 

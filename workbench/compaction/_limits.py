@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextvars
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,10 @@ from workbench.errors import ConfigError
 
 __all__ = ["MEMORY_LIMIT_ENV", "RENDER_MEMORY_LIMIT", "RenderLimitExceeded", "RenderLimits",
            "memory_limit_message", "render_memory_limit", "time_limit_message"]
+
+STAND_IN_START = "\x00"
+"""How every stand-in starts (`workbench.compaction._stand_in`): a chunk of output without this
+character holds no stand-in, so only the rare chunk with it is searched for them."""
 
 TIME_LIMIT_ENV = "WORKBENCH_RENDER_TIME_LIMIT"
 """Environment variable overriding `RenderLimits.time_limit` (seconds)."""
@@ -198,8 +202,11 @@ def _active() -> _Budget | None:
 class bounded:  # noqa: N801  (used as a context manager, like contextlib helpers)
     """Context manager: enforce `limits`' sizes on the render run inside it (this thread)."""
 
-    def __init__(self, limits: RenderLimits, context: Any) -> None:
-        self.budget = _Budget(limits, limits.output_allowance(context))
+    def __init__(self, limits: RenderLimits, context: Any, stood_in: int = 0) -> None:
+        # `stood_in`: characters of the variables sent as stand-ins (`stream`), beyond
+        # the stand-ins' own: the allowance is that of the variables themselves.
+        self.budget = _Budget(limits, limits.output_allowance(context)
+                              + limits.output_per_input_char * stood_in)
         self._token: contextvars.Token[_Budget | None] | None = None
 
     def __enter__(self) -> bounded:
@@ -211,12 +218,18 @@ class bounded:  # noqa: N801  (used as a context manager, like contextlib helper
             _ACTIVE.reset(self._token)
 
 
-def stream(chunks: Iterator[str], budget: _Budget) -> str:
-    """Join a render's output chunks, checking the size between chunks."""
+def stream(chunks: Iterator[str], budget: _Budget,
+           stand_ins: Mapping[str, int] | None = None) -> str:
+    """Join a render's output chunks, checking the size between chunks. A stand-in printed
+    (a key of `stand_ins`, always printed whole, never cut across chunks) counts as the
+    characters of the value it stands for."""
     out: list[str] = []
     size, allowance = 0, budget.allowance
     for chunk in chunks:
         size += len(chunk)
+        if stand_ins and STAND_IN_START in chunk:
+            size += sum((chars - len(mark)) * chunk.count(mark)
+                        for mark, chars in stand_ins.items())
         if size > allowance:  # the call only when over: a render yields a chunk per output
             budget.check_size(size)
         out.append(chunk)

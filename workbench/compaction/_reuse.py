@@ -32,6 +32,7 @@ from typing import cast
 from workbench._memo import memo
 from workbench.compaction import _sandbox
 from workbench.compaction._limits import RenderLimits
+from workbench.compaction._stand_in import render_standing_in
 from workbench.compaction._structured import ParseOutcome, StructuredSummary
 from workbench.compaction._templates import (
     COMPACTION_SUMMARY_TEMPLATE,
@@ -139,8 +140,10 @@ async def _render_prompt(source: str, context: Mapping[str, object], name: str,
                          messages: Sequence[Message], lines: tuple[str, ...], style: str,
                          limits: RenderLimits) -> str:
     transcript = "\n".join(lines)
-    full = context if TRANSCRIPT in context else {**context, TRANSCRIPT: transcript}
-    text = await render_async(source, full, name, limits)
+    if TRANSCRIPT in context:
+        text = await render_async(source, context, name, limits)
+    else:  # the transcript crosses to the render process as a stand-in where it can
+        text = await render_standing_in(source, context, name, limits, TRANSCRIPT, transcript)
     names = memo().variables.get((source, limits))
     if names is None:
         found = await _sandbox.call_async("variables", source, None, name, limits)

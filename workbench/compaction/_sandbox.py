@@ -20,7 +20,10 @@ variants, exports) and `call_async` awaits the answer on the event loop without 
 pipe is watched by the loop), so a slow template never stalls the other cells' calls.
 
 A request is ``(op, source, context, name, limits)`` with ``op`` one of ``render``, ``check``
-(compile only) and ``variables`` (the names the template reads); the render process says
+(compile only), ``variables`` (the names the template reads), ``printed whole`` (the names it
+only prints as they are) and ``render with stand-ins`` (the context is the variables and the
+characters of the values their stand-ins stand for: `workbench.compaction._stand_in`); the
+render process says
 ``("compiling",)`` when it compiles a source it has not compiled before (and ``("rendering",)``
 once that is done), then answers ``("ok", value)`` or ``("error", detail)``. A `TemplateError`
 naming the template and the limit (or what went wrong) is raised here from the detail.
@@ -178,10 +181,15 @@ def call(op: str, source: str, context: Mapping[str, object] | None, name: str,
 async def call_async(op: Literal["render"], source: str, context: Mapping[str, object] | None,
                      name: str, limits: RenderLimits) -> str: ...
 @overload
-async def call_async(op: Literal["variables"], source: str,
+async def call_async(op: Literal["variables", "printed whole"], source: str,
                      context: Mapping[str, object] | None, name: str,
                      limits: RenderLimits) -> frozenset[str]: ...
-async def call_async(op: str, source: str, context: Mapping[str, object] | None, name: str,
+@overload
+async def call_async(op: Literal["render with stand-ins"], source: str,
+                     context: tuple[Mapping[str, object], Mapping[str, int]], name: str,
+                     limits: RenderLimits) -> str: ...
+async def call_async(op: str, source: str,
+                     context: Mapping[str, object] | tuple[object, ...] | None, name: str,
                      limits: RenderLimits) -> object:
     """`call` on the event loop: the loop watches the render process's pipe (no thread).
 

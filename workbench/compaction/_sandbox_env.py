@@ -29,8 +29,8 @@ from workbench.compaction._lifeline import die_with_parent
 from workbench.compaction._limits import RenderLimitExceeded, RenderLimits
 from workbench.errors import TemplateError
 
-__all__ = ["code_fence", "compile_here", "compiled", "render_here", "serve", "template_error",
-           "variables_here"]
+__all__ = ["code_fence", "compile_here", "compiled", "printed_whole_here", "render_here", "serve",
+           "template_error", "variables_here"]
 
 _BACKTICK_RUN = re.compile(r"`+")
 _SECURITY_HINT = (
@@ -251,15 +251,47 @@ def variables_here(source: str, limits: RenderLimits) -> frozenset[str]:
     return memo().variables.get_or(key, lambda: _variables(*key))
 
 
-def render_here(source: str, context: dict[str, Any], limits: RenderLimits) -> str:
+def render_here(source: str, context: dict[str, Any], limits: RenderLimits,
+                stand_ins: dict[str, int] | None = None) -> str:
     """Render `source` in this process's sandbox, checking the size limits; stripped.
+    `stand_ins`: variables sent as stand-ins (`workbench.compaction._stand_in`), each with the
+    characters of the value it stands for, which the size limits count as printed.
 
     Raises:
         Exception: whatever stopped it (`template_error` names it).
     """
-    with _limits.bounded(limits, context) as bound:
+    stood_in = sum(chars - len(mark) for mark, chars in (stand_ins or {}).items())
+    with _limits.bounded(limits, context, stood_in) as bound:
         template = compile_here(source, limits)
-        return _limits.stream(template.generate(context), bound.budget).strip()
+        return _limits.stream(template.generate(context), bound.budget, stand_ins).strip()
+
+
+_PLAIN = (nodes.Output, nodes.If, nodes.For)
+"""Where a printed variable is printed as it is: directly in the template, or in the body of
+an ``if`` or ``for`` (not in a macro, a call, a filter block or a block ``set``)."""
+
+
+def _printed_whole(source: str, max_depth: int, max_chars: int) -> frozenset[str]:
+    limits = RenderLimits(max_depth=max_depth, max_template_chars=max_chars)
+    whole: set[str] = set()
+    other: set[str] = set()
+    stack: list[tuple[nodes.Node, bool]] = [(_parse(source, limits), True)]
+    while stack:
+        node, plain = stack.pop()
+        for child in node.iter_child_nodes():
+            if isinstance(child, nodes.Name):
+                printed = plain and isinstance(node, nodes.Output) and child.ctx == "load"
+                (whole if printed else other).add(child.name)
+            stack.append((child, plain and isinstance(child, _PLAIN)))
+    return frozenset(whole - other)
+
+
+def printed_whole_here(source: str, limits: RenderLimits) -> frozenset[str]:
+    """The variables `source` only ever prints as they are (``{{ name }}``, nothing applied,
+    not inside a macro, call or filter block): a stand-in for such a value, printed and then
+    replaced by the value, gives the text the value gives (kept in the memo's ``variables``)."""
+    key = (source, limits.max_depth, limits.max_template_chars)
+    return memo().variables.get_or(("printed whole", *key), lambda: _printed_whole(*key))
 
 
 def _render_each(replies: Connection, source: str,
@@ -315,16 +347,22 @@ def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
             if op == "renders":
                 _render_each(replies, source, context, limits)
                 continue
-            if op != "variables" and compiled(source, limits) is None:
+            rendering = op in ("render", "render with stand-ins")
+            if op not in ("variables", "printed whole") and compiled(source, limits) is None:
                 replies.send(("compiling",))
                 compile_here(source, limits)
-                if op == "render":
+                if rendering:
                     replies.send(("rendering",))
             if op == "render":
                 value: Any = render_here(source, context or {}, limits)
+            elif op == "render with stand-ins":
+                values, stand_ins = context
+                value = render_here(source, values, limits, stand_ins)
             elif op == "check":
                 compile_here(source, limits)
                 value = None
+            elif op == "printed whole":
+                value = printed_whole_here(source, limits)
             else:
                 value = variables_here(source, limits)
             replies.send(("ok", value))
