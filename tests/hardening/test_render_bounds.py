@@ -116,9 +116,11 @@ def _stuck_in_a_render(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
     compile (a second of CPU time; compiling takes milliseconds), inside one C call."""
     spec, out = _setup(folder, {"compared": WALKS["compared"]}), folder / "run"
     env = {**_env(), "WORKBENCH_RENDER_TIME_LIMIT": "600"}
+    # SIGINT as a terminal gives it: a background job may have inherited it ignored
     child = subprocess.Popen([sys.executable, "-m", "workbench", "run", str(spec), "--out",
                               str(out), "--no-progress"], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

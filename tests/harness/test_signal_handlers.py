@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -37,6 +38,18 @@ def test_a_run_keeps_the_callers_sigint_and_sigterm_handlers(tmp_path: Path) -> 
         signal.signal(signal.SIGINT, previous)
 
 
+@pytest.fixture
+def default_sigint() -> Iterator[None]:
+    """SIGINT as Python sets it for a process started from a terminal (a suite started as a
+    background job inherits it ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("default_sigint")
 def test_a_handler_installed_during_a_run_is_taken_back_when_it_ends() -> None:
     """What Ray's ``init`` does to SIGTERM (and a library may do to SIGINT) is undone."""
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
