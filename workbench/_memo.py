@@ -36,7 +36,8 @@ field                  key -> value                               lifetime
 ``text_tokens``        counter x text -> tokens                    the run (4m characters)
 ``templates``          template source x limits -> compiled        the render process (128)
 ``variables``          template source x limits -> names it reads  the run, and the render
-                                                                  process (256 sources)
+                       (and, keyed ``"printed whole"``, the names  process (256 sources)
+                       it only prints as they are: `_stand_in`)
 ``checked``            template source x limits -> it compiled     the run (256 sources)
                        in the render process
 ``renders``            source x limits x variables read ->         the run (8m characters)
