@@ -151,11 +151,17 @@ class RenderLimits:
             if not value > 0:
                 raise ConfigError(f"{env}={raw!r}: expected a positive number")
             kwargs[field] = value
-        return cls(**kwargs)
+        # Read several times per cell (each prompt and summary key holds the limits): with no
+        # variable set, the one default instance, not a new one to build, hash and compare.
+        return cls(**kwargs) if kwargs or cls is not RenderLimits else _DEFAULT_LIMITS
 
     def output_allowance(self, context: Any) -> int:
         """Characters a render of `context` may produce."""
         return self.max_output_chars + self.output_per_input_char * _chars(context)
+
+
+_DEFAULT_LIMITS = RenderLimits()
+"""The limits with no environment variable set (frozen: shared by every caller)."""
 
 
 def _chars(value: Any, depth: int = 0) -> int:
