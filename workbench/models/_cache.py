@@ -83,7 +83,7 @@ class CacheStep:
         if found is not None:
             call.cache_hit = True
             return found
-        phash = prompt_hash(call.system, call.messages)
+        phash = call.prompt_hash()
         if self.mode == "replay":
             raise CacheMiss(CACHE_MISS_MESSAGE.format(model=call.model, prompt12=phash[:12]),
                             model=call.model)

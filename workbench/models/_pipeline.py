@@ -32,12 +32,13 @@ record; the executor adds slot).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, runtime_checkable
 
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.messages import Message
 from workbench.models._billing import attribute
+from workbench.models._cache_keys import prompt_hash
 from workbench.models._identity import format_window, model_identity, model_label, model_name
 
 __all__ = ["ORDER", "Call", "ModelPipeline", "Proceed", "Step", "compose", "inner_model"]
@@ -76,6 +77,15 @@ class Call:
     cache_hit: bool | None = None
     shared_from: str | None = None
     call_id: str | None = None
+    _prompt_hash: str | None = field(default=None, repr=False)
+
+    def prompt_hash(self) -> str:
+        """The prompt's `prompt_hash`, worked out by the first step that asks (record, share,
+        cache each need it) and kept on the call for the others: a call's prompt is fixed."""
+        found = self._prompt_hash
+        if found is None:
+            found = self._prompt_hash = prompt_hash(self.system, self.messages)
+        return found
 
 
 class Step(Protocol):

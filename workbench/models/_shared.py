@@ -49,11 +49,14 @@ class SharedAnswer:
     call_id: str
 
 
-def share_key(identity: object, scope: object, system: str, messages: list[Message]) -> str:
+def share_key(identity: object, scope: object, system: str, messages: list[Message],
+              digest: str | None = None) -> str:
     """The table's key of a call: sha256 of the model identity and scope and the prompt's
-    own hash (`prompt_hash`, computed once per rendered prompt)."""
+    own hash (`prompt_hash`, computed once per rendered prompt; `digest` when the caller has
+    it already: a pipeline's `Call.prompt_hash`)."""
     head = canonical_json({"model": identity, "scope": scope})
-    return hashlib.sha256(f"{head}\n{prompt_hash(system, messages)}".encode()).hexdigest()
+    digest = digest if digest is not None else prompt_hash(system, messages)
+    return hashlib.sha256(f"{head}\n{digest}".encode()).hexdigest()
 
 
 def billed_answer(message: Message, usage: Usage,
@@ -188,7 +191,7 @@ class ShareStep:
         if not table.enabled:
             table.calls_made += 1
             return await proceed(call)
-        key = share_key(call.identity, self.scope, call.system, call.messages)
+        key = share_key(call.identity, self.scope, call.system, call.messages, call.prompt_hash())
         answer = await table.claim(key)
         if answer is not None:
             table.calls_shared += 1

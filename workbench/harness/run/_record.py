@@ -15,7 +15,6 @@ from workbench.compaction import Attempt
 from workbench.compaction._model import Usage
 from workbench.harness.results._cell_result import AttemptResult
 from workbench.models._billing import call_ref
-from workbench.models._cache_keys import prompt_hash
 from workbench.models._pipeline import Call, Proceed, Reply
 
 __all__ = ["RecordStep", "attempt_results", "take_usage"]
@@ -39,7 +38,7 @@ class RecordStep:
 
     async def run(self, call: Call, proceed: Proceed) -> Reply:
         """Note the prompt, let the call through, note what came back."""
-        self.prompt_hashes.append(prompt_hash(call.system, call.messages))
+        self.prompt_hashes.append(call.prompt_hash())
         reply, usage = await proceed(call)
         self.last_text = reply.concat_text()
         self.raw_usages.append(usage.copy() if usage is not None else None)

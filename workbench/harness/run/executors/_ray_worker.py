@@ -30,7 +30,7 @@ from workbench.harness.run.executors._ray_messages import (
     CoordinatorHandle,
 )
 from workbench.models._cache import CACHE_MISS_MESSAGE
-from workbench.models._cache_keys import cache_key, prompt_hash
+from workbench.models._cache_keys import cache_key
 from workbench.models._counts import SnapshotCounts
 from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply, Step, compose
 from workbench.models._shared import share_key
@@ -89,8 +89,9 @@ class RouteStep:
         if self.mode != "off":
             key = cache_key(call.identity, call.system, call.messages)
         if self.share:
-            share = share_key(call.identity, self.scope, call.system, call.messages)
-        phash = prompt_hash(call.system, call.messages)
+            share = share_key(call.identity, self.scope, call.system, call.messages,
+                              call.prompt_hash())
+        phash = call.prompt_hash()
         decision = await self.coordinator.call_begin.remote(
             self.cell_id, self.try_no, key, self.mode, self.cache_path, call.model, phash, share)
         if decision[0] == "shared":
