@@ -136,11 +136,8 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
         if calls_done is not None:
             calls_done()
             await asyncio.sleep(0)  # the cell it admitted starts before this one is scored
-        values = score(result, cell, session, variant, done,
-                       record.last_text if model is not None else None, estimator)
-        values.update(qa_metrics)
-        if values:
-            result.metrics_json = json.dumps(values, default=float)
+        score(result, cell, session, variant, done,
+              record.last_text if model is not None else None, estimator, qa_metrics)
     except Exception as exc:  # one failing cell never stops the run
         if result.original_tokens is None:  # the strategy failed before it was counted
             with contextlib.suppress(Exception):

@@ -9,7 +9,7 @@ agree) share one scoring: the run memo's ``scores`` (`workbench._memo`). A rende
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Protocol
 
@@ -26,12 +26,17 @@ from workbench.sessions import Session
 from workbench.strategies import StrategyResult
 from workbench.tokens import GooseCounter
 
-__all__ = ["ContextCounter", "score", "session_tokens"]
+__all__ = ["ContextCounter", "metrics_json", "score", "session_tokens"]
 
 METRICS_MODULE = "workbench.metrics"
+ECHO = "template_echo"
+"""The one metric `score` adds per cell to the shared ones (it depends on the template)."""
 
 Metrics = dict[str, float | int | None]
 """A cell's metrics by name (`workbench.metrics.compute_metrics`), in ``metrics_json`` order."""
+
+_METRICS_JSON = json.JSONEncoder(default=float)
+"""``json.dumps(values, default=float)``, the ``metrics_json`` column, built once."""
 
 
 class ContextCounter(Protocol):
@@ -73,11 +78,29 @@ def _parse_structured(raw: str | None) -> StructuredSummary | None:
     return parsed_reply(raw).summary  # read only (metrics and the echo check read it)
 
 
+def metrics_json(values: Mapping[str, float | int | None]) -> str | None:
+    """The ``metrics_json`` column of a cell's metrics (None when it has none)."""
+    return _METRICS_JSON.encode(values) if values else None
+
+
+def _cell_metrics_json(shared: Metrics, shared_json: str, echo: float | None,
+                       extra: Mapping[str, float | int | None]) -> str | None:
+    """`metrics_json` of the shared metrics, the cell's `ECHO` and `extra` after them, in
+    that order: the shared part's JSON, made once with the shared scoring, and the cell's
+    own items after it (the same text, without encoding every shared metric per cell)."""
+    if not shared or ECHO in shared or ECHO in extra or not shared.keys().isdisjoint(extra):
+        return metrics_json({**shared, ECHO: echo, **extra})  # the parts' order differs
+    own = _METRICS_JSON.encode({ECHO: echo, **extra})
+    return f"{shared_json[:-1]}, {own[1:]}"
+
+
 def score(result: CellResult, cell: Cell, session: Session, variant: Variant,
-          strategy: StrategyResult, last_text: str | None, estimator: GooseCounter) -> Metrics:
-    """Measure a finished compaction into `result` (columns and texts, filled as they are
-    known, so a failure part way keeps what came before, as the row always did) and return
-    its metrics, in the ``metrics_json`` order."""
+          strategy: StrategyResult, last_text: str | None, estimator: GooseCounter,
+          extra: Mapping[str, float | int | None] | None = None) -> None:
+    """Measure a finished compaction into `result`: columns and texts, filled as they are
+    known, so a failure part way keeps what came before, as the row always did, and last its
+    ``metrics_json``: the metrics, then `extra` (the ``[qa]`` metrics) after them."""
+    extra = extra or {}
     text = strategy.summary_text
     summary_tokens = estimator.count_text_tokens(text)
     result.status, result.retained_tokens = "ok", strategy.retained_tokens
@@ -93,22 +116,22 @@ def score(result: CellResult, cell: Cell, session: Session, variant: Variant,
             estimator.count_context_tokens(session.messages)
     metrics = _metrics_module()
     if metrics is None:
-        return {}
+        result.metrics_json = metrics_json(extra)
+        return
     reply = last_text if strategy.structured else None
 
-    def compute() -> tuple[StructuredSummary | None, Metrics, str]:
+    def compute() -> tuple[StructuredSummary | None, Metrics, str, str]:
         structured = _parse_structured(reply)
         with metrics.shared_probes():  # the metrics and the forgotten items run each probe once
             values = metrics.compute_metrics(session, text, structured,
                                              original_tokens=original_tokens,
                                              summary_tokens=summary_tokens)
             forgotten = metrics.compute_forgotten(session, text)
-        return structured, values, redact(json.dumps(forgotten, ensure_ascii=False, indent=1))
+        return (structured, values, _METRICS_JSON.encode(values),
+                redact(json.dumps(forgotten, ensure_ascii=False, indent=1)))
 
-    structured, computed, forgotten_json = memo().scores.get(
+    structured, computed, computed_json, forgotten_json = memo().scores.get(
         session, (text, reply, original_tokens, summary_tokens), compute)
-    values = dict(computed)
-    values["template_echo"] = metrics.template_echo(structured,
-                                                    variant.templates.baked().compaction)
+    echo = metrics.template_echo(structured, variant.templates.baked().compaction)
     result.texts.forgotten = forgotten_json
-    return values
+    result.metrics_json = _cell_metrics_json(computed, computed_json, echo, extra)
