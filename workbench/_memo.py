@@ -52,7 +52,8 @@ field                  key -> value                               lifetime
                        reply are rendered in one request), and
                        the replies asked for so far
 ``scores``             session x summary x reply x counts ->       the session, and the run
-                       metrics, probes and forgotten items         (256 summaries per session)
+                       metrics (and their JSON), probes and        (256 summaries per session)
+                       forgotten items
 ``session_tokens``     session x counter x messages -> tokens      the session, and the run
 ``error_lines_of``     tool output x flagged -> its error line     the run (8,192 outputs)
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
