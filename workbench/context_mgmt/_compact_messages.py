@@ -151,12 +151,6 @@ def archived_copy(message: Message) -> Message:
     return copy
 
 
-def _with_metadata(message: Message, metadata: MessageMetadata) -> Message:
-    data = message.to_goose()
-    data["metadata"] = metadata.to_goose()
-    return Message.from_goose(data)
-
-
 async def compact_messages(
     model: CompactionModel,
     conversation: Sequence[Message],
@@ -223,7 +217,7 @@ def compacted_conversation(conversation: Sequence[Message], summary: Message, *,
     # recorded messages they copy.
     new: list[Message] = list(memo().conversations.get(conversation, "archived",
                                                         _archived_all, conversation))
-    new.append(_with_metadata(summary, MessageMetadata.agent_only()))
+    new.append(summary.reread_with(MessageMetadata.agent_only()))  # as a JSON round trip
     if manual_compact:
         text = MANUAL_COMPACT_CONTINUATION_TEXT
     elif is_most_recent:

@@ -62,6 +62,11 @@ class MessageMetadata(BaseModel):
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
+def _now() -> int:
+    """A new message's ``created``: the current time in whole seconds."""
+    return int(time.time())
+
+
 class MessageFields(TypedDict, total=False):
     """The `Message` fields a constructor (`Message.user`, `system_message`...) passes on."""
 
@@ -90,7 +95,7 @@ class Message(BaseModel):
 
     role: Role
     content: list[Content] = Field(default_factory=list)
-    created: int = Field(default_factory=lambda: int(time.time()))
+    created: int = Field(default_factory=_now)
     id: str | None = None
     metadata: MessageMetadata = Field(default_factory=MessageMetadata)
     extra: dict[str, JsonValue] = Field(default_factory=dict, exclude=True)
@@ -195,6 +200,33 @@ class Message(BaseModel):
         out.update(self.extra)
         return out
 
+    def reread_with(self, metadata: MessageMetadata) -> Message:
+        """What `from_goose` reads back from this message's `to_goose` with `metadata` written
+        in its place (a compaction's summary, made agent-only so): the same message, built
+        without validating every field again. The items and the metadata still make the
+        round trip, so what reading does to them (Goose's load migration, the tags stripped
+        from text) is done as before."""
+        if self.extra:  # keys written beside the fields: read back by `from_goose` itself
+            data = self.to_goose()
+            data["metadata"] = metadata.to_goose()
+            return Message.from_goose(data)
+        shape = self._shape or {"id": True, "created": True, "metadata": True}
+        meta = metadata.to_goose()
+        read = MessageMetadata.model_validate(meta)
+        read.__pydantic_fields_set__ = recorded_fields(meta)
+        has_id, has_created = bool(shape.get("id")), bool(shape.get("created"))
+        given = {"role", "content", "extra", "metadata"}
+        given |= {"id"} if has_id else set()
+        given |= {"created"} if has_created else set()
+        new = Message.model_construct(  # every value as `from_goose` validates it
+            given, role=self.role, content=_read_items([c.to_goose() for c in self.content]),
+            extra={}, metadata=read, created=self.created if has_created else _now(),
+            id=self.id if has_id else None)
+        private = new.__pydantic_private__
+        assert private is not None  # a model with private attributes always has the dict
+        private["_shape"] = {"id": has_id, "created": has_created, "metadata": True}
+        return new
+
     # ---- views -----------------------------------------------------------------------------
 
     def concat_text(self) -> str:
@@ -289,6 +321,17 @@ class Message(BaseModel):
                 private["_shape"] = dict(private["_shape"])
         _set(new, "__pydantic_private__", private)
         return new
+
+
+def _read_items(items: list[JSONObject]) -> list[Content]:
+    """Goose content items as `Message`'s content validator reads them (one that reads as
+    nothing, a ``reasoning`` item without text, is left out)."""
+    out: list[Content] = []
+    for item in items:
+        parsed = content_from_goose(item)
+        if parsed is not None:
+            out.append(parsed)
+    return out
 
 
 def messages_from_goose(items: Iterable[JSONObject]) -> list[Message]:
