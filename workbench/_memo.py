@@ -44,6 +44,9 @@ field                  key -> value                               lifetime
                        the rendered prompt
 ``in_flight``          a render's key -> the future of its result  while it is being made
 ``replies``            reply text x parser -> the parse outcome    the run (256 replies)
+``requests``           request text -> the user message a          the run (4 texts)
+                       summarizer call sends (one object, so its
+                       key JSON and count are made once)
 ``summaries``          reply text x template x parameters x        the run (1,024 summaries)
                        limits -> the rendered summary
 ``summary_points``     summary template -> the points expected to  the run (64 templates)
@@ -196,6 +199,7 @@ class RunMemo:
                                                              _prompt_chars, RENDER_CHARS)
         self.in_flight: dict[Hashable, asyncio.Future[str]] = {}  # renders being made: equal ones wait for them
         self.replies: Lru[object] = Lru("parsed replies", 256)  # ParseOutcome (compaction)
+        self.requests: Lru[object] = Lru("summarizer requests", 4)  # Message (messages)
         self.summaries: Lru[str] = Lru("rendered summaries", 1024)
         self.summary_points: Lru[object] = Lru("points of a summary template", 64)  # ExpectedPoints
         self.scores = SessionMemo("cell scores", 256)

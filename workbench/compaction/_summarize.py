@@ -17,8 +17,9 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, cast
 
+from workbench._memo import memo
 from workbench.compaction._format import TranscriptStyle, transcript_lines
 from workbench.compaction._model import CompactionModel, Usage
 from workbench.compaction._removal import (
@@ -233,6 +234,15 @@ def _context(templates: Templates, variables: dict[str, object]) -> dict[str, ob
     return {**variables, **params} if params else variables
 
 
+def summary_request() -> Message:
+    """The user message every summarizer call sends (`SUMMARY_REQUEST`), one object per run
+    (the run memo's ``requests``): models only read their request messages, and with one
+    object the cache-key JSON, the prompt hash and the token count of the request are worked
+    out once per run, not once per call."""
+    found = memo().requests.get_or(SUMMARY_REQUEST, lambda: Message.user(SUMMARY_REQUEST))
+    return cast(Message, found)
+
+
 class SummarizeOptions(TypedDict, total=False):
     """The keyword options of `summarize`, for callers that pass them through."""
 
@@ -272,7 +282,7 @@ async def summarize(
             remove (after 1 call), or it still overflowed with all of them removed (5 calls).
         CompactionCallFailed: any other model error, raised at once without retry.
     """
-    request = [Message.user(SUMMARY_REQUEST)]
+    request = [summary_request()]
     variant = getattr(templates, "name", "")
     template_name = f"{variant}/{COMPACTION_TEMPLATE}" if variant else COMPACTION_TEMPLATE
     records: list[Attempt] = []
