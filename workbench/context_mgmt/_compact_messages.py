@@ -95,8 +95,8 @@ def _preserved_at(conversation: Sequence[Message]) -> tuple[int, list[TextConten
     return None
 
 
-def _find_preserved(conversation: Sequence[Message]) -> tuple[int, Message] | None:
-    found = memo().conversations.get(conversation, "preserved", _preserved_at, conversation)
+def _preserved_copy(found: tuple[int, list[TextContent]] | None) -> tuple[int, Message] | None:
+    """Where the preserved prompt is (`_preserved_at`), and a new agent-only copy of it."""
     if found is None:
         return None
     index, texts = found
@@ -137,6 +137,14 @@ def _projected(conversation: Sequence[Message]) -> tuple[Message, ...]:
 def _archived_all(conversation: Sequence[Message]) -> tuple[Message, ...]:
     archived = memo().archived
     return tuple(archived.get(m, None, archived_copy, m) for m in conversation)
+
+
+def _around_summary(conversation: Sequence[Message]
+                    ) -> tuple[tuple[Message, ...], tuple[int, list[TextContent]] | None]:
+    """What every compaction of `conversation` puts around its summary: the archived copies,
+    and where the prompt it preserves is (found on the manual path too: one entry, checked
+    once per compaction, for both)."""
+    return _archived_all(conversation), _preserved_at(conversation)
 
 
 def archived_copy(message: Message) -> Message:
@@ -209,14 +217,15 @@ def compacted_conversation(conversation: Sequence[Message], summary: Message, *,
         The archived originals, the summary, the continuation note and, on the automatic path,
         the latest text-only user prompt with its newest turn-context event.
     """
-    found = None if manual_compact else _find_preserved(conversation)
-    is_most_recent = found is not None and all(
-        m.is_turn_context for m in conversation[found[0] + 1:])
     # The archived copies are made once per list of recorded messages and shared by every
     # compaction of it in the run (the run memo's ``conversations``): read-only, like the
     # recorded messages they copy.
-    new: list[Message] = list(memo().conversations.get(conversation, "archived",
-                                                        _archived_all, conversation))
+    archived, preserved_at = memo().conversations.get(conversation, "around the summary",
+                                                      _around_summary, conversation)
+    found = None if manual_compact else _preserved_copy(preserved_at)
+    is_most_recent = found is not None and all(
+        m.is_turn_context for m in conversation[found[0] + 1:])
+    new: list[Message] = list(archived)
     new.append(summary.reread_with(MessageMetadata.agent_only()))  # as a JSON round trip
     if manual_compact:
         text = MANUAL_COMPACT_CONTINUATION_TEXT
