@@ -58,6 +58,8 @@ field                  key -> value                               lifetime
                        metrics (and their JSON), probes and        (256 summaries per session)
                        forgotten items
 ``session_tokens``     session x counter x messages -> tokens      the session, and the run
+                       (and, keyed ``"soon"``, that the count of
+                       its messages was started: `count_soon`)
 ``error_lines_of``     tool output x flagged -> its error line     the run (8,192 outputs)
 ``command_paths``      shell command -> the paths it names          the run (8,192 commands)
 ``word_sets``          text -> its words and their parts            the run (1m characters)

@@ -24,7 +24,7 @@ from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult, SQLValue
 from workbench.harness.results._outcomes import error_class, outcome_kind, root_error
 from workbench.harness.results._store import utc_now
-from workbench.harness.run._cell_score import score, session_tokens
+from workbench.harness.run._cell_score import count_soon, score, session_tokens
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_calls import QACalls, QACount, QASums
 from workbench.harness.run._qa_run import run_qa
@@ -109,14 +109,14 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
     records: list[Attempt] = []
     record = RecordStep()
     qa_calls: QACalls | None = None
+    count_soon(session, estimator)
     try:
         model = model_for(cell, record=record) if cell.uses_model else None
         if model is not None:
             result.effective_window, result.window_tokenizer = window_facts(model)
         done = await run_strategy(cell, session, variant, model, experiment, estimator)
         result.latency_ms = (time.perf_counter() - started) * 1000
-        # Counted once the cell's summary call is back, not before it goes out: the first
-        # wave's calls then leave without waiting for the session's count.
+        # Counted by now (`count_soon`: in the wait for the first render or reply), or here.
         result.original_tokens = session_tokens(session, estimator)
         records = list(done.attempts)
         result.update({**usage_columns(list(done.usages)), **_ladder_columns(records),

@@ -8,6 +8,8 @@ agree) share one scoring: the run memo's ``scores`` (`workbench._memo`). A rende
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from types import ModuleType
@@ -26,7 +28,7 @@ from workbench.sessions import Session
 from workbench.strategies import StrategyResult
 from workbench.tokens import GooseCounter
 
-__all__ = ["ContextCounter", "metrics_json", "score", "session_tokens"]
+__all__ = ["ContextCounter", "count_soon", "metrics_json", "score", "session_tokens"]
 
 METRICS_MODULE = "workbench.metrics"
 ECHO = "template_echo"
@@ -60,6 +62,42 @@ def session_tokens(session: Session, estimator: ContextCounter) -> int:
     key = (id(estimator), id(messages), len(messages))
     tokens: int = memo().session_tokens.get(session, key, count)[2]
     return tokens
+
+
+def count_soon(session: Session, estimator: ContextCounter) -> None:
+    """Start counting the session's messages on the event loop, one message per turn of the
+    loop, once per session and run; `session_tokens` then adds up counts already made.
+
+    A run's first cells start together and then wait: for their prompt's render in the render
+    process, for the model. The session's count, milliseconds of tokenizing for a long one,
+    then runs in those waits, a message at a time, so a render or reply that comes back
+    waits at most for one message's count; before, it all ran after the first reply, holding
+    up that cell and the cells it would admit. Only a counter that remembers each message's
+    count (a `GooseCounter`) is counted ahead. A count that fails is left to the cell, which
+    meets the error where it always did."""
+    if not isinstance(estimator, GooseCounter):
+        return
+    counter = estimator
+
+    def schedule() -> tuple[GooseCounter, list[Message]]:
+        loop = asyncio.get_running_loop()
+        pending = iter(list(session.messages))
+
+        def step() -> None:
+            message = next(pending, None)
+            if message is None:
+                return
+            with contextlib.suppress(Exception):
+                if message.is_agent_visible:  # what `count_context_tokens` counts
+                    counter.content_tokens(message)
+            loop.call_soon(step)
+
+        loop.call_soon(step)
+        return counter, messages  # held, as `session_tokens` holds them: the ids stay theirs
+
+    messages = session.messages
+    memo().session_tokens.get(session, ("soon", id(estimator), id(messages), len(messages)),
+                              schedule)
 
 
 def _metrics_module() -> ModuleType | None:
