@@ -107,16 +107,16 @@ async def run_cell(cell: Cell, session: Session, variant: Variant, model_for: Mo
         result.template_params = json.dumps(variant.params, ensure_ascii=False)
     started = time.perf_counter()
     records: list[Attempt] = []
-    record = RecordStep()
+    record = RecordStep(on_first_call=lambda: count_soon(session, estimator))
     qa_calls: QACalls | None = None
-    count_soon(session, estimator)
     try:
         model = model_for(cell, record=record) if cell.uses_model else None
         if model is not None:
             result.effective_window, result.window_tokenizer = window_facts(model)
         done = await run_strategy(cell, session, variant, model, experiment, estimator)
         result.latency_ms = (time.perf_counter() - started) * 1000
-        # Counted by now (`count_soon`: in the wait for the first render or reply), or here.
+        # Counted by now (`count_soon`, from the first call on: in the wait for the reply),
+        # or here; never before the first calls go out.
         result.original_tokens = session_tokens(session, estimator)
         records = list(done.attempts)
         result.update({**usage_columns(list(done.usages)), **_ladder_columns(records),

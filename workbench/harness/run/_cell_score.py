@@ -68,13 +68,14 @@ def count_soon(session: Session, estimator: ContextCounter) -> None:
     """Start counting the session's messages on the event loop, one message per turn of the
     loop, once per session and run; `session_tokens` then adds up counts already made.
 
-    A run's first cells start together and then wait: for their prompt's render in the render
-    process, for the model. The session's count, milliseconds of tokenizing for a long one,
-    then runs in those waits, a message at a time, so a render or reply that comes back
-    waits at most for one message's count; before, it all ran after the first reply, holding
-    up that cell and the cells it would admit. Only a counter that remembers each message's
-    count (a `GooseCounter`) is counted ahead. A count that fails is left to the cell, which
-    meets the error where it always did."""
+    A cell calls it as its first model call goes out (`RecordStep`'s ``on_first_call``). The
+    session's count, milliseconds of tokenizing for a long one, then runs while the run's
+    first calls are out and their summaries are rendered in the render process, a message
+    at a time behind whatever else is ready, so the first calls still leave at once and a
+    reply or render that comes back waits for one message's count at most; before, it all
+    ran after the cell's reply, holding up that cell and the cells it would admit. Only a
+    counter that remembers each message's count (a `GooseCounter`) is counted ahead. A count
+    that fails is left to the cell, which meets the error where it always did."""
     if not isinstance(estimator, GooseCounter):
         return
     counter = estimator

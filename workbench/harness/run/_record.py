@@ -9,6 +9,7 @@ input, kept beside the cell).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from workbench.compaction import Attempt
@@ -23,6 +24,10 @@ __all__ = ["RecordStep", "attempt_results", "take_usage"]
 class RecordStep:
     """The pipeline's record step (see the module docstring).
 
+    Args:
+        on_first_call: Called once, as the first call goes on through the pipeline (the
+            cell then starts its session's count, which fills the wait for the reply).
+
     Attributes:
         prompt_hashes: sha256 of each prompt sent, in call order.
         raw_usages: Each returned call's usage, as the model reported it.
@@ -31,7 +36,8 @@ class RecordStep:
 
     kind: ClassVar[str] = "record"
 
-    def __init__(self) -> None:
+    def __init__(self, on_first_call: Callable[[], None] | None = None) -> None:
+        self._on_first_call = on_first_call
         self.prompt_hashes: list[str] = []
         self.raw_usages: list[Usage | None] = []
         self.last_text: str | None = None
@@ -39,6 +45,9 @@ class RecordStep:
     async def run(self, call: Call, proceed: Proceed) -> Reply:
         """Note the prompt, let the call through, note what came back."""
         self.prompt_hashes.append(call.prompt_hash())
+        first, self._on_first_call = self._on_first_call, None
+        if first is not None:
+            first()
         reply, usage = await proceed(call)
         self.last_text = reply.concat_text()
         self.raw_usages.append(usage.copy() if usage is not None else None)
