@@ -1,34 +1,16 @@
 """SQLite helpers shared by the workbench's two stores (the results store, the response cache):
-WAL mode set safely, one implementation of named, append-only migrations, and the stores a
-finished run is still closing on its writer thread (`closing`, `wait_closed`).
-
-Closing a store folds its write-ahead log into the database file: a checkpoint with two
-fsyncs, several milliseconds on an ordinary disk. Every row is committed before it starts,
-so nothing depends on it but the file's final shape (SQLite's own advice is to checkpoint on
-a thread of its own). A run therefore returns once its last row is written and read back,
-and its writer thread folds the log and closes the store after it (the results writer's
-``close(wait=False)`` hands the thread over here). Nothing in this process sees the store
-half-closed: whatever opens a results store (a next run on the folder, ``Results.load``, a
-cell's texts, the folder check) first waits for the close of that file (`wait_closed`), and
-the process waits for all of them before it exits (an ``atexit`` hook), so a command-line
-run leaves one file, as before. Another process may open the store meanwhile: that is
-SQLite's ordinary concurrency, which it serialises itself."""
+WAL mode set safely, and one implementation of named, append-only migrations."""
 
 from __future__ import annotations
 
-import atexit
-import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path
 
-__all__ = ["Migration", "applied", "closing", "enable_wal", "migrate", "new_store_schema",
-           "transaction", "wait_closed"]
+__all__ = ["Migration", "applied", "enable_wal", "migrate", "new_store_schema", "transaction"]
 
 Migration = Callable[[sqlite3.Connection], None]
 """One named schema change: a function ``mNNN_name(db)``."""
@@ -150,35 +132,3 @@ def new_store_schema(migrations: tuple[Migration, ...]) -> tuple[str, ...] | Non
         return None
     finally:
         mem.close()
-
-
-_CLOSING: dict[str, threading.Thread] = {}
-"""Store file (real path) -> the thread closing it (see the module docstring)."""
-_CLOSING_GUARD = threading.Lock()
-
-
-def closing(path: str | Path, thread: threading.Thread) -> None:
-    """Note that `thread` is closing the store at `path` (the thread ends once it is closed)."""
-    with _CLOSING_GUARD:
-        for key in [k for k, t in _CLOSING.items() if not t.is_alive()]:
-            del _CLOSING[key]
-        _CLOSING[os.path.realpath(path)] = thread
-
-
-def wait_closed(path: str | Path | None = None) -> None:
-    """Return once no thread of this process is still closing the store at `path` (any
-    store, without a path). Free when nothing is being closed, the usual case."""
-    if not _CLOSING:
-        return
-    with _CLOSING_GUARD:
-        if path is None:
-            threads = list(_CLOSING.values())
-            _CLOSING.clear()
-        else:
-            thread = _CLOSING.pop(os.path.realpath(path), None)
-            threads = [] if thread is None else [thread]
-    for thread in threads:
-        thread.join()
-
-
-atexit.register(wait_closed)

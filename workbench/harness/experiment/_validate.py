@@ -33,7 +33,6 @@ from typing import Protocol
 
 from pydantic_core import PydanticCustomError
 
-from workbench._sqlite import wait_closed
 from workbench.errors import ConfigError
 
 __all__ = [
@@ -173,7 +172,6 @@ def check_not_results_store(path: Path) -> None:
         return
     # Immutable first: nothing is created beside the file (a read-only recording stays
     # untouched); a write-ahead log beside it may hold the schema, so it is read then.
-    wait_closed(path)  # a finished run's writer may still be folding its log in
     uri = Path(path).resolve().as_uri()
     tables: set[str] = set()
     for mode in ("?mode=ro&immutable=1", "?mode=ro"):

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench._sqlite import wait_closed
 from workbench.strategies import CompactionRound, ReplayResult, TurnRow
 
 __all__ = ["REPLAY_COLUMNS", "read_replays", "results_from_rows"]
@@ -25,7 +24,6 @@ REPLAY_COLUMNS: tuple[str, ...] = (
 
 def read_replays(db_path: Path) -> pd.DataFrame:
     """The ``replays`` table of a results store (empty, with its columns, when absent)."""
-    wait_closed(db_path)
     db = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
     try:
         found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replays'"

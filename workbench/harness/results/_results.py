@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pandas as pd
 
-from workbench._sqlite import wait_closed
 from workbench._storage import storage_errors
 from workbench.errors import ConfigError
 from workbench.harness.experiment._spec import Experiment
@@ -55,7 +54,6 @@ same cells."""
 def _read_tables(db_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The cells, attempts and runs tables over one read-only connection (loading a run
     never creates or migrates anything)."""
-    wait_closed(db_path)
     db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
     try:
         return read_tables(db)
@@ -111,7 +109,6 @@ def read_cell_texts(run_dir: Path, name: str, cell_ids: list[str]) -> dict[str, 
     found: dict[str, str] = {}
     db_path = Path(run_dir) / DB_FILE
     if db_path.is_file():
-        wait_closed(db_path)
         db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             found = {c: t for c, t in db.execute(

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench._redact import redact, redact_json, redactor
-from workbench._sqlite import enable_wal, wait_closed
+from workbench._sqlite import enable_wal
 from workbench.harness.results._cell_result import (
     ATTEMPT_COLUMNS,
     CELL_COLUMNS,
@@ -60,9 +60,7 @@ def new_ulid() -> str:
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
-    """Open (creating) a results database: autocommit, WAL, busy timeout, migrated (once a
-    finished run's writer has closed it: `wait_closed`)."""
-    wait_closed(path)
+    """Open (creating) a results database: autocommit, WAL, busy timeout, migrated."""
     db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     db.row_factory = sqlite3.Row
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

@@ -18,9 +18,7 @@ go out while it does.
 The run's last write goes the same way: `finish` hands over the cells still waiting and then
 a last step (the run's final status, and the runner's read of the tables it returns),
 written after them; the thread then folds the log into the database file (a checkpoint, with
-its fsyncs) and closes its store while the runner makes its results of what was read, and
-goes on doing so after the run has returned (`close` with ``wait=False``; see `_closing`:
-whatever opens the store next in this process waits for it, and so does the process's exit).
+its fsyncs) and closes its store while the runner makes its results of what was read.
 
 Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
 killed process loses the cells still queued, as it loses the cells in flight; they run again
@@ -42,7 +40,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
-from workbench._sqlite import closing
 from workbench._storage import write_atomic
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._outcomes import error_class, outcome_kind
@@ -139,20 +136,10 @@ class CellWriter:
             self._queue.put(_Last(last))
         self.flush()
 
-    def close(self, *, wait: bool = True) -> None:
-        """Write everything queued, stop the thread, and raise a write that failed.
-
-        Args:
-            wait: Wait for the thread to fold the log into the database file and close the
-                store. False (a run that returns its results): hand the thread over to
-                `_closing`, where whatever opens this store next waits for it, and so does
-                the process before it exits; every row is committed already.
-        """
+    def close(self) -> None:
+        """Write everything queued, stop the thread, and raise a write that failed."""
         self.flush()
-        if wait:
-            self._thread.join()
-        else:
-            closing(self.path, self._thread)
+        self._thread.join()
         self._raise_failure()
 
     def flush(self) -> None:

@@ -16,7 +16,6 @@ import sqlite3
 import tomllib
 from pathlib import Path
 
-from workbench._sqlite import wait_closed
 from workbench.errors import ConfigError
 from workbench.harness.experiment._cells import DATASET_PREFIX, read_manifest
 from workbench.harness.experiment._spec import CACHE_PREFIXES, Experiment
@@ -34,7 +33,6 @@ def _holds_cells(out: Path) -> bool:
     db = out / DB_FILE
     if not db.is_file():
         return False
-    wait_closed(db)
     try:
         conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
         try:

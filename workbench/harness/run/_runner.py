@@ -279,9 +279,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
         finally:
             try:
                 if writer is not None:
-                    # Every row is committed: the writer folds the log in and closes the
-                    # store after the run returns (`workbench._sqlite.wait_closed`).
-                    writer.close(wait=False)
+                    writer.close()
             finally:
                 if store is not None:
                     store.close()
