@@ -80,7 +80,9 @@ def check_template(source: str, name: str = "<template>",
     Loading a variant calls this, so a template that cannot be compiled fails once, at load,
     instead of once per cell. The compiled template is kept for the renders that follow, and
     a source that compiled is not sent again while the run lasts (the memo's ``checked``:
-    a tune's variants share their sources); a failure is never remembered.
+    a tune's variants share their sources); a failure is never remembered. The answer also
+    names the variables the source reads and those it only prints whole, kept in the memo's
+    ``variables`` as `template_variables` and `_stand_in.printed_whole` keep them.
 
     Raises:
         TemplateError: a syntax error, nesting past ``max_depth``, a source past
@@ -89,8 +91,12 @@ def check_template(source: str, name: str = "<template>",
     key = (source, _limits(limits))
     checked = memo().checked
     if checked.get(key) is None:
-        _sandbox.call("check", source, None, name, key[1])
+        names, whole = _sandbox.call("check", source, None, name, key[1])
         checked.put(key, True)
+        # The same trip says what the source reads and what it only prints whole: the
+        # run's first render of it then asks the render process nothing but the render.
+        memo().variables.put(key, names)
+        memo().variables.put(("printed whole", *key), whole)
 
 
 def template_variables(source: str, name: str = "<template>",
