@@ -35,7 +35,7 @@ class SlotStep:
         slots: Semaphores to hold during a call: the model's own limit first, then the
             global one, so a cell waiting for its model never holds a global slot.
         holding: Called once the slots are held, just before the call goes out (the local
-            executor admits its lookahead cells after the first call).
+            executor admits its lookahead cells once the first wave holds every slot).
     """
 
     kind: ClassVar[str] = "slot"

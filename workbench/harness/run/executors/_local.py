@@ -7,10 +7,11 @@ frees it the moment the reply is in. At most `LOOKAHEAD` times the concurrency c
 admitted at once (preparing, waiting for a slot or calling), which bounds memory and keeps a
 queue of prompts ready; a cell leaves that count once its calls are done, and is scored on the
 loop while the next ones call. The run starts with the concurrency's worth of cells and admits
-the rest of the lookahead once its calls hold every slot (or a cell is done): on a fresh loop every
-admitted cell prepares before any render answer is read, so the first wave's prompts would
-wait for the lookahead's preparation, which can as well happen while that wave is out. The budget is checked when a cell is admitted (and every call
-about to be sent reserves its cost).
+the rest of the lookahead once their calls hold every slot (or a cell is done): on a fresh loop
+every admitted cell prepares before any render answer is read, so the first wave's prompts
+would wait for the lookahead's preparation, which may as well happen while that wave is out.
+The budget is checked when a cell is admitted (and every call about to be sent reserves its
+cost).
 """
 
 from __future__ import annotations
