@@ -128,14 +128,14 @@ def test_a_render_crosses_the_output_limit_at_the_same_place_with_the_same_messa
 
 
 def test_a_checked_template_is_rendered_in_one_trip(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Loading a variant checks its templates; that answer names what each reads and prints
-    # whole, so the run's first render of the prompt is its one request.
+    # Loading a variant checks its templates; the prompt template's answer names what it
+    # reads and prints whole, so the run's first render of it is one request.
     requests = _sent(monkeypatch)
     source, limits = "head\n{{ messages }}\n{{ tone }}", RenderLimits()
 
     async def go() -> tuple[str, frozenset[str], set[str]]:
         with run_memo():
-            check_template(source, "t", limits)
+            check_template(source, "t", limits, reads=True)
             text = await render_standing_in(source, {"tone": "terse"}, "t", limits, "messages",
                                             LONG)
             return text, await printed_whole(source, "t", limits), \
@@ -144,4 +144,4 @@ def test_a_checked_template_is_rendered_in_one_trip(monkeypatch: pytest.MonkeyPa
     text, whole, names = asyncio.run(go())
     assert text == f"head\n{LONG}\nterse"
     assert whole == {"messages", "tone"} and names == {"messages", "tone"}
-    assert [r[0] for r in requests] == ["check", "render with stand-ins"]
+    assert [r[0] for r in requests] == ["check and read", "render with stand-ins"]
