@@ -137,6 +137,27 @@ def test_recording_a_cell_again_replaces_it_and_its_attempts(tmp_path: Path) -> 
     assert store.spent() == (0.25, 15)
 
 
+def test_cells_written_together_keep_their_order_and_a_cell_written_twice_its_last_write(
+        tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    store.record_cell({"cell_id": "c0", "status": "error"}, [{"attempt_no": 1, "outcome": "x"}])
+    store.record_cells([
+        ({"cell_id": "c1", "status": "ok", "cost": 0.5}, [{"attempt_no": 1, "outcome": "ok"}]),
+        ({"cell_id": "c0", "status": "ok"}, [{"attempt_no": 1}, {"attempt_no": 2}]),
+        ({"cell_id": "c2", "status": "error", "error_type": "E"}, []),
+        ({"cell_id": "c1", "status": "error", "error_type": "F"},
+         [{"attempt_no": 1, "outcome": "error"}]),
+        ({"cell_id": "c3", "status": "ok", "cost": 0.1}, [{"attempt_no": 1, "outcome": "ok"}]),
+    ], {"c1": {"raw.txt": "second"}, "c0": {"raw.txt": "zero"}})
+    assert [(c["cell_id"], c["status"], c["error_type"], c["cost"]) for c in store.cells()] == [
+        ("c0", "ok", None, None), ("c2", "error", "E", None), ("c1", "error", "F", None),
+        ("c3", "ok", None, 0.1)]
+    assert [(a["cell_id"], a["attempt_no"], a["outcome"]) for a in store.attempts()] == [
+        ("c0", 1, None), ("c0", 2, None), ("c1", 1, "error"), ("c3", 1, "ok")]
+    assert (store.cell_text("c0", "raw.txt"), store.cell_text("c1", "raw.txt")) == ("zero",
+                                                                                   "second")
+
+
 def test_a_failed_write_leaves_no_half_cell(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "r.sqlite")
     with pytest.raises(sqlite3.IntegrityError):

@@ -30,6 +30,9 @@ from workbench.harness.results._migrations import migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
 
+_IDS_PER_STATEMENT = 500
+"""Cell ids per ``DELETE ... IN (...)``: well under SQLite's smallest bound on parameters."""
+
 _CELL_COLUMN_SET = frozenset(CELL_COLUMNS)
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -209,31 +212,56 @@ class ResultsStore:
             unknown = set(row) - _CELL_COLUMN_SET
             if unknown:
                 raise ValueError(f"unknown cell columns: {sorted(unknown)}")
+        # A cell written twice in one call keeps its last write, as if written one by one.
+        last = {row["cell_id"]: i for i, (row, _) in enumerate(cells)}
+        cells = [cell for i, cell in enumerate(cells) if last[cell[0]["cell_id"]] == i]
         clean = redactor().text
+        cell_rows: list[Mapping[str, object]] = []
+        attempt_rows: list[Mapping[str, object]] = []
+        text_rows: list[tuple[object, str, str]] = []
+        for row, attempts in cells:
+            cell_id = row["cell_id"]
+            cell_rows.append(row)
+            attempt_rows.extend({"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
+                                for attempt in attempts)
+            # texts are keyed by the (text) cell id: a row without one has none
+            kept = (texts or {}).get(cell_id, {}) if isinstance(cell_id, str) else {}
+            text_rows.extend((cell_id, name, text) for name, text in kept.items())
         with transaction(self.db):
-            for row, attempts in cells:
-                cell_id = row["cell_id"]
-                self.db.execute("DELETE FROM attempts WHERE cell_id = ?", (cell_id,))
-                self.db.execute("DELETE FROM cells WHERE cell_id = ?", (cell_id,))
-                self.db.execute("DELETE FROM cell_texts WHERE cell_id = ?", (cell_id,))
-                self._insert("cells", CELL_COLUMNS, row, clean)
-                for attempt in attempts:
-                    full = {"attempt_id": new_ulid(), "cell_id": cell_id, **attempt}
-                    self._insert("attempts", ATTEMPT_COLUMNS, full, clean)
-                # texts are keyed by the (text) cell id: a row without one has none
-                kept = (texts or {}).get(cell_id, {}) if isinstance(cell_id, str) else {}
-                self.db.executemany(
-                    "INSERT INTO cell_texts (cell_id, name, text) VALUES (?, ?, ?)",
-                    [(cell_id, name, text) for name, text in kept.items()])
+            ids = list(last)
+            for start in range(0, len(ids), _IDS_PER_STATEMENT):
+                chunk = ids[start:start + _IDS_PER_STATEMENT]
+                marks = ", ".join("?" for _ in chunk)
+                for table in ("attempts", "cells", "cell_texts"):
+                    self.db.execute(f"DELETE FROM {table} WHERE cell_id IN ({marks})", chunk)
+            self._insert_many("cells", CELL_COLUMNS, cell_rows, clean)
+            self._insert_many("attempts", ATTEMPT_COLUMNS, attempt_rows, clean)
+            self.db.executemany("INSERT INTO cell_texts (cell_id, name, text) VALUES (?, ?, ?)",
+                                text_rows)
 
     def _insert(self, table: str, columns: tuple[str, ...], row: Mapping[str, object],
                 clean: Callable[[str], str] | None = None) -> None:
-        names = [c for c in columns if c in row]
-        marks = ", ".join("?" for _ in names)
-        values = [_sql_value(row[c]) for c in names]
-        if clean is not None:
-            values = [clean(v) if isinstance(v, str) else v for v in values]
-        self.db.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", values)
+        self._insert_many(table, columns, [row], clean)
+
+    def _insert_many(self, table: str, columns: tuple[str, ...],
+                     rows: list[Mapping[str, object]],
+                     clean: Callable[[str], str] | None = None) -> None:
+        """Insert `rows` in their order, one statement per run of rows naming the same
+        columns (a column a row leaves out gets its default, as in a single insert)."""
+        start = 0
+        while start < len(rows):
+            names = [c for c in columns if c in rows[start]]
+            end = start + 1
+            while end < len(rows) and len(rows[end]) == len(names) and \
+                    all(c in rows[end] for c in names):
+                end += 1
+            values = [[_sql_value(row[c]) for c in names] for row in rows[start:end]]
+            if clean is not None:
+                values = [[clean(v) if isinstance(v, str) else v for v in vs] for vs in values]
+            marks = ", ".join("?" for _ in names)
+            self.db.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                                values)
+            start = end
 
     def cells(self) -> list[dict[str, SQLValue]]:
         """Every cell row as a dict, in insertion order."""
