@@ -15,7 +15,7 @@ from workbench.compaction._stand_in import (
     printed_whole,
     render_standing_in,
 )
-from workbench.compaction._templates import render_async
+from workbench.compaction._templates import check_template, render_async, template_variables
 from workbench.errors import TemplateError
 
 LONG = "[user]: fix the parser\n" + "[tool]: x = 1\n" * 400
@@ -125,3 +125,23 @@ def test_a_render_crosses_the_output_limit_at_the_same_place_with_the_same_messa
     # one copy is within the allowance of the value itself: no error, the same text
     standing, plain = _both("{{ messages }}", LONG, limits)
     assert standing == plain == LONG.strip()
+
+
+def test_a_checked_template_is_rendered_in_one_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loading a variant checks its templates; the prompt template's answer names what it
+    # reads and prints whole, so the run's first render of it is one request.
+    requests = _sent(monkeypatch)
+    source, limits = "head\n{{ messages }}\n{{ tone }}", RenderLimits()
+
+    async def go() -> tuple[str, frozenset[str], set[str]]:
+        with run_memo():
+            check_template(source, "t", limits, reads=True)
+            text = await render_standing_in(source, {"tone": "terse"}, "t", limits, "messages",
+                                            LONG)
+            return text, await printed_whole(source, "t", limits), \
+                template_variables(source, "t", limits)
+
+    text, whole, names = asyncio.run(go())
+    assert text == f"head\n{LONG}\nterse"
+    assert whole == {"messages", "tone"} and names == {"messages", "tone"}
+    assert [r[0] for r in requests] == ["check and read", "render with stand-ins"]

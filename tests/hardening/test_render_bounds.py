@@ -20,6 +20,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 from tests.hardening._sessions import write_session
 from tests.hardening._variants import DOUBLED, MEMORY_BOMB, write_variant_spec
+from workbench.cli._exit_codes import EXIT_INTERRUPTED
 
 TIME_LIMIT = 2
 WALKS = {
@@ -88,13 +89,12 @@ def test_ctrl_c_stops_a_run_stuck_in_a_render_at_once(tmp_path: Path) -> None:
     child, render = _stuck_in_a_render(tmp_path)
     try:
         child.send_signal(signal.SIGINT)
-        stopped = time.monotonic()
-        child.communicate(timeout=30)
-        waited = time.monotonic() - stopped
+        # The render alone would walk 2**64 items under a 600 s limit: only the Ctrl-C can end
+        # the run before this wait gives up (the bound is for a loaded machine).
+        _, err = child.communicate(timeout=60)
     finally:
         _kill(child)
-    assert child.returncode != 0
-    assert waited < 10, f"Ctrl-C took {waited:.1f} s"
+    assert child.returncode == EXIT_INTERRUPTED, err.decode()[-2000:]
     assert _state(render) is None  # killed and reaped by the run on its way out
 
 

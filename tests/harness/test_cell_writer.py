@@ -248,6 +248,34 @@ def test_a_bad_cell_in_a_batch_keeps_the_cells_before_it_and_is_raised(tmp_path:
     assert _cells_in(path) == ["c1", "c2"] and writer.written == 2
 
 
+def test_a_full_disk_in_a_batchs_summary_files_stops_the_writer_after_the_cells_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import workbench.harness.results._writer as writer_module
+    from workbench.errors import StorageError
+
+    path = tmp_path / "results.sqlite"
+    ResultsStore(path).close()
+    (tmp_path / "summaries").mkdir()
+    real = writer_module.write_file
+
+    def full_from_c2(target: Path, text: str) -> None:  # the disk fills at c2's file
+        if target.name != "c1.md":
+            raise StorageError(str(target), "the disk is full", "full")
+        real(target, text)
+
+    monkeypatch.setattr(writer_module, "write_file", full_from_c2)
+    writer = CellWriter(path)
+    writer.ready.wait(10)
+    batch = [_result(f"c{i}", attempts=1) for i in (1, 2, 3)]
+    for result in batch:
+        result.texts.summary = f"summary of {result.cell_id}"
+    writer._queue.put(batch)  # finished together: one batch
+    with pytest.raises(StorageError, match="the disk is full"):
+        writer.close()
+    assert _cells_in(path) == ["c1"] and writer.written == 1
+    assert sorted(p.name for p in (tmp_path / "summaries").iterdir()) == ["c1.md"]
+
+
 def test_record_cells_writes_all_or_none(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "results.sqlite")
     with pytest.raises(ValueError, match="unknown cell columns"):

@@ -102,6 +102,30 @@ def test_the_local_executor_is_the_default_and_the_run_says_so(tmp_path: Path) -
     assert LocalExecutor.kind == "local"
 
 
+def test_the_first_wave_is_sent_before_the_lookahead_cells_prepare(tmp_path: Path) -> None:
+    # Each cell builds its model as it starts preparing: with concurrency 2, the first two
+    # calls go out before a third cell starts, and the lookahead then prepares while they are
+    # out (its cells are ready when the slots come back).
+    write_session(tmp_path, "s1")
+    events: list[str] = []
+
+    class Logged(ScriptedModel):
+        async def complete(self, system: str,
+                           messages: list[Message]) -> tuple[Message, Usage]:
+            events.append("call")
+            return await super().complete(system, messages)
+
+    def factory(cell: object) -> ScriptedModel:
+        events.append("prepare")
+        return Logged([REPLY], usage=USAGE, latency=0.05)
+
+    results = run_experiment(experiment(tmp_path, repeats=6, concurrency=2), tmp_path / "run",
+                             model_factory=factory, progress=False)
+    assert len(results.cells) == 6 and set(results.cells["status"]) == {"ok"}
+    assert events[:5] == ["prepare", "prepare", "call", "call", "prepare"]
+    assert events.count("prepare") == events.count("call") == 6
+
+
 # -- the coordinator, driven as plain asyncio ------------------------------------------------
 
 

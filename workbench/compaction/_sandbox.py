@@ -20,7 +20,9 @@ variants, exports) and `call_async` awaits the answer on the event loop without 
 pipe is watched by the loop), so a slow template never stalls the other cells' calls.
 
 A request is ``(op, source, context, name, limits)`` with ``op`` one of ``render``, ``check``
-(compile only), ``variables`` (the names the template reads), ``printed whole`` (the names it
+(compile only), ``check and read`` (compile, and answer what ``variables`` and ``printed
+whole`` would: a run asks both of every prompt template it renders, and loading a variant
+checks it anyway), ``variables`` (the names the template reads), ``printed whole`` (the names it
 only prints as they are) and ``render with stand-ins`` (the context is the variables and the
 characters of the values their stand-ins stand for: `workbench.compaction._stand_in`); the
 render process says
@@ -151,12 +153,16 @@ def call(op: Literal["variables"], source: str, context: Mapping[str, object] | 
 @overload
 def call(op: Literal["check"], source: str, context: Mapping[str, object] | None, name: str,
          limits: RenderLimits) -> None: ...
+@overload
+def call(op: Literal["check and read"], source: str, context: Mapping[str, object] | None,
+         name: str, limits: RenderLimits) -> tuple[frozenset[str], frozenset[str]]: ...
 def call(op: str, source: str, context: Mapping[str, object] | None, name: str,
          limits: RenderLimits) -> object:
     """Run one request in a render process and wait for its answer (see the module docstring).
 
     Returns:
-        The rendered text (``render``), None (``check``) or the names read (``variables``).
+        The rendered text (``render``), None (``check``), the names read and the names only
+        printed whole (``check and read``), or the names read (``variables``).
 
     Raises:
         TemplateError: the template failed, crossed a limit, or ran past the time limit.

@@ -361,6 +361,9 @@ def serve(fd_in: int, fd_out: int, memory: int, parent: int = 0) -> None:
             elif op == "check":
                 compile_here(source, limits)
                 value = None
+            elif op == "check and read":
+                compile_here(source, limits)
+                value = (variables_here(source, limits), printed_whole_here(source, limits))
             elif op == "printed whole":
                 value = printed_whole_here(source, limits)
             else:

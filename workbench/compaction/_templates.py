@@ -74,13 +74,17 @@ def builtin_template(name: str) -> str | None:
 
 
 def check_template(source: str, name: str = "<template>",
-                   limits: RenderLimits | None = None) -> None:
+                   limits: RenderLimits | None = None, *, reads: bool = False) -> None:
     """Compile a template in the sandbox under its limits, without rendering it.
 
     Loading a variant calls this, so a template that cannot be compiled fails once, at load,
     instead of once per cell. The compiled template is kept for the renders that follow, and
     a source that compiled is not sent again while the run lasts (the memo's ``checked``:
-    a tune's variants share their sources); a failure is never remembered.
+    a tune's variants share their sources); a failure is never remembered. With `reads` (a
+    prompt template, which a run asks both of before its first render) the same trip also
+    answers the variables the source reads and those it only prints whole, kept in the memo's
+    ``variables`` as `template_variables` and `_stand_in.printed_whole` keep them; a summary
+    template is not asked (a parse of it costs more than a compile of a prompt template).
 
     Raises:
         TemplateError: a syntax error, nesting past ``max_depth``, a source past
@@ -88,8 +92,14 @@ def check_template(source: str, name: str = "<template>",
     """
     key = (source, _limits(limits))
     checked = memo().checked
-    if checked.get(key) is None:
-        _sandbox.call("check", source, None, name, key[1])
+    known = memo().variables
+    if checked.get(key) is None or (reads and known.get(key) is None):
+        if not reads:
+            _sandbox.call("check", source, None, name, key[1])
+        else:  # the run's first render of it then asks for the render alone
+            names, whole = _sandbox.call("check and read", source, None, name, key[1])
+            known.put(key, names)
+            known.put(("printed whole", *key), whole)
         checked.put(key, True)
 
 

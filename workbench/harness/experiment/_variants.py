@@ -208,7 +208,7 @@ def load_variant(name: str, experiment: Experiment | None = None) -> Variant:
     where = {file: f"{base}/{file}" for file in (COMPACTION_TEMPLATE, COMPACTION_SUMMARY_TEMPLATE)}
     for text, file in ((source.compaction, COMPACTION_TEMPLATE),
                        (source.summary, COMPACTION_SUMMARY_TEMPLATE)):
-        check_template(text, where[file])
+        check_template(text, where[file], reads=file == COMPACTION_TEMPLATE)
     params: dict[str, object] = {**values}
     templates = Templates(source.compaction, source.summary, label, params=params)
     return Variant(label, folder, templates, read_variant_options(folder), params=values,

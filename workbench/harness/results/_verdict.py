@@ -72,6 +72,7 @@ from workbench.harness.results._versus_best import (
     MIN_SESSIONS,
     WORSE,
     PairedValues,
+    RowParts,
     compare_with_best,
 )
 
@@ -92,11 +93,25 @@ keys): when present, two variants whose summaries are equal on every common sess
 called identical; without it, sizes and recall are compared instead."""
 
 
-def _variant_means(df: pd.DataFrame, on: str, metric: str) -> dict[str, float]:
-    if metric == "failed":
-        rows = df[df["outcome_kind"] != ERROR]
-    else:
-        rows = df[df["_common"]]
+class _Judged:
+    """A stratum's rows each metric is judged on, selected once for all its metrics: the
+    common sessions' cells, or for ``failed`` every cell that was not an error."""
+
+    def __init__(self, part: pd.DataFrame) -> None:
+        self.part = part
+        self._rows: dict[bool, pd.DataFrame] = {}
+        self.shared: dict[bool, dict[tuple[str, str, str], RowParts]] = {False: {}, True: {}}
+
+    def rows(self, metric: str) -> pd.DataFrame:
+        failed = metric == "failed"
+        if failed not in self._rows:
+            part = self.part
+            self._rows[failed] = part[part["outcome_kind"] != ERROR] if failed \
+                else part[part["_common"]]
+        return self._rows[failed]
+
+
+def _variant_means(rows: pd.DataFrame, on: str, metric: str) -> dict[str, float]:
     values = pd.to_numeric(rows[metric], errors="coerce") if metric in rows else None
     if values is None:
         return {}
@@ -104,11 +119,11 @@ def _variant_means(df: pd.DataFrame, on: str, metric: str) -> dict[str, float]:
     return {str(k): float(v) for k, v in means.items()}
 
 
-def _decide(df: pd.DataFrame, on: str, metric: str, seed: int, n_boot: int,
+def _decide(judged: _Judged, on: str, metric: str, seed: int, n_boot: int,
             same: dict[str, dict[str, bool]], basis: str) -> tuple[MetricVerdict, PairedValues]:
-    means = _variant_means(df, on, metric)
-    rows = df[df["outcome_kind"] != ERROR] if metric == "failed" else df[df["_common"]]
-    values = PairedValues(rows, on, metric)
+    rows = judged.rows(metric)
+    means = _variant_means(rows, on, metric)
+    values = PairedValues(rows, on, metric, shared=judged.shared[metric == "failed"])
     if len(means) < 2:
         return MetricVerdict(metric, None, None, None, np.nan, np.nan, np.nan, 0, means), values
     lower = metric in LOWER_IS_BETTER
@@ -319,7 +334,8 @@ def verdict(cells: pd.DataFrame | VerdictSource | None, *, on: str = "template",
         common = part[part["_common"]]
         keys, basis = _summary_keys(common)
         same = _same_summaries(common, on, keys)
-        found = {m: _decide(part, on, m, seed, n_boot, same, basis) for m in decided
+        judged = _Judged(part)
+        found = {m: _decide(judged, on, m, seed, n_boot, same, basis) for m in decided
                  if m in part.columns}
         stratum.judge, caveats = check_stratum(part, found, on=on, seed=seed, n_boot=n_boot)
         stratum.qa_reference = qa_reference(part, on, QA_REFERENCE)

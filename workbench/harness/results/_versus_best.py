@@ -100,6 +100,11 @@ class PairedDiff:
     sd: float
 
 
+RowParts = tuple[np.ndarray, np.ndarray, "pd.Series | None"]
+"""A stratum's rows as `PairedValues` reads them whatever the metric: the pairing units, the
+compared variants (as text) and each unit's cluster (None without a cluster column)."""
+
+
 class PairedValues:
     """One metric's values in one stratum, one row per pairing unit and one column per variant.
 
@@ -109,17 +114,28 @@ class PairedValues:
         metric: The metric column.
         unit: Column naming the pairing unit (the cell key without `on` and the stratum).
         cluster: Column resampled as a whole (the session).
+        shared: What does not depend on the metric (the units, variants and clusters of
+            `rows`), kept here by the caller for the next metric judged on the same rows.
     """
 
     def __init__(self, rows: pd.DataFrame, on: str, metric: str, unit: str = "_pair",
-                 cluster: str = "session_id") -> None:
+                 cluster: str = "session_id",
+                 shared: dict[tuple[str, str, str], RowParts] | None = None) -> None:
+        parts = shared.get((unit, on, cluster)) if shared is not None else None
+        if parts is None:
+            parts = (rows[unit].to_numpy(), rows[on].astype(str).to_numpy(),
+                     rows.groupby(unit, sort=True)[cluster].first().astype(str)
+                     if cluster in rows else None)
+            if shared is not None:
+                shared[(unit, on, cluster)] = parts
+        units, variants, clusters = parts
         values = pd.to_numeric(rows[metric], errors="coerce") if metric in rows else None
-        frame = pd.DataFrame({"u": rows[unit].to_numpy(), "v": rows[on].astype(str).to_numpy(),
+        frame = pd.DataFrame({"u": units, "v": variants,
                               "x": values.to_numpy(float) if values is not None else np.nan})
         self.metric = metric
         self.table = frame.groupby(["u", "v"], sort=True)["x"].first().unstack("v")
-        self.clusters = rows.groupby(unit, sort=True)[cluster].first().astype(str) \
-            if cluster in rows else pd.Series(self.table.index, index=self.table.index)
+        self.clusters = clusters if clusters is not None else \
+            pd.Series(self.table.index, index=self.table.index)
         # The table as arrays: every comparison reads two columns of it.
         self._values = self.table.to_numpy(float)
         self._column = {str(v): i for i, v in enumerate(self.table.columns)}

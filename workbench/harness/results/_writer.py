@@ -218,8 +218,11 @@ class CellWriter:
             if len(batch) == 1:
                 self._error = exc
                 return
-        for result in batch:  # one at a time: every cell before the failing one is kept
+        # One at a time: every cell before the failing one is kept, and the failure (a
+        # summary file the disk had no room for, a row SQLite refused) stops the writer.
+        for result in batch:
             try:
+                write_summary(self.path.parent, result)  # a file written above is not again
                 store.record_results([result])
                 self.written += 1
             except BaseException as exc:  # noqa: BLE001 - handed to the runner

@@ -17,6 +17,7 @@ instead of the last call waiting behind the others' post-reply work.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import ClassVar
 
 from workbench.models._pipeline import Call, Proceed, Reply
@@ -33,12 +34,16 @@ class SlotStep:
     Args:
         slots: Semaphores to hold during a call: the model's own limit first, then the
             global one, so a cell waiting for its model never holds a global slot.
+        holding: Called once the slots are held, just before the call goes out (the local
+            executor admits its lookahead cells once the first wave holds every slot).
     """
 
     kind: ClassVar[str] = "slot"
 
-    def __init__(self, slots: list[asyncio.Semaphore]) -> None:
+    def __init__(self, slots: list[asyncio.Semaphore],
+                 holding: Callable[[], None] | None = None) -> None:
         self.slots = slots
+        self.holding = holding
 
     async def run(self, call: Call, proceed: Proceed) -> Reply:
         """Take the slots, send the call, give them back as soon as it is answered, and let
@@ -48,6 +53,8 @@ class SlotStep:
             for slot in self.slots:
                 await slot.acquire()
                 held.append(slot)
+            if self.holding is not None:
+                self.holding()
             reply = await proceed(call)
         finally:
             while held:

@@ -6,8 +6,12 @@ The default. Cells run as asyncio tasks. The run's concurrency (and a model's ow
 frees it the moment the reply is in. At most `LOOKAHEAD` times the concurrency cells are
 admitted at once (preparing, waiting for a slot or calling), which bounds memory and keeps a
 queue of prompts ready; a cell leaves that count once its calls are done, and is scored on the
-loop while the next ones call. The budget is checked when a cell is admitted (and every call
-about to be sent reserves its cost).
+loop while the next ones call. The run starts with the concurrency's worth of cells and admits
+the rest of the lookahead once their calls hold every slot (or a cell is done): on a fresh loop
+every admitted cell prepares before any render answer is read, so the first wave's prompts
+would wait for the lookahead's preparation, which may as well happen while that wave is out.
+The budget is checked when a cell is admitted (and every call about to be sent reserves its
+cost).
 """
 
 from __future__ import annotations
@@ -41,7 +45,19 @@ class LocalExecutor:
         """Run every cell of `job`, recording each as it finishes."""
         experiment = job.experiment
         calls = asyncio.Semaphore(job.concurrency)
-        admitted = asyncio.Semaphore(job.concurrency * LOOKAHEAD)
+        # The first wave's cells alone at first: their prompts are made and sent before the
+        # lookahead cells prepare theirs (which they do while the first calls are out).
+        admitted = asyncio.Semaphore(job.concurrency)
+        lookahead = [job.concurrency * (LOOKAHEAD - 1)]
+
+        def widen() -> None:  # the first wave is out, or a cell is done: admit the lookahead
+            while lookahead[0]:
+                lookahead[0] -= 1
+                admitted.release()
+
+        def holding() -> None:  # a call is about to go out
+            if calls.locked():
+                widen()
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                       if m.concurrency}
         report = ExecutorReport()
@@ -56,12 +72,13 @@ class LocalExecutor:
         def model_for(cell: Cell, role: str | None = None, **steps: Step) -> CompactionModel:
             own = model_sems.get(cell.model_index) if role is None else None
             slots = [own, calls] if own is not None else [calls]
-            return job.model_for(cell, role, slot=SlotStep(slots), **steps)
+            return job.model_for(cell, role, slot=SlotStep(slots, holding), **steps)
 
         async def one(cell: Cell) -> None:
             held: list[asyncio.Semaphore] = []
 
             def leave() -> None:  # the cell's calls are done: admit the next one
+                widen()
                 while held:
                     held.pop().release()
 
