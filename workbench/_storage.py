@@ -105,8 +105,17 @@ def storage_errors(path: str | Path, exact: bool = False) -> Iterator[None]:
         raise mapped from exc
 
 
-def _tmp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
+def _tmp_path(path: str) -> str:
+    """A temporary sibling of `path` (a normalised file path): ``.<name>.<pid>.<random>.tmp``."""
+    if os.altsep:
+        head, name = os.path.split(path)
+        return os.path.join(head, f".{name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
+    head, sep, name = path.rpartition(os.sep)
+    return f"{head}{sep}.{name}.{os.getpid()}.{os.urandom(3).hex()}.tmp"
+
+
+_ODD_ENDS = frozenset((os.sep, os.altsep or os.sep, "."))
+"""A path's last characters that `pathlib` would drop or resolve ("folder/", "folder/.")."""
 
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
@@ -117,6 +126,10 @@ def write_atomic(path: str | Path, data: str | bytes, *, keep_mode: bool = False
     """Replace `path` with `data` (text is written as UTF-8, as it is) through a temporary
     sibling and ``os.replace``: readers see the old file or the new one, never part of one.
 
+    The path is handled as a string and a fault mapped by hand rather than by `storage_errors`:
+    a run writes one summary file per cell this way, and the `pathlib` objects and the
+    context manager cost as much CPU as the system calls themselves.
+
     Args:
         path: The file to write.
         data: Its new contents.
@@ -126,21 +139,29 @@ def write_atomic(path: str | Path, data: str | bytes, *, keep_mode: bool = False
         StorageError: the disk is full or the folder may not be written (names the path).
         OSError: any other failure; the old file is left as it was either way.
     """
-    target = Path(path)
-    raw = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+    target = os.fspath(path)
+    if not target or target[-1] in _ODD_ENDS:  # written and named as pathlib names it
+        target = str(Path(target))
+    raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = _tmp_path(target)
-    with storage_errors(target, exact=True):
+    try:
+        fd = os.open(tmp, _FLAGS, 0o666)
         try:
-            fd = os.open(tmp, _FLAGS, 0o666)
-            try:
-                while raw:
-                    raw = raw[os.write(fd, raw):]
-            finally:
-                os.close(fd)
-            if keep_mode and target.exists():
-                os.chmod(tmp, target.stat().st_mode & 0o7777)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            written = os.write(fd, raw)
+            if written < len(raw):  # a short write: the rest in as many more as it takes
+                rest = memoryview(raw)[written:]
+                while rest:
+                    rest = rest[os.write(fd, rest):]
+        finally:
+            os.close(fd)
+        if keep_mode and os.path.exists(target):
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        mapped = storage_error(exc, Path(target), exact=True) \
+            if isinstance(exc, OSError | sqlite3.DatabaseError) else None
+        if mapped is None:
             raise
+        raise mapped from exc
