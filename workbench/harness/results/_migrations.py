@@ -9,11 +9,13 @@ function at the end of `MIGRATIONS`.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
-from workbench._sqlite import Migration, applied, new_store_schema, transaction
+from workbench._sqlite import Migration, applied, create_store, new_store_schema, transaction
 from workbench._sqlite import migrate as _migrate
 
-__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "new_store_schema", "transaction"]
+__all__ = ["MIGRATIONS", "Migration", "applied", "create", "migrate", "new_store_schema",
+           "transaction"]
 
 
 def m001_runs(db: sqlite3.Connection) -> None:
@@ -279,3 +281,9 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         The names applied by this call.
     """
     return _migrate(db, MIGRATIONS)
+
+
+def create(path: str | Path) -> bool:
+    """Write a new results store at `path`, migrated, unless a file is there
+    (`workbench._sqlite.create_store`). Returns whether it did."""
+    return create_store(path, MIGRATIONS)

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 
 from workbench._redact import redact, redact_json, redactor
@@ -26,7 +27,7 @@ from workbench.harness.results._cell_result import (
     CellResult,
     SQLValue,
 )
-from workbench.harness.results._migrations import migrate, transaction
+from workbench.harness.results._migrations import create, migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -34,6 +35,14 @@ _IDS_PER_STATEMENT = 500
 """Cell ids per ``DELETE ... IN (...)``: well under SQLite's smallest bound on parameters."""
 
 _CELL_COLUMN_SET = frozenset(CELL_COLUMNS)
+_CELL_VALUES = attrgetter(*CELL_COLUMNS)
+"""A `CellResult`'s cells columns, in `CELL_COLUMNS` order (its fields bear their names)."""
+_ATTEMPT_VALUES = attrgetter(*ATTEMPT_COLUMNS[2:])
+"""An `AttemptResult`'s attempts columns after ``attempt_id`` and ``cell_id``."""
+_INSERT_CELL = (f"INSERT INTO cells ({', '.join(CELL_COLUMNS)})"
+                f" VALUES ({', '.join('?' for _ in CELL_COLUMNS)})")
+_INSERT_ATTEMPT = (f"INSERT INTO attempts ({', '.join(ATTEMPT_COLUMNS)})"
+                   f" VALUES ({', '.join('?' for _ in ATTEMPT_COLUMNS)})")
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ulid_lock = threading.Lock()
@@ -60,7 +69,9 @@ def new_ulid() -> str:
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
-    """Open (creating) a results database: autocommit, WAL, busy timeout, migrated."""
+    """Open (creating) a results database: autocommit, WAL, busy timeout, migrated. A new
+    file is written whole, migrated and in WAL mode (`_migrations.create`)."""
+    create(path)
     db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     db.row_factory = sqlite3.Row
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -182,10 +193,39 @@ class ResultsStore:
     def record_results(self, results: Iterable[CellResult]) -> None:
         """Write finished cells (rows, attempts and kept texts) in one transaction: all of
         them or none (never part of a cell), at the cost of one commit. A cell written before
-        is replaced."""
+        is replaced.
+
+        The rows are what `record_cells` would write for ``r.row()`` and each attempt's
+        ``row()``, made straight from the objects: every column in one statement per table (a
+        value left None is NULL, as a column left out is: no column has a default), and each
+        distinct text redacted once per call (a wave's rows share most of theirs)."""
         results = list(results)
-        self.record_cells([(r.row(), [a.row() for a in r.attempt_results]) for r in results],
-                          {r.cell_id: r.texts.kept() for r in results})
+        if not results:  # no transaction (and no commit) for nothing
+            return
+        last = {r.cell_id: i for i, r in enumerate(results)}  # a cell written twice: its last
+        clean = _Cleaner()
+        cell_rows: list[list[object]] = []
+        attempt_rows: list[list[object]] = []
+        text_rows: list[tuple[object, str, str]] = []
+        for i, result in enumerate(results):
+            cell_id = result.cell_id
+            if last[cell_id] != i:
+                continue
+            cell_rows.append(clean.values(_CELL_VALUES(result)))
+            for attempt in result.attempt_results:
+                attempt_id = attempt.attempt_id
+                attempt_rows.append(clean.values((
+                    new_ulid() if attempt_id is None else attempt_id, cell_id,
+                    *_ATTEMPT_VALUES(attempt))))
+            if isinstance(cell_id, str):  # texts are keyed by the (text) cell id
+                text_rows.extend((cell_id, name, text)
+                                 for name, text in result.texts.kept().items())
+        with transaction(self.db):
+            self._delete_cells_in(list(last))
+            self.db.executemany(_INSERT_CELL, cell_rows)
+            self.db.executemany(_INSERT_ATTEMPT, attempt_rows)
+            self.db.executemany("INSERT INTO cell_texts (cell_id, name, text) VALUES (?, ?, ?)",
+                                text_rows)
 
     def cell_text(self, cell_id: str, name: str) -> str | None:
         """A text a cell kept beside its row (``raw.txt``, ``forgotten.json``, ``qa.json``),
@@ -228,16 +268,19 @@ class ResultsStore:
             kept = (texts or {}).get(cell_id, {}) if isinstance(cell_id, str) else {}
             text_rows.extend((cell_id, name, text) for name, text in kept.items())
         with transaction(self.db):
-            ids = list(last)
-            for start in range(0, len(ids), _IDS_PER_STATEMENT):
-                chunk = ids[start:start + _IDS_PER_STATEMENT]
-                marks = ", ".join("?" for _ in chunk)
-                for table in ("attempts", "cells", "cell_texts"):
-                    self.db.execute(f"DELETE FROM {table} WHERE cell_id IN ({marks})", chunk)
+            self._delete_cells_in(list(last))
             self._insert_many("cells", CELL_COLUMNS, cell_rows, clean)
             self._insert_many("attempts", ATTEMPT_COLUMNS, attempt_rows, clean)
             self.db.executemany("INSERT INTO cell_texts (cell_id, name, text) VALUES (?, ?, ?)",
                                 text_rows)
+
+    def _delete_cells_in(self, ids: list[object]) -> None:
+        """Remove the rows (cell, attempts, texts) of the cells `ids`, inside a transaction."""
+        for start in range(0, len(ids), _IDS_PER_STATEMENT):
+            chunk = ids[start:start + _IDS_PER_STATEMENT]
+            marks = ", ".join("?" for _ in chunk)
+            for table in ("attempts", "cells", "cell_texts"):
+                self.db.execute(f"DELETE FROM {table} WHERE cell_id IN ({marks})", chunk)
 
     def _insert(self, table: str, columns: tuple[str, ...], row: Mapping[str, object],
                 clean: Callable[[str], str] | None = None) -> None:
@@ -283,6 +326,32 @@ class ResultsStore:
         """(cost, input + output tokens) this run folder paid for (see `billed`)."""
         cost, tokens_in, tokens_out = self.billed()
         return cost, tokens_in + tokens_out
+
+
+class _Cleaner:
+    """Column values as stored (`_sql_value`), every text redacted (the redactor's `text`),
+    each distinct text looked up once per write: the redactor remembers its texts in the run
+    memo, but a lookup there (a key, a lock, an ordered table) costs more than a dict's."""
+
+    def __init__(self) -> None:
+        self._clean = redactor().text
+        self._seen: dict[str, str] = {}
+
+    def values(self, raw: Iterable[object]) -> list[object]:
+        """`raw` as stored: None and numbers as they are, the rest through `text`."""
+        return [value if value is None or type(value) is int or type(value) is float
+                else self.text(value) for value in raw]
+
+    def text(self, value: object) -> object:
+        """A text redacted (once per distinct text); another value as `_sql_value` stores it,
+        redacted when that is a text."""
+        if type(value) is str:
+            found = self._seen.get(value)
+            if found is None:
+                found = self._seen[value] = self._clean(value)
+            return found
+        value = _sql_value(value)
+        return self._clean(value) if isinstance(value, str) else value
 
 
 def _sql_value(value: object) -> object:

@@ -1,0 +1,109 @@
+"""Results store, the fast ways in: a new store written whole from a migrated image, and
+`record_results` writing exactly what `record_cells` writes for the same cells."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from workbench.harness import ResultsStore
+from workbench.harness.results import _migrations
+from workbench.harness.results._cell_result import AttemptResult, CellResult, CellTexts
+from workbench.harness.results._migrations import MIGRATIONS
+
+
+def _schema(db: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name")
+    return [tuple(r) for r in rows]
+
+
+def test_a_new_store_is_written_whole_migrated_in_wal_mode_and_never_over_a_file(
+        tmp_path: Path) -> None:
+    stepwise = sqlite3.connect(tmp_path / "stepwise.sqlite", isolation_level=None)
+    _migrations.applied(stepwise)
+    for m in MIGRATIONS:
+        m(stepwise)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    path = folder / "results.sqlite"
+    assert _migrations.create(path)
+    assert os.listdir(folder) == ["results.sqlite"]  # no temporary file left beside it
+    db = sqlite3.connect(path, isolation_level=None)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert _schema(db) == _schema(stepwise)
+    assert _migrations.applied(db) == [m.__name__ for m in MIGRATIONS]
+    assert all(at for _, at in db.execute("SELECT name, applied_at FROM _workbench_migrations"))
+    assert _migrations.migrate(db) == []
+    db.execute("INSERT INTO runs (run_id, status) VALUES ('r1', 'running')")
+    db.close()
+    before = path.read_bytes()
+    assert not _migrations.create(path)  # a store is there: left as it is
+    assert path.read_bytes() == before
+    store = ResultsStore(path)
+    assert [r["run_id"] for r in store.runs()] == ["r1"]
+
+
+def test_an_empty_file_is_migrated_where_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    path.touch()
+    assert not _migrations.create(path)
+    store = ResultsStore(path)
+    assert _migrations.applied(store.db) == [m.__name__ for m in MIGRATIONS]
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _cells() -> list[CellResult]:
+    secret_error = "api_key=sk-abcdefghijklmnopqrstuvwxyz0123 was refused"
+    one = CellResult("c1", "r", session_id="s", status="error", structured=True, cost=0.5,
+                     error_message=secret_error, metrics_json='{"token": "abc123456789"}',
+                     attempt_results=[AttemptResult(1, "error", error=secret_error,
+                                                    attempt_id="01A"),
+                                      AttemptResult(2, "ok", latency_ms=1.5, attempt_id="01B")],
+                     texts=CellTexts(summary="s", raw="raw reply", qa='{"q": 1}'))
+    two = CellResult("c2", "r", status="ok", repeat=0, window=1000,
+                     attempt_results=[AttemptResult(1, "ok", shared=0, attempt_id="01C")])
+    again = CellResult("c1", "r", status="ok", retries=1,
+                       attempt_results=[AttemptResult(1, "ok", attempt_id="01D")],
+                       texts=CellTexts(forgotten="[]"))
+    odd = CellResult("c3", "r", status="ok", template_params={"k": [1, 2]},  # type: ignore[arg-type]
+                     attempt_results=[AttemptResult(1, "ok", attempt_id="01E")])
+    return [one, two, again, odd]
+
+
+def _dump(store: ResultsStore) -> dict[str, list[tuple[object, ...]]]:
+    out = {}
+    for table in ("cells", "attempts", "cell_texts"):
+        names = [r[1] for r in store.db.execute(f"PRAGMA table_info({table})")]
+        typed = ", ".join(f"{n}, typeof({n})" for n in names)
+        out[table] = [tuple(r) for r in store.db.execute(
+            f"SELECT rowid, {typed} FROM {table} ORDER BY rowid")]
+    return out
+
+
+def test_record_results_writes_what_record_cells_writes(tmp_path: Path) -> None:
+    fast, slow = ResultsStore(tmp_path / "a.sqlite"), ResultsStore(tmp_path / "b.sqlite")
+    for store in (fast, slow):
+        store.record_cell({"cell_id": "c2", "status": "error"}, [{"attempt_no": 1}])
+    fast.record_results(_cells())
+    cells = _cells()
+    slow.record_cells([(c.row(), [a.row() for a in c.attempt_results]) for c in cells],
+                      {c.cell_id: c.texts.kept() for c in cells})
+    # the first write of c2 made its attempt's id: the rest is the same, ids included
+    fast_rows, slow_rows = _dump(fast), _dump(slow)
+    assert fast_rows == slow_rows
+    assert "sk-abcdefghijklmnopqrstuvwxyz0123" not in str(fast_rows)
+    assert [(c["cell_id"], c["status"]) for c in fast.cells()] == [("c2", "ok"), ("c1", "ok"),
+                                                                  ("c3", "ok")]
+    fast.record_results([])  # nothing: no transaction
+    assert _dump(fast) == fast_rows
+
+
+def test_an_attempt_without_an_id_gets_a_new_one(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "r.sqlite")
+    store.record_results([CellResult("c1", "r", status="ok",
+                                     attempt_results=[AttemptResult(1, "ok"),
+                                                      AttemptResult(2, "ok")])])
+    ids = [str(a["attempt_id"]) for a in store.attempts()]
+    assert len(ids) == 2 and all(len(i) == 26 for i in ids) and ids == sorted(ids)
