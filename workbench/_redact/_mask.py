@@ -90,6 +90,11 @@ class _Redactor:
         found = done.get(key)
         return found if found is not None else done.put(key, self._text(text))
 
+    def text_once(self, text: str) -> str:
+        """`text` redacted without the run memo: for a short text seen once (a store row's
+        ids and times), where remembering it costs about what redacting it again would."""
+        return self._text(text) if text else text
+
     def _text(self, text: str) -> str:
         cleaned = self._free_text(text)
         if cleaned != text and text.lstrip()[:1] in ("{", "["):

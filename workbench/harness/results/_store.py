@@ -328,14 +328,25 @@ class ResultsStore:
         return cost, tokens_in + tokens_out
 
 
+_REMEMBERED_CHARS = 256
+"""Texts at least this long are redacted through the run memo (a traceback, an error message
+met cell after cell); shorter ones (ids, times, names) at once, a memo lookup costing about
+what their redaction does."""
+
+
 class _Cleaner:
-    """Column values as stored (`_sql_value`), every text redacted (the redactor's `text`),
-    each distinct text looked up once per write: the redactor remembers its texts in the run
-    memo, but a lookup there (a key, a lock, an ordered table) costs more than a dict's."""
+    """Column values as stored (`_sql_value`), every text redacted (the redactor's), each
+    distinct text once per write: a wave's rows share most of their texts, and a dict lookup
+    costs less than the run memo's (a key, a lock, an ordered table)."""
 
     def __init__(self) -> None:
-        self._clean = redactor().text
+        clean = redactor()
+        self._remembered = clean.text
+        self._once = clean.text_once
         self._seen: dict[str, str] = {}
+
+    def _clean(self, text: str) -> str:
+        return (self._once if len(text) < _REMEMBERED_CHARS else self._remembered)(text)
 
     def values(self, raw: Iterable[object]) -> list[object]:
         """`raw` as stored: None and numbers as they are, the rest through `text`."""
