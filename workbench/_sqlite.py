@@ -144,6 +144,11 @@ _WAL_HEADER = b"\x02\x02"
 mode: what ``PRAGMA journal_mode=WAL`` writes into a file's header, and keeps there."""
 
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_BINARY", 0)
+_datasync = getattr(os, "fdatasync", os.fsync)  # macOS and Windows have only fsync
+
+
 def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     """Make a new database file at `path`, migrated and in WAL mode, in a few system calls:
     the image of `new_store_image` with this moment's migration rows, written to a temporary
@@ -167,21 +172,25 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     mem = sqlite3.connect(":memory:", isolation_level=None)
     try:
         mem.deserialize(image)
-        mem.executemany("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
-                        [(m.__name__, datetime.now(UTC).isoformat()) for m in migrations])
+        with transaction(mem):
+            mem.executemany("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
+                            [(m.__name__, datetime.now(UTC).isoformat()) for m in migrations])
         data = bytearray(mem.serialize())
+    except sqlite3.Error:
+        return False
     finally:
         mem.close()
     data[18:20] = _WAL_HEADER
     folder = os.path.dirname(target) or "."
-    tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.{os.urandom(3).hex()}")
+    tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}"
+                               f".{os.urandom(3).hex()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, _NEW_FILE, 0o644)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fdatasync(fd)  # as SQLite syncs a new file's first page
+            _datasync(fd)  # as SQLite syncs a new file's first page
         finally:
             os.close(fd)
         os.link(tmp, target)
@@ -191,7 +200,7 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     with contextlib.suppress(OSError):  # the new name, as SQLite syncs the folder of a new file
-        dir_fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+        dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             os.fsync(dir_fd)
         finally:
