@@ -35,3 +35,20 @@ def test_garbage_made_during_a_run_is_still_collected() -> None:
         a.other, b.other = b, a  # a cycle only the collector frees
         del a, b
         assert gc.collect() >= 2
+
+
+def test_the_young_generation_is_collected_less_often_during_a_run_and_as_before_after() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with still_heap():
+            assert gc.get_threshold() == (10_000, 20, 20)
+            with still_heap():
+                assert gc.get_threshold() == (10_000, 20, 20)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 10, 30)  # a process that set more already keeps it
+        with still_heap():
+            assert gc.get_threshold() == (50_000, 20, 30)
+        assert gc.get_threshold() == (50_000, 10, 30)
+    finally:
+        gc.set_threshold(*before)
