@@ -48,7 +48,7 @@ from workbench.harness.run._budget import BudgetStep, RunBudget
 from workbench.harness.run._cell_run import error_result
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, DryRunEstimate, estimate_cells
 from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
-from workbench.harness.run._heap import still_heap
+from workbench.harness.run._heap import fewer_collections, still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
@@ -144,7 +144,8 @@ async def run_experiment_async(spec: SpecArg, out: str | Path, *,
         ConfigError: `out` holds the cells of an experiment with different cells (see
             `check_run_folder`), and `new` is false.
     """
-    with run_memo():  # every cache the run keeps, dropped when it ends
+    # every cache the run keeps, dropped when it ends; the collector left to the run's end
+    with run_memo(), fewer_collections():
         return await _run_async(as_experiment(spec), out, retry_errors, dry_run, progress,
                                 model_factory, concurrency, new, share_calls, only_sessions,
                                 check_folder, executor, address, qa_model_factory)
