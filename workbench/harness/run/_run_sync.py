@@ -8,6 +8,7 @@ from typing import Literal, Unpack, overload
 from workbench._sync import run_sync
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._results import Results
+from workbench.harness.run._close_later import closing_after
 from workbench.harness.run._estimate import DryRunEstimate
 from workbench.harness.run._run_request import RunOptions, SpecArg, as_experiment, default_out
 from workbench.harness.run._runner import run_experiment_async
@@ -40,4 +41,5 @@ def run_experiment(spec: SpecArg | None = None, out: str | Path | None = None, *
     """
     experiment = Experiment.default() if spec is None else as_experiment(spec)
     folder = Path(out) if out is not None else default_out(experiment)
-    return run_sync(run_experiment_async(experiment, folder, dry_run=dry_run, **kwargs))
+    with closing_after():  # the store's last fold overlaps the loop's shutdown
+        return run_sync(run_experiment_async(experiment, folder, dry_run=dry_run, **kwargs))

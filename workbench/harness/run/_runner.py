@@ -24,6 +24,7 @@ keeps its caches in one `workbench._memo.RunMemo`, dropped when it ends. Everyth
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Collection
@@ -46,6 +47,7 @@ from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetStep, RunBudget
 from workbench.harness.run._cell_run import error_result
+from workbench.harness.run._close_later import Closer, close_store, take_close_later
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, DryRunEstimate, estimate_cells
 from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
 from workbench.harness.run._heap import fewer_collections, still_heap
@@ -144,11 +146,11 @@ async def run_experiment_async(spec: SpecArg, out: str | Path, *,
         ConfigError: `out` holds the cells of an experiment with different cells (see
             `check_run_folder`), and `new` is false.
     """
-    # every cache the run keeps, dropped when it ends; the collector left to the run's end
-    with run_memo(), fewer_collections():
+    close_later = take_close_later()  # `run_experiment`'s own run only
+    with run_memo(), fewer_collections():  # the run's caches, dropped at its end; fewer GCs
         return await _run_async(as_experiment(spec), out, retry_errors, dry_run, progress,
                                 model_factory, concurrency, new, share_calls, only_sessions,
-                                check_folder, executor, address, qa_model_factory)
+                                check_folder, executor, address, qa_model_factory, close_later)
 
 
 async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool, dry_run: bool,
@@ -156,7 +158,8 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                      concurrency: int | None, new: bool, share_calls: bool | SharedCalls,
                      only_sessions: Collection[str] | None, check_folder: bool,
                      executor: str | None, address: str | None,
-                     qa_model_factory: QAModelFactory | None) -> Results | DryRunEstimate:
+                     qa_model_factory: QAModelFactory | None,
+                     close_later: list[Closer] | None) -> Results | DryRunEstimate:
     out = fresh_folder(Path(out)) if new else Path(out)
     if check_folder:
         check_run_folder(experiment, out)
@@ -271,19 +274,19 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                             started(store)
                     store.finish_run(run_id, status if status != "running" else "interrupted")
             if tables and writer is not None and writer.last_written:
-                # Read by the writer after its last write; its connection closes (the log
-                # folded into the file) while the frames are made here.
-                return Results.from_rows(out, tables[-1])
+                # Every row is committed: the lock goes now, and the frames are made of the
+                # rows the writer read while it folds the log into the file and closes it.
+                lock.release()
+                results = Results.from_rows(out, tables[-1])
+                if close_later is not None:  # joined once the caller's loop has closed
+                    close_later.append(functools.partial(close_store, writer, store))
+                    writer = store = None
+                return results
             if store is None:
                 store = ResultsStore(db_path)
             return Results.from_store(out, store)
         finally:
-            try:
-                if writer is not None:
-                    writer.close()
-            finally:
-                if store is not None:
-                    store.close()
+            close_store(writer, store)
 
 
 def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:

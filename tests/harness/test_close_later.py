@@ -1,0 +1,87 @@
+"""The run's end: the lock goes once every row is committed, and `run_experiment` joins the
+writer (its last fold of the log, its close) after the event loop has shut down, yet returns
+only once the store is closed; an awaited run closes it before it returns."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.harness.test_runner import experiment, scripted, write_session
+from workbench.harness import run_experiment, run_experiment_async
+from workbench.harness.results._writer import CellWriter
+from workbench.harness.run._close_later import closing_after, take_close_later
+
+
+def _watch_close(monkeypatch: pytest.MonkeyPatch, out: Path) -> list[tuple[bool, bool]]:
+    """Record, at each writer close: was an event loop running, did the lock file exist."""
+    seen: list[tuple[bool, bool]] = []
+    close = CellWriter.close
+
+    def watched(self: CellWriter) -> None:
+        try:
+            asyncio.get_running_loop()
+            running = True
+        except RuntimeError:
+            running = False
+        seen.append((running, (out / "run.lock").exists()))
+        close(self)
+
+    monkeypatch.setattr(CellWriter, "close", watched)
+    return seen
+
+
+def test_run_experiment_joins_its_writer_after_the_loop_and_the_lock_are_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_session(tmp_path, "s1")
+    out = tmp_path / "run"
+    seen = _watch_close(monkeypatch, out)
+    results = run_experiment(experiment(tmp_path), out, model_factory=scripted(), progress=False)
+    assert seen == [(False, False)]
+    assert sorted(p.name for p in out.iterdir()) == ["results.sqlite", "spec.toml", "summaries"]
+    assert results.status == "finished"
+
+
+def test_an_awaited_run_closes_its_store_before_it_returns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_session(tmp_path, "s1")
+    out = tmp_path / "run"
+    seen = _watch_close(monkeypatch, out)
+
+    async def run() -> list[str]:
+        await run_experiment_async(experiment(tmp_path), out, model_factory=scripted(),
+                                   progress=False)
+        return sorted(p.name for p in out.iterdir())  # still on the loop
+
+    assert asyncio.run(run()) == ["results.sqlite", "spec.toml", "summaries"]
+    assert seen == [(True, False)]
+
+
+def test_a_resumed_run_hands_over_its_own_connection_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_session(tmp_path, "s1")
+    out = tmp_path / "run"
+    run_experiment(experiment(tmp_path), out, model_factory=scripted(), progress=False)
+    write_session(tmp_path, "s2")
+    seen = _watch_close(monkeypatch, out)
+    results = run_experiment(experiment(tmp_path), out, model_factory=scripted(), progress=False)
+    assert seen == [(False, False)] and len(results.cells) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["results.sqlite", "spec.toml", "summaries"]
+
+
+def test_the_close_later_list_is_taken_once_and_every_closer_runs() -> None:
+    ran: list[str] = []
+    with pytest.raises(OSError, match="first"):
+        with closing_after():
+            closers = take_close_later()
+            assert closers is not None and take_close_later() is None  # a nested run's view
+
+            def fail(name: str) -> None:
+                ran.append(name)
+                raise OSError(name)
+
+            closers += [lambda: fail("first"), lambda: fail("second"), lambda: ran.append("3")]
+    assert ran == ["first", "second", "3"]
+    assert take_close_later() is None  # outside the block

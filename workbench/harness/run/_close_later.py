@@ -1,0 +1,66 @@
+"""Closing a finished run's store while its event loop shuts down (`run_experiment`'s path).
+
+A run's last step on its writer thread folds the write-ahead log into ``results.sqlite`` and
+closes it: a checkpoint, whose fsyncs take a few milliseconds. The synchronous
+`run_experiment` owns the event loop it runs on, so it lets that fold go on while the loop is
+torn down and joins the writer after: it still returns only once the store is closed and
+nothing lies beside it, as `run_experiment_async` does. Only the run `run_experiment` started
+takes part: a run started inside it (the tuner's rungs), or awaited on a caller's own loop,
+closes its store before it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from workbench.harness.results._store import ResultsStore
+from workbench.harness.results._writer import CellWriter
+
+__all__ = ["Closer", "close_store", "closing_after", "take_close_later"]
+
+Closer = Callable[[], None]
+
+_CLOSE_LATER: ContextVar[list[Closer] | None] = ContextVar("workbench_close_later",
+                                                           default=None)
+
+
+@contextmanager
+def closing_after() -> Iterator[None]:
+    """Run the closers a run handed over (`take_close_later`) when the block ends, in order,
+    each even when one before it raised (the first error is raised after them)."""
+    closers: list[Closer] = []
+    token = _CLOSE_LATER.set(closers)
+    try:
+        yield
+    finally:
+        _CLOSE_LATER.reset(token)
+        error: BaseException | None = None
+        for close in closers:
+            try:
+                close()
+            except BaseException as exc:  # noqa: BLE001 - raised after the others ran
+                error = error or exc
+        if error is not None:
+            raise error
+
+
+def take_close_later() -> list[Closer] | None:
+    """The list a finished run may hand its store's close to, or None (close it before
+    returning). Taken once: runs started from inside this one close their own."""
+    closers = _CLOSE_LATER.get()
+    if closers is not None:
+        _CLOSE_LATER.set(None)
+    return closers
+
+
+def close_store(writer: CellWriter | None, store: ResultsStore | None) -> None:
+    """Join the run's writer (its last checkpoint and close), then close the runner's own
+    connection to the store, if it opened one (a resumed folder)."""
+    try:
+        if writer is not None:
+            writer.close()
+    finally:
+        if store is not None:
+            store.close()
