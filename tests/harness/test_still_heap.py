@@ -54,5 +54,9 @@ def test_the_young_generation_is_collected_less_often_during_a_run_and_as_before
         with fewer_collections():
             assert gc.get_threshold() == (50_000, 20, 30)
         assert gc.get_threshold() == (50_000, 10, 30)
+        gc.set_threshold(0, 10, 10)  # a process that turned automatic collection off
+        with fewer_collections():
+            assert gc.get_threshold() == (0, 10, 10)
+        assert gc.get_threshold() == (0, 10, 10)
     finally:
         gc.set_threshold(*before)

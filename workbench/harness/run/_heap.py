@@ -60,7 +60,9 @@ def fewer_collections() -> Iterator[None]:
         if _runs[0] == 0:
             found = gc.get_threshold()
             _before[:] = [found]
-            gc.set_threshold(*(max(a, b) for a, b in zip(found, RUN_GC_THRESHOLDS, strict=True)))
+            if found[0] != 0:  # 0 turns automatic collection off: left so
+                gc.set_threshold(*(max(a, b) for a, b in
+                                   zip(found, RUN_GC_THRESHOLDS, strict=True)))
         _runs[0] += 1
     try:
         yield
