@@ -56,7 +56,8 @@ field                  key -> value                               lifetime
                        the replies asked for so far
 ``scores``             session x summary x reply x counts ->       the session, and the run
                        metrics (and their JSON), probes and        (256 summaries per session)
-                       forgotten items
+                       forgotten items, and per compaction
+                       template the cells' ``metrics_json``
 ``session_tokens``     session x counter x messages -> tokens      the session, and the run
                        (and, keyed ``"soon"``, that the count of
                        its messages was started: `count_soon`)

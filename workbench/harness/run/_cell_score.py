@@ -13,7 +13,7 @@ import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from workbench._memo import memo
 from workbench._redact import redact
@@ -145,9 +145,19 @@ def score(result: CellResult, cell: Cell, session: Session, variant: Variant,
     result.status, result.retained_tokens = "ok", strategy.retained_tokens
     result.summary_tokens, result.parse_outcome = summary_tokens, strategy.parse_outcome
     result.structured = int(bool(strategy.structured)) if cell.uses_model else None
-    result.texts.summary = redact(text)
-    if last_text is not None:  # the parser's input (drill-down)
-        result.texts.raw = redact(last_text)
+    try:
+        _score(result, session, variant, strategy, last_text, estimator, extra, summary_tokens)
+    except Exception:
+        if result.texts.summary is None:  # a failure part way keeps the texts, as it always did
+            _keep_texts(result, redact(text), last_text)
+        raise
+
+
+def _score(result: CellResult, session: Session, variant: Variant, strategy: StrategyResult,
+           last_text: str | None, estimator: GooseCounter,
+           extra: Mapping[str, float | int | None], summary_tokens: int) -> None:
+    """`score`'s texts, probes and metrics."""
+    text = strategy.summary_text
     original_tokens = result.original_tokens or 0
     if "scored_messages" in strategy.detail:  # a recorded summary covers only a prefix
         session = scored_session(session, strategy)
@@ -155,22 +165,63 @@ def score(result: CellResult, cell: Cell, session: Session, variant: Variant,
             estimator.count_context_tokens(session.messages)
     metrics = _metrics_module()
     if metrics is None:
+        _keep_texts(result, redact(text), last_text)
         result.metrics_json = metrics_json(extra)
         return
     reply = last_text if strategy.structured else None
 
-    def compute() -> tuple[StructuredSummary | None, Metrics, str, str]:
+    def compute() -> _Scored:
         structured = _parse_structured(reply)
         with metrics.shared_probes():  # the metrics and the forgotten items run each probe once
             values = metrics.compute_metrics(session, text, structured,
                                              original_tokens=original_tokens,
                                              summary_tokens=summary_tokens)
             forgotten = metrics.compute_forgotten(session, text)
-        return (structured, values, _METRICS_JSON.encode(values),
-                redact(json.dumps(forgotten, ensure_ascii=False, indent=1)))
+        return _Scored(structured, values, _METRICS_JSON.encode(values),
+                       redact(json.dumps(forgotten, ensure_ascii=False, indent=1)),
+                       redact(text), None if reply is None else redact(reply), {})
 
-    structured, computed, computed_json, forgotten_json = memo().scores.get(
-        session, (text, reply, original_tokens, summary_tokens), compute)
-    echo = metrics.template_echo(structured, variant.templates.baked().compaction)
-    result.texts.forgotten = forgotten_json
-    result.metrics_json = _cell_metrics_json(computed, computed_json, echo, extra)
+    scored = memo().scores.get(session, (text, reply, original_tokens, summary_tokens), compute)
+    # The texts are redacted with the scoring, once per summary and run, as its forgotten
+    # items are (a run's secrets are registered before its first cell).
+    _keep_texts(result, scored.summary_text, last_text,
+                scored.reply_text if last_text is reply else None)
+    result.texts.forgotten = scored.forgotten_json
+    template = variant.templates.baked().compaction
+    if extra:
+        echo = metrics.template_echo(scored.structured, template)
+        result.metrics_json = _cell_metrics_json(scored.values, scored.values_json, echo, extra)
+        return
+    # Without [qa] metrics a cell's metrics_json depends only on the scoring and its template:
+    # every cell of that summary and template (repeats, render-only parameters, models that
+    # agree) gets the same text, made once.
+    found = scored.by_template.get(template)
+    if found is None:
+        echo = metrics.template_echo(scored.structured, template)
+        found = scored.by_template[template] = _cell_metrics_json(
+            scored.values, scored.values_json, echo, extra)
+    result.metrics_json = found
+
+
+def _keep_texts(result: CellResult, summary: str, last_text: str | None,
+                redacted_reply: str | None = None) -> None:
+    """Set the cell's summary text (`summary`, redacted) and the parser's input (`last_text`,
+    for the drill-down: `redacted_reply` when it is that text redacted already)."""
+    result.texts.summary = summary
+    if last_text is not None:
+        result.texts.raw = redacted_reply if redacted_reply is not None else redact(last_text)
+
+
+class _Scored(NamedTuple):
+    """One scoring of a summary (the run memo's ``scores`` entry): its structured form, the
+    shared metrics and their JSON, what it forgot (JSON), the summary and the reply it was
+    parsed from (None when it was not), all redacted, and the cells' ``metrics_json`` per
+    compaction template for cells without ``[qa]`` metrics."""
+
+    structured: StructuredSummary | None
+    values: Metrics
+    values_json: str
+    forgotten_json: str
+    summary_text: str
+    reply_text: str | None
+    by_template: dict[str, str | None]

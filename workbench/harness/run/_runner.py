@@ -50,7 +50,7 @@ from workbench.harness.run._cell_run import error_result
 from workbench.harness.run._close_later import Closer, close_store, take_close_later
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, DryRunEstimate, estimate_cells
 from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
-from workbench.harness.run._heap import still_heap
+from workbench.harness.run._heap import fewer_collections, still_heap
 from workbench.harness.run._lock import RunLock
 from workbench.harness.run._preflight import forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
@@ -147,7 +147,7 @@ async def run_experiment_async(spec: SpecArg, out: str | Path, *,
             `check_run_folder`), and `new` is false.
     """
     close_later = take_close_later()  # `run_experiment`'s own run only
-    with run_memo():  # every cache the run keeps, dropped when it ends
+    with run_memo(), fewer_collections():  # the run's caches, dropped at its end; fewer GCs
         return await _run_async(as_experiment(spec), out, retry_errors, dry_run, progress,
                                 model_factory, concurrency, new, share_calls, only_sessions,
                                 check_folder, executor, address, qa_model_factory, close_later)
