@@ -121,22 +121,37 @@ def new_store_schema(migrations: tuple[Migration, ...]) -> tuple[str, ...] | Non
     by the dozens of ``ALTER TABLE`` a new store otherwise replays (each one makes SQLite parse
     the whole schema again: 4 of a new store's 5 ms). None when a migration fails or leaves
     rows behind (then each migration runs on the file itself, as on an older store)."""
+    mem = _migrated_in_memory(migrations)
+    if mem is None:
+        return None
+    try:
+        rows = mem.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"
+                           " AND tbl_name != '_workbench_migrations' ORDER BY rowid").fetchall()
+        return tuple(sql for sql, in rows)
+    except sqlite3.Error:
+        return None
+    finally:
+        mem.close()
+
+
+def _migrated_in_memory(migrations: tuple[Migration, ...]) -> sqlite3.Connection | None:
+    """A new in-memory database with every one of `migrations` applied (the caller closes
+    it), or None when one fails or leaves rows behind in a table: such a schema is not what
+    a blank file would get, so the callers leave a new store to the migrations themselves."""
     mem = sqlite3.connect(":memory:", isolation_level=None)
     try:
         applied(mem)
         with transaction(mem):
             for migration in migrations:
                 migration(mem)
-        rows = mem.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
-                           " AND tbl_name != '_workbench_migrations' ORDER BY rowid").fetchall()
-        for kind, name, _ in rows:
-            if kind == "table" and mem.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone():
-                return None
-        return tuple(sql for _, _, sql in rows)
+        tables = mem.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        if not any(mem.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()
+                   for name, in tables):
+            return mem
     except sqlite3.Error:
-        return None
-    finally:
-        mem.close()
+        pass
+    mem.close()
+    return None
 
 
 _WAL_HEADER = b"\x02\x02"
@@ -216,15 +231,10 @@ def new_store_image(migrations: tuple[Migration, ...]) -> bytes | None:
     cannot (a migration fails or leaves rows behind), or this SQLite cannot serialize."""
     if not hasattr(sqlite3.Connection, "serialize"):
         return None
-    mem = sqlite3.connect(":memory:", isolation_level=None)
+    mem = _migrated_in_memory(migrations)
+    if mem is None:
+        return None
     try:
-        applied(mem)
-        with transaction(mem):
-            for migration in migrations:
-                migration(mem)
-        tables = mem.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-        if any(mem.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone() for name, in tables):
-            return None
         return bytes(mem.serialize())
     except sqlite3.Error:
         return None
