@@ -107,3 +107,31 @@ def test_an_attempt_without_an_id_gets_a_new_one(tmp_path: Path) -> None:
                                                       AttemptResult(2, "ok")])])
     ids = [str(a["attempt_id"]) for a in store.attempts()]
     assert len(ids) == 2 and all(len(i) == 26 for i in ids) and ids == sorted(ids)
+
+
+def _wal_salts(db_path: Path) -> bytes:
+    """The write-ahead log header's two salts: SQLite draws new ones each time it starts the
+    log over."""
+    with open(f"{db_path}-wal", "rb") as wal:
+        return wal.read(32)[16:24]
+
+
+def test_a_fold_between_writes_starts_the_log_over_at_once(tmp_path: Path) -> None:
+    from workbench.harness.results._writer import _fold
+
+    path = tmp_path / "results.sqlite"
+    store = ResultsStore(path)
+    try:
+        store.start_run("t", "{}", "0", run_id="r1")
+        before = _wal_salts(path)
+        store.checkpoint()
+        assert _wal_salts(path) == before  # a checkpoint alone leaves it to the next write
+        _fold(store)
+        after = _wal_salts(path)
+        assert after != before  # started over by the fold, not by the next cells' write
+        store.finish_run("r1", "finished")
+        assert _wal_salts(path) == after
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 0
+        assert [r["status"] for r in store.runs()] == ["finished"]
+    finally:
+        store.close()

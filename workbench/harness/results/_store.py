@@ -97,6 +97,15 @@ class ResultsStore:
         last connection's close would otherwise do, on the caller's time)."""
         self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
+    def restart_log(self) -> None:
+        """Start the write-ahead log over now, after a checkpoint folded all of it: the first
+        write after a full checkpoint rewrites the log's header and syncs it (an fsync, at
+        ``synchronous=NORMAL``), and this write (the user version set to what it is, which
+        changes nothing) takes that on the caller's time instead of the next cells'."""
+        with transaction(self.db):
+            version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+            self.db.execute(f"PRAGMA user_version = {version}")
+
     def close(self) -> None:
         """Close the connection."""
         self.db.close()

@@ -231,11 +231,14 @@ class CellWriter:
 
 
 def _fold(store: ResultsStore) -> None:
-    """Checkpoint between writes, so the log the end must fold stays one wave long. A
-    failure here loses nothing (the rows are in the log) and is not the run's: the next write,
-    or the checkpoint at the end, meets a real fault again."""
+    """Checkpoint between writes, so the log the end must fold stays one wave long, and start
+    the log over at once (`ResultsStore.restart_log`), so the next cells' write (the last
+    wave's is on the run's critical path) does not wait for the log header's sync. A failure
+    here loses nothing (the rows are in the log) and is not the run's: the next write, or the
+    checkpoint at the end, meets a real fault again."""
     with contextlib.suppress(sqlite3.Error, OSError):
         store.checkpoint()
+        store.restart_log()
 
 
 def write_summary(folder: Path, result: CellResult) -> None:
