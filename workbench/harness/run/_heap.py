@@ -24,50 +24,52 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 RUN_GC_THRESHOLDS = (10_000, 20, 20)
 """The collector's thresholds during a run (never lower than those already set)."""
 
 _lock = threading.Lock()
-_depth = [0]
-_runs = [0]
 _before: list[tuple[int, int, int]] = []  # the thresholds the outermost run found
 
 
-@contextmanager
-def still_heap() -> Iterator[None]:
-    """Freeze the current heap for the duration of the block (see the module docstring)."""
-    with _lock:
-        if _depth[0] == 0:
-            gc.freeze()
-        _depth[0] += 1
-    try:
-        yield
-    finally:
+class _Outermost:
+    """A block that nests (runs inside runs, runs on threads): `first` runs when the first of
+    them enters, `last` when the last of them leaves (all under one lock)."""
+
+    def __init__(self, first: Callable[[], None], last: Callable[[], None]) -> None:
+        self.first, self.last, self.depth = first, last, 0
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
         with _lock:
-            _depth[0] -= 1
-            if _depth[0] == 0:
-                gc.unfreeze()
+            if self.depth == 0:
+                self.first()
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with _lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.last()
 
 
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Collect the young generation less often for the duration of the block (see the module
-    docstring)."""
-    with _lock:
-        if _runs[0] == 0:
-            found = gc.get_threshold()
-            _before[:] = [found]
-            if found[0] != 0:  # 0 turns automatic collection off: left so
-                gc.set_threshold(*(max(a, b) for a, b in
-                                   zip(found, RUN_GC_THRESHOLDS, strict=True)))
-        _runs[0] += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _runs[0] -= 1
-            if _runs[0] == 0:
-                gc.set_threshold(*_before.pop())
+def _collect_less() -> None:
+    found = gc.get_threshold()
+    _before[:] = [found]
+    if found[0] != 0:  # 0 turns automatic collection off: left so
+        gc.set_threshold(*(max(a, b) for a, b in zip(found, RUN_GC_THRESHOLDS, strict=True)))
+
+
+def _collect_as_before() -> None:
+    gc.set_threshold(*_before.pop())
+
+
+still_heap = _Outermost(gc.freeze, gc.unfreeze)
+"""Freeze the current heap for the duration of the block (see the module docstring)."""
+
+fewer_collections = _Outermost(_collect_less, _collect_as_before)
+"""Collect the young generation less often for the duration of the block (see the module
+docstring)."""
