@@ -281,7 +281,7 @@ def test_an_empty_store_loads_as_read_sql_query_would(tmp_path: Path) -> None:
     import pandas as pd
     from pandas.testing import assert_frame_equal
 
-    from workbench.harness.results._results import CELL_ORDER, read_tables
+    from workbench.harness.results._rows import CELL_ORDER, read_tables
 
     store = ResultsStore(tmp_path / "r.sqlite")
     frames = dict(zip(("cells", "attempts", "runs"), read_tables(store.db), strict=True))

@@ -6,7 +6,7 @@ Tables, paired comparisons and plots are computed from these frames by the funct
 
 from __future__ import annotations
 
-import json
+import functools
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +21,14 @@ from workbench.harness.results._judge_agreement import BOOTSTRAP, judge_agreemen
 from workbench.harness.results._paired import PairedOptions, PairedResult, paired_comparison
 from workbench.harness.results._policy_verdict import reported_rows
 from workbench.harness.results._replays import read_replays, results_from_rows
+from workbench.harness.results._rows import (
+    TableRows,
+    Tables,
+    cells_frame,
+    frame_of,
+    read_rows,
+    read_rows_of,
+)
 from workbench.harness.results._store import ResultsStore
 from workbench.harness.results._table import comparison_table
 from workbench.harness.results._verdict import SUMMARY_KEY, Verdict, VerdictOptions, verdict
@@ -43,59 +51,6 @@ TEXT_FILES = {"raw.txt": f"{SUMMARIES_DIR}/{{cell_id}}.raw.txt",
               "forgotten.json": f"{SUMMARIES_DIR}/{{cell_id}}.forgotten.json",
               "qa.json": f"{QA_DIR}/{{cell_id}}.json"}
 """Where an older run folder kept each of a cell's texts."""
-
-
-CELL_ORDER = "session_id, strategy, model, template, window, repeat, rowid"
-"""Cells load in key order, not in the order they finished (which depends on scheduling), so
-everything made from a run (tables, comparisons, the report's sections) reads the same for the
-same cells."""
-
-
-def _read_tables(db_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The cells, attempts and runs tables over one read-only connection (loading a run
-    never creates or migrates anything)."""
-    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return read_tables(db)
-    finally:
-        db.close()
-
-
-TableRows = tuple[list[tuple[object, ...]], list[str]]
-"""One table as read: its rows (plain tuples) and its column names."""
-
-
-Tables = tuple[TableRows, TableRows, TableRows]
-"""The cells, attempts and runs tables as read (`read_rows`)."""
-
-
-def read_rows(db: sqlite3.Connection) -> Tables:
-    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
-    rows: what `read_tables` makes frames of. Cheap: the writer thread reads them after the
-    run's last write, and the loop thread makes the frames while the writer closes."""
-    tables = []
-    for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
-        cursor = db.cursor()
-        cursor.row_factory = None  # plain tuples, whatever the connection's factory
-        rows = cursor.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
-        tables.append((rows, [d[0] for d in cursor.description]))
-    cells, attempts, runs = tables
-    return cells, attempts, runs
-
-
-def frames_of(tables: Tables) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """`read_rows`' tables as frames: what ``pandas.read_sql_query`` builds (the same columns,
-    values and dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its
-    per-query setup."""
-    cells, attempts, runs = (pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
-                             for rows, columns in tables)
-    return cells, attempts, runs
-
-
-def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
-    frames (`frames_of` `read_rows`)."""
-    return frames_of(read_rows(db))
 
 
 def read_cell_text(run_dir: Path, cell_id: str, name: str) -> str | None:
@@ -131,21 +86,6 @@ def read_cell_texts(run_dir: Path, name: str, cell_ids: list[str]) -> dict[str, 
     return out
 
 
-def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
-    """Cells with ``metrics_json`` expanded into one column per metric name."""
-    if "metrics_json" not in cells.columns or cells.empty:
-        return cells
-    # Repeats answered alike store the same text: each distinct one is parsed once (the
-    # frame only reads the dicts).
-    seen: dict[str, dict[str, object]] = {}
-    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
-              if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
-    metrics = pd.DataFrame(parsed, index=cells.index)
-    if any(c in cells.columns for c in metrics.columns):
-        metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
-    return pd.concat([cells, metrics], axis=1)
-
-
 class ReplayTableOptions(TypedDict, total=False):
     """The keywords of ``replay_table`` (what `Results.replay_table` passes on)."""
 
@@ -174,15 +114,36 @@ class Results:
         cells: One row per stored cell, metrics expanded into columns.
         attempts: One row per model attempt.
         runs: One row per runner invocation (status, timestamps).
+
+    A loaded run's frames are made of the rows it read, each the first time it is used: a
+    run's caller that reads only its cells (the table, the verdict) does not pay for the
+    attempts frame. The rows are read at once (a store that changes later does not change
+    them), and each goes once its frame is made.
     """
 
     def __init__(self, run_dir: Path, spec: Experiment | None, cells: pd.DataFrame,
                  attempts: pd.DataFrame, runs: pd.DataFrame) -> None:
         self.run_dir = run_dir
         self.spec = spec
+        self._rows: dict[str, TableRows] = {}
         self.cells = cells
         self.attempts = attempts
         self.runs = runs
+
+    @functools.cached_property
+    def cells(self) -> pd.DataFrame:
+        """One row per stored cell, metrics expanded into columns (`cells_frame`)."""
+        return cells_frame(self._rows.pop("cells"))
+
+    @functools.cached_property
+    def attempts(self) -> pd.DataFrame:
+        """One row per model attempt."""
+        return frame_of(self._rows.pop("attempts"))
+
+    @functools.cached_property
+    def runs(self) -> pd.DataFrame:
+        """One row per runner invocation (status, timestamps)."""
+        return frame_of(self._rows.pop("runs"))
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Results:
@@ -198,27 +159,26 @@ class Results:
             raise ConfigError(f"{folder}: no {DB_FILE} here; run `workbench run` with "
                               f"--out {folder} first")
         with storage_errors(db):  # a damaged store is named, with what to do
-            return cls._from_tables(folder, _read_tables(db))
+            return cls.from_rows(folder, read_rows_of(db))
 
     @classmethod
     def from_store(cls, run_dir: str | Path, store: ResultsStore) -> Results:
         """Load the run folder `run_dir` over its open `ResultsStore` (the runner's, once its
         run is written: no second connection). The store stays open."""
-        return cls._from_tables(Path(run_dir), read_tables(store.db))
+        return cls.from_rows(run_dir, read_rows(store.db))
 
     @classmethod
     def from_rows(cls, run_dir: str | Path, tables: Tables) -> Results:
         """Load the run folder `run_dir` from its tables as `read_rows` read them (the
-        runner's writer, after the run's last write): the same `Results` as `load`."""
-        return cls._from_tables(Path(run_dir), frames_of(tables))
-
-    @classmethod
-    def _from_tables(cls, folder: Path, tables: tuple[pd.DataFrame, pd.DataFrame,
-                                                       pd.DataFrame]) -> Results:
+        runner's writer, after the run's last write): the same `Results` as `load`, its
+        frames made when first used."""
+        folder = Path(run_dir)
         spec_path = folder / SPEC_FILE
         spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
-        cells, attempts, runs = tables
-        return cls(folder, spec, expand_metrics(cells), attempts, runs)
+        results = cls.__new__(cls)
+        results.run_dir, results.spec = folder, spec
+        results._rows = dict(zip(("cells", "attempts", "runs"), tables, strict=True))
+        return results
 
     @property
     def status(self) -> str | None:

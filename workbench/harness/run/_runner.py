@@ -42,7 +42,8 @@ from workbench.harness.experiment._cells import Cell, SessionCache
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
-from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results, Tables, read_rows
+from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results
+from workbench.harness.results._rows import Tables, read_rows
 from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BudgetStep, RunBudget

@@ -1,0 +1,117 @@
+"""`Results`' frames: the cells frame made in one step equals the frame-then-expand one, and a
+loaded run makes each frame from the rows it read, the first time it is used."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+from workbench.harness import Experiment, Results, run_experiment
+from workbench.harness.results._rows import cells_frame, expand_metrics, frame_of
+from workbench.harness.results._store import ResultsStore
+from workbench.messages import Message
+from workbench.sessions import Session
+
+COLUMNS = ["cell_id", "status", "metrics_json", "probe_recall"]
+
+
+def _both(rows: list[tuple[object, ...]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    table = (rows, COLUMNS)
+    return cells_frame(table), expand_metrics(frame_of(table))
+
+
+@pytest.mark.parametrize("metrics", [
+    # every cell scored alike (repeats): one text
+    [{"a": 0.5, "b": 3}, {"a": 0.5, "b": 3}, {"a": 0.5, "b": 3}],
+    # an error cell has no metrics: NaN in every metric column, ints become floats
+    [{"a": 0.5, "b": 3}, None, {"a": 0.25, "b": 1}],
+    # a metric one cell lacks, one that is null, and one null everywhere it appears
+    [{"a": None, "c": 1}, {"a": 0.5, "d": None}, {"e": None}],
+    # a true/false metric beside a missing one, and text
+    [{"flag": True, "t": "x"}, {"flag": False}, {}],
+    # metrics in a different order per cell: columns in order of first appearance
+    [{"z": 1, "a": 2}, {"a": 3, "m": 4, "z": 5}],
+    # a metric named like a cell column is not added again
+    [{"status": "shadowed", "a": 1}, {"a": 2}],
+    # no cell has metrics
+    [None, None],
+])
+def test_the_cells_frame_made_in_one_step_equals_frame_then_expand(
+        metrics: list[dict[str, object] | None]) -> None:
+    rows: list[tuple[object, ...]] = [(f"c{i}", "ok", None if m is None else json.dumps(m), 0.5)
+            for i, m in enumerate(metrics)]
+    one_step, two_steps = _both(rows)
+    assert_frame_equal(one_step, two_steps)
+    assert list(one_step.columns) == list(two_steps.columns)
+
+
+def test_a_metric_a_cell_lacks_is_nan_not_none() -> None:
+    one_step, _ = _both([("c0", "ok", json.dumps({"t": "x"}), 0.5), ("c1", "error", None, None)])
+    assert one_step["t"].tolist()[0] == "x" and math.isnan(one_step["t"].tolist()[1])
+
+
+def test_metrics_that_are_not_an_object_fall_back_to_expand_metrics() -> None:
+    one_step, two_steps = _both([("c0", "ok", json.dumps([1, 2]), 0.5)])
+    assert_frame_equal(one_step, two_steps)
+
+
+def _run(tmp_path: Path, cells: int = 3) -> Path:
+    messages = [Message.user("refactor the parser"), Message.assistant("reading parser.py")]
+    session = tmp_path / "s.json"
+    Session("s", "goose-json", str(session), messages).write_goose_json(session)
+    out = tmp_path / "run"
+    run_experiment(Experiment.from_dict({"name": "frames", "sessions": [str(session)],
+                                         "models": ["extractive"], "repeats": cells}),
+                   out, progress=False)
+    return out
+
+
+def test_a_loaded_run_makes_each_frame_when_first_used_and_keeps_it(tmp_path: Path) -> None:
+    out = _run(tmp_path)
+    results = Results.load(out)
+    assert set(vars(results)) >= {"run_dir", "spec", "_rows"}
+    assert not {"cells", "attempts", "runs"} & set(vars(results))  # nothing made yet
+    cells = results.cells
+    assert "cells" in vars(results) and "attempts" not in vars(results)
+    assert results.cells is cells  # made once
+    assert set(results._rows) == {"attempts", "runs"}  # the cells' rows went with their frame
+    assert results.status == "finished" and not results._rows.get("runs")
+
+
+def test_loaded_frames_equal_what_pandas_reads_from_the_store(tmp_path: Path) -> None:
+    out = _run(tmp_path)
+    results = Results.load(out)
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        expected = {t: pd.read_sql_query(f"SELECT * FROM {t} ORDER BY {o}", db) for t, o in (
+            ("cells", "session_id, strategy, model, template, window, repeat, rowid"),
+            ("attempts", "rowid"), ("runs", "rowid"))}
+    finally:
+        db.close()
+    assert_frame_equal(results.cells, expand_metrics(expected["cells"]))
+    assert_frame_equal(results.attempts, expected["attempts"])
+    assert_frame_equal(results.runs, expected["runs"])
+    assert len(results.cells) == 3 and "probe_recall" in results.cells
+
+
+def test_the_rows_are_read_at_load_not_when_a_frame_is_made(tmp_path: Path) -> None:
+    out = _run(tmp_path)
+    results = Results.load(out)
+    with ResultsStore(out / "results.sqlite") as store:
+        store.delete_cells(store.cell_statuses())
+    assert len(results.cells) == 3  # the run as it was loaded
+    assert len(Results.load(out).cells) == 0
+
+
+def test_frames_given_to_the_constructor_are_kept_as_given() -> None:
+    cells = pd.DataFrame({"cell_id": ["a"]})
+    results = Results(Path("."), None, cells, pd.DataFrame(), pd.DataFrame())
+    assert results.cells is cells and results.attempts.empty and results.status is None
+    results.cells = cells.iloc[0:0]
+    assert results.cells.empty

@@ -1,0 +1,113 @@
+"""A run's stored tables (cells, attempts, runs) as rows, and the rows as pandas frames.
+
+The rows are what the runner's writer reads after a run's last write and what `Results.load`
+reads over one read-only connection; `Results` makes each frame of them when it is first used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["CELL_ORDER", "TableRows", "Tables", "cells_frame", "expand_metrics", "frame_of",
+           "frames_of", "read_rows", "read_rows_of", "read_tables"]
+
+CELL_ORDER = "session_id, strategy, model, template, window, repeat, rowid"
+"""Cells load in key order, not in the order they finished (which depends on scheduling), so
+everything made from a run (tables, comparisons, the report's sections) reads the same for the
+same cells."""
+
+
+TableRows = tuple[list[tuple[object, ...]], list[str]]
+"""One table as read: its rows (plain tuples) and its column names."""
+
+
+Tables = tuple[TableRows, TableRows, TableRows]
+"""The cells, attempts and runs tables as read (`read_rows`)."""
+
+
+def read_rows(db: sqlite3.Connection) -> Tables:
+    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
+    rows: what `read_tables` makes frames of. Cheap: the writer thread reads them after the
+    run's last write, and the loop thread makes the frames while the writer closes."""
+    tables = []
+    for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
+        cursor = db.cursor()
+        cursor.row_factory = None  # plain tuples, whatever the connection's factory
+        rows = cursor.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+        tables.append((rows, [d[0] for d in cursor.description]))
+    cells, attempts, runs = tables
+    return cells, attempts, runs
+
+
+def read_rows_of(db_path: Path) -> Tables:
+    """The cells, attempts and runs tables (`read_rows`) over one read-only connection
+    (loading a run never creates or migrates anything)."""
+    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return read_rows(db)
+    finally:
+        db.close()
+
+
+def frame_of(table: TableRows) -> pd.DataFrame:
+    """One of `read_rows`' tables as a frame: what ``pandas.read_sql_query`` builds (the same
+    columns, values and dtypes: ``DataFrame.from_records`` with ``coerce_float``), without its
+    per-query setup."""
+    rows, columns = table
+    return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+
+
+def frames_of(tables: Tables) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """`read_rows`' tables as frames (`frame_of` each)."""
+    cells, attempts, runs = (frame_of(table) for table in tables)
+    return cells, attempts, runs
+
+
+def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
+    frames (`frames_of` `read_rows`)."""
+    return frames_of(read_rows(db))
+
+
+def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells with ``metrics_json`` expanded into one column per metric name."""
+    if "metrics_json" not in cells.columns or cells.empty:
+        return cells
+    # Repeats answered alike store the same text: each distinct one is parsed once (the
+    # frame only reads the dicts).
+    seen: dict[str, dict[str, object]] = {}
+    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
+              if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
+    metrics = pd.DataFrame(parsed, index=cells.index)
+    if any(c in cells.columns for c in metrics.columns):
+        metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
+    return pd.concat([cells, metrics], axis=1)
+
+
+def cells_frame(table: TableRows) -> pd.DataFrame:
+    """The cells table as `Results.cells` holds it: ``expand_metrics(frame_of(table))``, made
+    in one step (each metric a column of the one frame built from the rows, no second frame
+    joined to the first), with the same columns, values and dtypes."""
+    rows, columns = table
+    if "metrics_json" not in columns or not rows:
+        return expand_metrics(frame_of(table))
+    at = columns.index("metrics_json")
+    seen: dict[str, dict[str, object]] = {}
+    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
+              if isinstance(v, str) and v else {} for v in (row[at] for row in rows)]
+    if not all(type(m) is dict for m in seen.values()):  # not a run's metrics: as before
+        return expand_metrics(frame_of(table))
+    names: dict[str, None] = {}
+    for metrics in seen.values():  # in order of first appearance, as a frame of dicts has them
+        names.update(dict.fromkeys(metrics))
+    extra = [name for name in names if name not in columns]
+    if not extra:
+        return frame_of(table)
+    # A metric a cell lacks is NaN, as a frame made of dicts has it (not None).
+    wide = [(*row, *(m.get(name, math.nan) for name in extra)) for row, m in zip(rows, parsed, strict=True)]
+    return frame_of((wide, [*columns, *extra]))
