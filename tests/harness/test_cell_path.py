@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from workbench.compaction import Usage
-from workbench.harness import Experiment, run_experiment
+from workbench.harness import Cell, Experiment, run_experiment
 from workbench.harness.results import _writer
 from workbench.harness.run import _cell_run
 from workbench.testing import ScriptedModel
@@ -94,16 +94,38 @@ def test_a_cell_writes_one_file_and_keeps_its_other_texts_in_the_store(
     results = run_experiment(_spec(concurrency=2, repeats=1), tmp_path / "run", progress=False,
                              model_factory=lambda cell: ScriptedModel([REPLY]))
     ids = sorted(results.cells["cell_id"])
-    assert sorted(name for name, _ in writers) == sorted(f"{i}.md" for i in ids)
+    paths = list(results.cells["summary_path"])
+    # the cells' summaries are alike: one file, the first cell's, named by every row
+    assert len(ids) == 2 and len(writers) == 1 and set(paths) == {f"summaries/{writers[0][0]}"}
     # written by the store's writer: the one thread a cell's work is handed to
     assert {thread for _, thread in writers} == {"workbench-store-writer"}
-    for cell_id, path in zip(results.cells["cell_id"], results.cells["summary_path"],
-                             strict=True):
-        assert path == f"summaries/{cell_id}.md" and (tmp_path / "run" / path).is_file()
+    for cell_id, path in zip(results.cells["cell_id"], paths, strict=True):
+        assert path.removeprefix("summaries/").removesuffix(".md") in ids
+        assert (tmp_path / "run" / path).is_file()
         assert results.cell_text(cell_id, "raw.txt") == REPLY
         assert json.loads(results.cell_text(cell_id, "forgotten.json") or "null") is not None
-    assert sorted(p.name for p in (tmp_path / "run" / "summaries").iterdir()) == \
-        sorted(f"{i}.md" for i in ids)
+    assert [p.name for p in (tmp_path / "run" / "summaries").iterdir()] == [writers[0][0]]
+
+
+def test_each_distinct_summary_is_one_file_and_alike_ones_share_the_first(
+        tmp_path: Path) -> None:
+    def reply(cell: Cell) -> ScriptedModel:  # repeat 1 answers otherwise than 0 and 2
+        text = REPLY.replace("benchmarking", "profiling") if cell.repeat == 1 else REPLY
+        return ScriptedModel([text])
+
+    results = run_experiment(_spec(concurrency=1, repeats=3), tmp_path / "run", progress=False,
+                             model_factory=reply)
+    rows = results.cells
+    files = sorted(p.name for p in (tmp_path / "run" / "summaries").iterdir())
+    by_repeat = {r: set(rows[rows["repeat"] == r]["summary_path"]) for r in (0, 1, 2)}
+    assert len(rows) == 6 and len(files) == 2  # two summaries, each written once
+    assert len(by_repeat[0]) == len(by_repeat[1]) == 1 and by_repeat[0] == by_repeat[2]
+    assert by_repeat[0] != by_repeat[1]
+    for repeat, word in ((0, "benchmarking"), (1, "profiling")):
+        path = next(iter(by_repeat[repeat]))
+        assert path.removeprefix("summaries/") in files
+        assert path.removeprefix("summaries/").removesuffix(".md") in set(rows["cell_id"])
+        assert word in (tmp_path / "run" / path).read_text(encoding="utf-8")
 
 
 def test_a_scoring_step_that_fails_part_way_keeps_the_files_it_made(
@@ -119,8 +141,10 @@ def test_a_scoring_step_that_fails_part_way_keeps_the_files_it_made(
     rows = results.cells
     assert set(rows["status"]) == {"error"} and set(rows["error_message"]) == {"metric exploded"}
     for cell_id, path in zip(rows["cell_id"], rows["summary_path"], strict=True):
-        # the summary and the raw reply were made before the metrics: kept, and named
-        assert path == f"summaries/{cell_id}.md" and (tmp_path / "run" / path).is_file()
+        # the summary and the raw reply were made before the metrics: kept, and named (the
+        # cells' summaries are alike: one file, the first cell's)
+        assert path == rows["summary_path"].iloc[0] and (tmp_path / "run" / path).is_file()
+        assert path.removeprefix("summaries/").removesuffix(".md") in set(rows["cell_id"])
         assert results.cell_text(cell_id, "raw.txt") == REPLY
         assert results.cell_text(cell_id, "forgotten.json") is None
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from tests.conftest import ROOT
 from workbench.cli import cli
 from workbench.compaction._structured import ParseOutcome, StructuredSummary
-from workbench.harness import Experiment
+from workbench.harness import Experiment, Results
 from workbench.models import ResponseCache
 
 SPEC = ROOT / "experiments" / "regress.toml"
@@ -240,8 +240,12 @@ def test_out_keeps_the_replayed_run_and_is_replaced_next_time(baseline: Path,
         code, out = _regress(str(SPEC), "--baseline", str(baseline), "--out", str(out_dir))
         assert code == 0, out
         assert f"run folder: {out_dir}" in out
-    # 24 cells; the two that exhaust the 8k window (Gemma tokens) write no summary.
-    assert len(list((out_dir / "summaries").glob("*.md"))) == 22
+    # 24 cells; the two that exhaust the 8k window (Gemma tokens) have no summary, and the
+    # other 22 name 12 files: cells whose summaries are alike share the first one's.
+    named = Results.load(out_dir).cells["summary_path"].dropna()
+    assert len(named) == 22 and named.nunique() == 12
+    assert sorted(p.name for p in (out_dir / "summaries").glob("*.md")) == \
+        sorted(path.removeprefix("summaries/") for path in set(named))
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine", encoding="utf-8")
     code, out = _regress(str(SPEC), "--baseline", str(baseline), "--out",

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import hashlib
 import queue
 import sqlite3
 import threading
@@ -92,6 +93,7 @@ class CellWriter:
         self.last_written = False
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
+        self._summaries: dict[bytes, str] = {}  # the summary files written, by their text's digest
         self._timer: asyncio.TimerHandle | None = None
         self._error: BaseException | None = None
         # In the run's context: what it derives (redacted texts) is the run's memo's.
@@ -210,7 +212,7 @@ class CellWriter:
     def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:
         try:
             for result in batch:
-                write_summary(self.path.parent, result)
+                write_summary(self.path.parent, result, self._summaries)
             store.record_results(batch)
             self.written += len(batch)
             return
@@ -222,7 +224,7 @@ class CellWriter:
         # summary file the disk had no room for, a row SQLite refused) stops the writer.
         for result in batch:
             try:
-                write_summary(self.path.parent, result)  # a file written above is not again
+                write_summary(self.path.parent, result, self._summaries)  # not written again
                 store.record_results([result])
                 self.written += 1
             except BaseException as exc:  # noqa: BLE001 - handed to the runner
@@ -241,13 +243,25 @@ def _fold(store: ResultsStore) -> None:
         store.restart_log()
 
 
-def write_summary(folder: Path, result: CellResult) -> None:
+def write_summary(folder: Path, result: CellResult,
+                  written: dict[bytes, str] | None = None) -> None:
     """Write the cell's summary to ``summaries/<cell_id>.md`` (ending in a newline) and name
     it in its row; nothing for a cell without one. A file that cannot be written makes the
     cell an error (its row says why, and names no file); a full disk or a folder that may not
-    be written raises `StorageError` instead, which stops the run (the cell runs on resume)."""
+    be written raises `StorageError` instead, which stops the run (the cell runs on resume).
+
+    With `written` (the run's files so far, by the digest of their text), a summary the run
+    already wrote for another cell is not written again: the row names that cell's file.
+    Repeats answered alike, and a tune's points that render the same summary, share one file
+    (a render-only tune of 528 points writes its 62 distinct summaries, not 528 files).
+    """
     text = result.texts.summary
     if text is None or result.summary_path is not None:
+        return
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() \
+        if written is not None else b""
+    if written is not None and key in written:
+        result.summary_path = written[key]
         return
     rel = f"{SUMMARIES_DIR}/{result.cell_id}.md"
     try:
@@ -260,6 +274,8 @@ def write_summary(folder: Path, result: CellResult) -> None:
         result.metrics_json = result.parse_outcome = result.structured = None
         return
     result.summary_path = rel
+    if written is not None:
+        written[key] = rel
 
 
 def write_file(path: Path, text: str) -> None:
