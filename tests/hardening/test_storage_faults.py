@@ -100,7 +100,7 @@ def test_a_full_store_stops_the_run_naming_the_file_and_the_run_resumes_billing_
 def test_a_disk_that_fills_while_files_are_written_leaves_no_half_file_and_resumes(
         tmp_path: Path, server: ProviderServer) -> None:
     spec, out = _setup(tmp_path, server), tmp_path / "run"
-    full = _run(spec, out, file_writes=9)
+    full = _run(spec, out, file_writes=5)
     assert full.returncode != 0, full.stderr.decode()[-3000:]
     message = full.stderr.decode() + full.stdout.decode()
     assert "the disk is full (No space left on device); free some space" in message, message

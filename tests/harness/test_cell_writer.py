@@ -259,7 +259,7 @@ def test_a_full_disk_in_a_batchs_summary_files_stops_the_writer_after_the_cells_
     real = writer_module.write_file
 
     def full_from_c2(target: Path, text: str) -> None:  # the disk fills at c2's file
-        if target.name != "c1.md":
+        if text != "summary of c1\n":
             raise StorageError(str(target), "the disk is full", "full")
         real(target, text)
 
@@ -273,7 +273,8 @@ def test_a_full_disk_in_a_batchs_summary_files_stops_the_writer_after_the_cells_
     with pytest.raises(StorageError, match="the disk is full"):
         writer.close()
     assert _cells_in(path) == ["c1"] and writer.written == 1
-    assert sorted(p.name for p in (tmp_path / "summaries").iterdir()) == ["c1.md"]
+    files = list((tmp_path / "summaries").iterdir())
+    assert [p.read_text(encoding="utf-8") for p in files] == ["summary of c1\n"]
 
 
 def test_record_cells_writes_all_or_none(tmp_path: Path) -> None:

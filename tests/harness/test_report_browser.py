@@ -19,7 +19,7 @@ import pytest
 
 from tests.chromium_cdp import Browser, find_chromium
 from tests.conftest import ROOT
-from workbench.harness import write_report
+from workbench.harness import Results, write_report
 from workbench.harness.report._drilldown import CHUNK_CELLS
 from workbench.harness.results._results import read_cell_text
 from workbench.harness.results._store import ResultsStore
@@ -191,7 +191,9 @@ def test_a_default_report_row_opens_its_cells_and_a_cell_shows_its_rendered_summ
     browser.open(default_report)
     got = browser.eval(OPEN_FIRST_OK % "c.model === 'extractive'")
     browser.screenshot(tmp_path / "default-drilldown.png")
-    summary_file = default_report.parent.parent / "summaries" / f"{got['id']}.md"
+    run = default_report.parent.parent
+    cells = Results.load(run).cells.set_index("cell_id")
+    summary_file = run / str(cells.loc[got["id"], "summary_path"])  # the file the cell names
     first_heading = summary_file.read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
     assert got["headings"][0] == first_heading == "Conversation Summary"
     assert "User Intent" in got["headings"] and got["summaryHeight"] > 100

@@ -241,7 +241,7 @@ def test_out_keeps_the_replayed_run_and_is_replaced_next_time(baseline: Path,
         assert code == 0, out
         assert f"run folder: {out_dir}" in out
     # 24 cells; the two that exhaust the 8k window (Gemma tokens) have no summary, and the
-    # other 22 name 12 files: cells whose summaries are alike share the first one's.
+    # other 22 name 12 files: cells whose summaries are alike share one.
     named = Results.load(out_dir).cells["summary_path"].dropna()
     assert len(named) == 22 and named.nunique() == 12
     assert sorted(p.name for p in (out_dir / "summaries").glob("*.md")) == \

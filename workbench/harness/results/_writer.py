@@ -93,7 +93,7 @@ class CellWriter:
         self.last_written = False
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
-        self._summaries: dict[bytes, str] = {}  # the summary files written, by their text's digest
+        self._summaries: set[str] = set()  # the summary files this run wrote
         self._timer: asyncio.TimerHandle | None = None
         self._error: BaseException | None = None
         # In the run's context: what it derives (redacted texts) is the run's memo's.
@@ -244,26 +244,27 @@ def _fold(store: ResultsStore) -> None:
 
 
 def write_summary(folder: Path, result: CellResult,
-                  written: dict[bytes, str] | None = None) -> None:
-    """Write the cell's summary to ``summaries/<cell_id>.md`` (ending in a newline) and name
-    it in its row; nothing for a cell without one. A file that cannot be written makes the
-    cell an error (its row says why, and names no file); a full disk or a folder that may not
-    be written raises `StorageError` instead, which stops the run (the cell runs on resume).
+                  written: set[str] | None = None) -> None:
+    """Write the cell's summary to ``summaries/<digest>.md`` (ending in a newline; the name is
+    a digest of the text) and name it in its row; nothing for a cell without one. A file that
+    cannot be written makes the cell an error (its row says why, and names no file); a full
+    disk or a folder that may not be written raises `StorageError` instead, which stops the
+    run (the cell runs on resume).
 
-    With `written` (the run's files so far, by the digest of their text), a summary the run
-    already wrote for another cell is not written again: the row names that cell's file.
-    Repeats answered alike, and a tune's points that render the same summary, share one file
-    (a render-only tune of 528 points writes its 62 distinct summaries, not 528 files).
+    Cells whose summaries are alike (repeats answered alike, a tune's points that render the
+    same summary) name one file, whichever cell came first: the rows do not depend on the
+    order cells finish in. With `written` (the files the run wrote so far), such a file is
+    written once per run (a render-only tune of 528 points writes its 62 distinct summaries,
+    not 528 files).
     """
     text = result.texts.summary
     if text is None or result.summary_path is not None:
         return
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() \
-        if written is not None else b""
-    if written is not None and key in written:
-        result.summary_path = written[key]
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+    rel = f"{SUMMARIES_DIR}/{digest}.md"
+    if written is not None and rel in written:
+        result.summary_path = rel
         return
-    rel = f"{SUMMARIES_DIR}/{result.cell_id}.md"
     try:
         write_file(folder / rel, text if text.endswith("\n") else text + "\n")
     except OSError as exc:
@@ -275,7 +276,7 @@ def write_summary(folder: Path, result: CellResult,
         return
     result.summary_path = rel
     if written is not None:
-        written[key] = rel
+        written.add(rel)
 
 
 def write_file(path: Path, text: str) -> None:
