@@ -54,6 +54,13 @@ default, 5, makes three tries of about 35 s in all): the head starts a server pr
 connection, which on a loaded 2-core machine beside two other nodes can take longer than that
 ("ray client connection timeout"). Only these tests' runs wait longer; the workbench leaves
 Ray's default to the user."""
+CLIENT_DROPPED = "Attempted to reconnect a session that has already been cleaned up"
+"""What Ray Client says when its connection to the head dropped and the head had already ended
+the session by the time it reconnected: seen once in five rounds of two suites at once on a
+2-core machine. Ray's transport, not the workbench, fails there; the workbench's answer to a
+run that stops part-way is to run the same command again, which resumes (no finished cell runs
+or is billed again), and `run_command` does that once, so the tests still hold the table cell
+for cell after a resume."""
 GO_FILE = "go-{node}"
 """The kill test's calls on a node are held until the test writes this file (that node's id)
 in the sessions' folder: it never does for the node it kills."""
@@ -160,13 +167,17 @@ def smallest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Experiment, Path
 
 
 def run_command(spec: Path, out: Path, address: str, **env: str) -> subprocess.CompletedProcess:
-    """`workbench run SPEC --executor ray --address ADDRESS` in a process of its own."""
+    """`workbench run SPEC --executor ray --address ADDRESS` in a process of its own; run
+    again once, resuming, if Ray Client dropped the connection (`CLIENT_DROPPED`)."""
     command = [sys.executable, "-c", "from workbench.cli import main; main()", "run", str(spec),
                "--executor", "ray",
                "--address", address, "--no-progress", "--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_SECONDS,
-                          env={"RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S": CLIENT_CONNECT_SECONDS,
-                               **os.environ, **env})
+    for _ in range(2):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_SECONDS,
+                              env={"RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S":
+                                   CLIENT_CONNECT_SECONDS, **os.environ, **env})
+        if done.returncode == 0 or CLIENT_DROPPED not in done.stderr:
+            break
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-6000:])
     return done
 
