@@ -30,9 +30,13 @@ import pytest
 
 from tests.harness.ray_compare import assert_same_results
 from workbench.compaction import Usage
-from workbench.harness import Experiment, expand_cells, run_experiment
+from workbench.harness import Experiment, Results, expand_cells, run_experiment
 from workbench.harness.experiment._cells import read_manifest
-from workbench.harness.run.executors._ray import CLIENT_RETRY_MESSAGE, LOST_UNKNOWN
+from workbench.harness.run.executors._ray import (
+    CLIENT_RETRY_MESSAGE,
+    LOST_UNKNOWN,
+    SHIP_FAILED_MESSAGE,
+)
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.testing import ScriptedModel
@@ -182,6 +186,22 @@ def run_command(spec: Path, out: Path, address: str, **env: str) -> subprocess.C
     return done
 
 
+def ray_client_run(experiment: Experiment, out: Path, address: str) -> Results:
+    """`run_experiment` on the cluster over Ray Client, in this process; run again once,
+    resuming, if Ray Client dropped the connection while the run's data was sent (the
+    workbench names it with `SHIP_FAILED_MESSAGE`; seen under two suites at once as
+    "Expected to receive a chunk from request with id 6, but found 3 instead")."""
+    from workbench.errors import WorkbenchError
+
+    dropped = SHIP_FAILED_MESSAGE.split("(", 1)[0]
+    try:
+        return run_experiment(experiment, out, progress=False, executor="ray", address=address)
+    except WorkbenchError as exc:
+        if not str(exc).startswith(dropped):
+            raise
+    return run_experiment(experiment, out, progress=False, executor="ray", address=address)
+
+
 def same_as_local(small: Experiment, local: Path, out: Path, reference: Path) -> None:
     shutil.copytree(local, reference)
     assert_same_results(reference, out)
@@ -255,8 +275,7 @@ def test_under_ray_client_the_driver_alone_reads_and_writes_the_recording_as_a_l
 
     for run in ("first", "again"):  # the second run answers every call from the recording
         run_experiment(spec("local"), tmp_path / f"local-{run}", progress=False)
-        results = run_experiment(spec("ray"), tmp_path / f"ray-{run}", progress=False,
-                                 executor="ray", address=cluster.client)
+        results = ray_client_run(spec("ray"), tmp_path / f"ray-{run}", cluster.client)
         assert set(results.cells["status"]) == {"ok"} and len(results.cells) == 4
         billed = results.attempts[results.attempts["shared"] == 0]
         assert list(billed["cache_hit"]) == [int(run == "again")] * 2, results.attempts

@@ -321,6 +321,34 @@ def test_a_factory_ray_cannot_ship_is_a_config_error_and_the_run_is_marked_inter
     assert db.execute("SELECT executor, status FROM runs").fetchall() == [("ray", "interrupted")]
 
 
+def test_a_cluster_that_drops_the_run_s_data_is_not_blamed_on_the_factory(
+        ray_instance: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ray
+
+    from workbench.errors import ConfigError, WorkbenchError
+
+    write_sessions(tmp_path, 1)
+    exp = Experiment.from_dict({"name": "dropped", "sessions": ["s*.json"],
+                                "models": ["extractive"], "base_dir": str(tmp_path)})
+
+    def dropped(value: object) -> None:  # what Ray Client raised once under load
+        raise ConnectionError("Request can't be sent because the Ray client has already been "
+                              "disconnected due to an error")
+
+    monkeypatch.setattr(ray, "put", dropped)
+    with pytest.raises(WorkbenchError) as caught:
+        run_experiment(exp, tmp_path / "run", progress=False,
+                       model_factory=lambda cell: ScriptedModel([REPLY], usage=USAGE),
+                       executor="ray")
+    assert not isinstance(caught.value, ConfigError)
+    assert str(caught.value) == (
+        "the Ray cluster did not take the run's data (Request can't be sent because the Ray "
+        "client has already been disconnected due to an error); run the same command again: "
+        "it resumes, and finished cells are not run or billed again")
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    assert db.execute("SELECT executor, status FROM runs").fetchall() == [("ray", "interrupted")]
+
+
 def test_a_cell_whose_every_try_dies_is_an_error_row_and_the_run_goes_on(
         ray_instance: Any, tmp_path: Path) -> None:
     write_sessions(tmp_path, 3)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import pickle
 import time
 import traceback
 from types import ModuleType
@@ -49,7 +50,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 from workbench._json_types import JSONObject
 from workbench._storage import write_atomic
-from workbench.errors import ConfigError
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._cell_result import AttemptResult, CellResult
@@ -85,6 +86,11 @@ LOST_UNKNOWN = ("worker died during this call; the provider may have billed it, 
                 "the usage is unknown")
 LOST_PAID = "paid by a try whose worker died; the kept try did not reuse its answer"
 DEFAULT_MAX_RETRIES = 3
+SHIP_FAILED_MESSAGE = ("the Ray cluster did not take the run's data ({error}); run the same "
+                       "command again: it resumes, and finished cells are not run or billed "
+                       "again")
+"""A failure to send the run's objects that is not theirs (a Ray Client connection dropped
+under load: "Expected to receive a chunk from request with id 6, but found 3 instead")."""
 FACTORY_MESSAGE = ("model_factory cannot be sent to Ray workers (define it at module level, "
                    "or use the local executor)")
 HEAD_RESOURCE = "node:__internal_head__"
@@ -176,12 +182,17 @@ class RayExecutor:
         caches = open_recordings([*plans.values(), *qa_plans.values()])
         try:
             factory_ref = ray.put(job.model_factory)
-        except Exception as exc:
+        except (TypeError, pickle.PicklingError) as exc:  # what Ray says of an unpicklable
             raise ConfigError(f"{FACTORY_MESSAGE}: {exc}") from exc
-        used = dict.fromkeys(c.session_id for c in job.cells)
-        sessions = {sid: ray.put(job.sessions[sid]) for sid in used}
-        variants = {name: ray.put(v) for name, v in job.variants.items()}
-        experiment_ref = ray.put(experiment)
+        except Exception as exc:  # the cluster, not the factory (a dropped Ray Client)
+            raise WorkbenchError(SHIP_FAILED_MESSAGE.format(error=exc)) from exc
+        try:
+            used = dict.fromkeys(c.session_id for c in job.cells)
+            sessions = {sid: ray.put(job.sessions[sid]) for sid in used}
+            variants = {name: ray.put(v) for name, v in job.variants.items()}
+            experiment_ref = ray.put(experiment)
+        except Exception as exc:
+            raise WorkbenchError(SHIP_FAILED_MESSAGE.format(error=exc)) from exc
         share = job.shared is not None and job.shared.enabled
         # Each recording travels once: its answers to the coordinator, its prompt sizes to
         # the workers (whose window caps count prompts before asking it).
