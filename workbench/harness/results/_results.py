@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
@@ -130,20 +130,28 @@ class Results:
         self.attempts = attempts
         self.runs = runs
 
+    def _made(self, name: str, make: Callable[[TableRows], pd.DataFrame]) -> pd.DataFrame:
+        """The frame of the rows `name`, which then go. Read before they are dropped, so two
+        threads that first use a frame at once (``cached_property`` takes no lock from
+        Python 3.12 on) each make an equal one and neither meets missing rows."""
+        frame = make(self._rows[name])
+        self._rows.pop(name, None)
+        return frame
+
     @functools.cached_property
     def cells(self) -> pd.DataFrame:
         """One row per stored cell, metrics expanded into columns (`cells_frame`)."""
-        return cells_frame(self._rows.pop("cells"))
+        return self._made("cells", cells_frame)
 
     @functools.cached_property
     def attempts(self) -> pd.DataFrame:
         """One row per model attempt."""
-        return frame_of(self._rows.pop("attempts"))
+        return self._made("attempts", frame_of)
 
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         """One row per runner invocation (status, timestamps)."""
-        return frame_of(self._rows.pop("runs"))
+        return self._made("runs", frame_of)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Results:
