@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -74,15 +75,22 @@ def read_tables(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, pd.
     return frames_of(read_rows(db))
 
 
+def _parsed_metrics(texts: Iterable[object]) -> tuple[list[dict[str, object]],
+                                                     dict[str, dict[str, object]]]:
+    """Each cell's ``metrics_json`` parsed ({} for none), and the distinct texts' values.
+    Repeats answered alike store the same text: each distinct one is parsed once (the frames
+    only read the dicts)."""
+    seen: dict[str, dict[str, object]] = {}
+    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
+              if isinstance(v, str) and v else {} for v in texts]
+    return parsed, seen
+
+
 def expand_metrics(cells: pd.DataFrame) -> pd.DataFrame:
     """Cells with ``metrics_json`` expanded into one column per metric name."""
     if "metrics_json" not in cells.columns or cells.empty:
         return cells
-    # Repeats answered alike store the same text: each distinct one is parsed once (the
-    # frame only reads the dicts).
-    seen: dict[str, dict[str, object]] = {}
-    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
-              if isinstance(v, str) and v else {} for v in cells["metrics_json"]]
+    parsed, _ = _parsed_metrics(cells["metrics_json"])
     metrics = pd.DataFrame(parsed, index=cells.index)
     if any(c in cells.columns for c in metrics.columns):
         metrics = metrics[[c for c in metrics.columns if c not in cells.columns]]
@@ -97,9 +105,7 @@ def cells_frame(table: TableRows) -> pd.DataFrame:
     if "metrics_json" not in columns or not rows:
         return expand_metrics(frame_of(table))
     at = columns.index("metrics_json")
-    seen: dict[str, dict[str, object]] = {}
-    parsed = [(seen[v] if v in seen else seen.setdefault(v, json.loads(v)))
-              if isinstance(v, str) and v else {} for v in (row[at] for row in rows)]
+    parsed, seen = _parsed_metrics(row[at] for row in rows)
     if not all(type(m) is dict for m in seen.values()):  # not a run's metrics: as before
         return expand_metrics(frame_of(table))
     names: dict[str, None] = {}
@@ -109,5 +115,6 @@ def cells_frame(table: TableRows) -> pd.DataFrame:
     if not extra:
         return frame_of(table)
     # A metric a cell lacks is NaN, as a frame made of dicts has it (not None).
-    wide = [(*row, *(m.get(name, math.nan) for name in extra)) for row, m in zip(rows, parsed, strict=True)]
+    wide = [(*row, *(m.get(name, math.nan) for name in extra))
+            for row, m in zip(rows, parsed, strict=True)]
     return frame_of((wide, [*columns, *extra]))
