@@ -5,12 +5,14 @@ machine; the default experiment's smallest dataset gives the local table cell fo
 than one node; a worker node killed mid-run loses no cell and bills no call twice; nothing of
 the cluster is left running afterwards.
 
-Every wait is bounded and generous: the machine may be busy.
+Every wait is bounded and generous: the machine may be busy. Suites run at once on this machine
+take turns on Ray Client (`CLIENT_LOCK` says why).
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import shutil
@@ -22,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,6 @@ from workbench.harness.experiment._cells import read_manifest
 from workbench.harness.run.executors._ray import (
     CLIENT_RETRY_MESSAGE,
     LOST_UNKNOWN,
-    SHIP_FAILED_MESSAGE,
 )
 from workbench.messages import Message
 from workbench.sessions import Session
@@ -58,13 +60,21 @@ default, 5, makes three tries of about 35 s in all): the head starts a server pr
 connection, which on a loaded 2-core machine beside two other nodes can take longer than that
 ("ray client connection timeout"). Only these tests' runs wait longer; the workbench leaves
 Ray's default to the user."""
-CLIENT_DROPPED = "Attempted to reconnect a session that has already been cleaned up"
-"""What Ray Client says when its connection to the head dropped and the head had already ended
-the session by the time it reconnected: seen once in five rounds of two suites at once on a
-2-core machine. Ray's transport, not the workbench, fails there; the workbench's answer to a
-run that stops part-way is to run the same command again, which resumes (no finished cell runs
-or is billed again), and `run_command` does that once, so the tests still hold the table cell
-for cell after a resume."""
+CLIENT_LOCK = Path("/tmp/workbench-ray-client.lock")
+"""Held, machine-wide, by each of these tests' Ray Client runs (`one_ray_client_run`): two
+suites at once on this machine each have a head whose Ray Client proxy starts a server per
+connection on a port it picks from the same fixed range (23000-23999, Ray's
+``proxier.MIN_SPECIFIC_SERVER_PORT``). A proxy checks that a port is free by binding it and
+letting it go, and the server binds it a second or two later; two proxies starting servers in
+that window pick the same port, and gRPC binds with ``SO_REUSEPORT``, so both servers listen on
+it and one head's proxy may reach the other cluster's server. That connection then runs on
+the other cluster and breaks when that cluster stops ("Socket closed", then "Attempted to
+reconnect a session that has already been cleaned up"), or two drivers' puts meet in one
+server ("Expected to receive a chunk from request with id 6, but found 3 instead"): about one
+round in three of two suites at once failed so. One Ray Client run at a time on the machine
+lets each proxy see the other's servers bound."""
+LOCK_POLL = 0.1
+"""How often a run waiting for `CLIENT_LOCK` tries again (seconds)."""
 GO_FILE = "go-{node}"
 """The kill test's calls on a node are held until the test writes this file (that node's id)
 in the sessions' folder: it never does for the node it kills."""
@@ -170,36 +180,44 @@ def smallest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Experiment, Path
     return small, spec, folder / "local"
 
 
+@contextmanager
+def one_ray_client_run() -> Iterator[None]:
+    """Hold `CLIENT_LOCK` (see there why) for a Ray Client run. Another suite's run holds it
+    for about `RUN_SECONDS` at most: the wait for it is bounded at twice that."""
+    with open(CLIENT_LOCK, "a", encoding="utf-8") as lock:
+        deadline = time.monotonic() + 2 * RUN_SECONDS
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                assert time.monotonic() < deadline, f"another Ray Client run kept {CLIENT_LOCK}"
+                time.sleep(LOCK_POLL)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def run_command(spec: Path, out: Path, address: str, **env: str) -> subprocess.CompletedProcess:
-    """`workbench run SPEC --executor ray --address ADDRESS` in a process of its own; run
-    again once, resuming, if Ray Client dropped the connection (`CLIENT_DROPPED`)."""
+    """`workbench run SPEC --executor ray --address ADDRESS` in a process of its own (alone on
+    this machine's Ray Client, `one_ray_client_run`, when ADDRESS is one)."""
     command = [sys.executable, "-c", "from workbench.cli import main; main()", "run", str(spec),
                "--executor", "ray",
                "--address", address, "--no-progress", "--out", str(out)]
-    for _ in range(2):
+    with one_ray_client_run() if address.startswith("ray://") else nullcontext():
         done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_SECONDS,
                               env={"RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S":
                                    CLIENT_CONNECT_SECONDS, **os.environ, **env})
-        if done.returncode == 0 or CLIENT_DROPPED not in done.stderr:
-            break
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-6000:])
     return done
 
 
 def ray_client_run(experiment: Experiment, out: Path, address: str) -> Results:
-    """`run_experiment` on the cluster over Ray Client, in this process; run again once,
-    resuming, if Ray Client dropped the connection while the run's data was sent (the
-    workbench names it with `SHIP_FAILED_MESSAGE`; seen under two suites at once as
-    "Expected to receive a chunk from request with id 6, but found 3 instead")."""
-    from workbench.errors import WorkbenchError
-
-    dropped = SHIP_FAILED_MESSAGE.split("(", 1)[0]
-    try:
+    """`run_experiment` on the cluster over Ray Client, in this process, alone on this
+    machine's Ray Client (`one_ray_client_run`)."""
+    with one_ray_client_run():
         return run_experiment(experiment, out, progress=False, executor="ray", address=address)
-    except WorkbenchError as exc:
-        if not str(exc).startswith(dropped):
-            raise
-    return run_experiment(experiment, out, progress=False, executor="ray", address=address)
 
 
 def same_as_local(small: Experiment, local: Path, out: Path, reference: Path) -> None:
@@ -386,9 +404,10 @@ def test_killing_a_worker_node_mid_run_loses_no_cell_and_bills_no_call_twice(
             finished.set()
 
     driver = threading.Thread(target=drive, daemon=True)
-    driver.start()
-    killed = kill_a_worker_node_mid_call(cluster, tmp_path, finished)
-    driver.join(RUN_SECONDS)
+    with one_ray_client_run():
+        driver.start()
+        killed = kill_a_worker_node_mid_call(cluster, tmp_path, finished)
+        driver.join(RUN_SECONDS)
     assert not driver.is_alive(), "the run did not finish after the node was killed"
     assert "error" not in outcome, outcome.get("error")
     assert killed, "no call was ever in flight on a worker node"

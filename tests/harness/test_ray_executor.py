@@ -331,7 +331,7 @@ def test_a_cluster_that_drops_the_run_s_data_is_not_blamed_on_the_factory(
     exp = Experiment.from_dict({"name": "dropped", "sessions": ["s*.json"],
                                 "models": ["extractive"], "base_dir": str(tmp_path)})
 
-    def dropped(value: object) -> None:  # what Ray Client raised once under load
+    def dropped(value: object) -> None:  # what Ray Client raises once its connection broke
         raise ConnectionError("Request can't be sent because the Ray client has already been "
                               "disconnected due to an error")
 

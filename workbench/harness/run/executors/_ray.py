@@ -89,8 +89,10 @@ DEFAULT_MAX_RETRIES = 3
 SHIP_FAILED_MESSAGE = ("the Ray cluster did not take the run's data ({error}); run the same "
                        "command again: it resumes, and finished cells are not run or billed "
                        "again")
-"""A failure to send the run's objects that is not theirs (a Ray Client connection dropped
-under load: "Expected to receive a chunk from request with id 6, but found 3 instead")."""
+"""A failure to send the run's objects that is not theirs: the Ray Client connection broke.
+Measured so with two heads on one machine, whose Ray Client proxies gave two connections'
+servers one port (docs/ray.md, "Two Ray Client heads on one machine"): Ray then says, e.g.,
+"Expected to receive a chunk from request with id 6, but found 3 instead"."""
 FACTORY_MESSAGE = ("model_factory cannot be sent to Ray workers (define it at module level, "
                    "or use the local executor)")
 HEAD_RESOURCE = "node:__internal_head__"
