@@ -118,7 +118,8 @@ class Results:
     A loaded run's frames are made of the rows it read, each the first time it is used: a
     run's caller that reads only its cells (the table, the verdict) does not pay for the
     attempts frame. The rows are read at once (a store that changes later does not change
-    them), and each goes once its frame is made.
+    them), and each goes once its frame is made. `run_experiment` returns its `Results` with
+    the cells frame made: it makes it while the store's last checkpoint waits for the disk.
     """
 
     def __init__(self, run_dir: Path, spec: Experiment | None, cells: pd.DataFrame,
