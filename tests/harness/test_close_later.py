@@ -85,3 +85,44 @@ def test_the_close_later_list_is_taken_once_and_every_closer_runs() -> None:
             closers += [lambda: fail("first"), lambda: fail("second"), lambda: ran.append("3")]
     assert ran == ["first", "second", "3"]
     assert take_close_later() is None  # outside the block
+
+
+def test_while_the_writer_folds_its_log_the_run_s_young_objects_are_collected_and_its_cells_frame_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run_experiment`'s thread has nothing to do while the writer's last checkpoint waits for
+    the disk: it collects the young generation `fewer_collections` put off (the run's raised
+    thresholds still in force) and makes the cells frame it returns, then joins the writer."""
+    import gc
+
+    from workbench.harness.results import _results
+
+    write_session(tmp_path, "s1")
+    events: list[str] = []
+    close, frame = CellWriter.close, _results.cells_frame
+
+    def closing(self: CellWriter) -> None:
+        events.append(f"join at thresholds {gc.get_threshold()[0]}")
+        close(self)
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 0 and "join" not in " ".join(events):
+            events.append("young collected")
+
+    monkeypatch.setattr(CellWriter, "close", closing)
+    monkeypatch.setattr(_results, "cells_frame",
+                        lambda table: events.append("cells frame") or frame(table))
+    before = gc.get_threshold()
+    gc.callbacks.append(collected)
+    try:
+        gc.set_threshold(700, 10, 10)
+        results = run_experiment(experiment(tmp_path), tmp_path / "run",
+                                 model_factory=scripted(), progress=False)
+        after = gc.get_threshold()
+    finally:
+        gc.callbacks.remove(collected)
+        gc.set_threshold(*before)
+    assert events[-2:] == ["cells frame", "join at thresholds 10000"]
+    assert "young collected" in events[:-2]
+    assert after == (700, 10, 10)  # put back once the writer is joined
+    assert "cells" in vars(results) and "attempts" not in vars(results)
+    assert len(results.cells) == 1

@@ -3,6 +3,7 @@ loaded run makes each frame from the rows it read, the first time it is used."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import sqlite3
@@ -12,6 +13,7 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
+from workbench.errors import ConfigError
 from workbench.harness import Experiment, Results, run_experiment
 from workbench.harness.results._rows import cells_frame, expand_metrics, frame_of
 from workbench.harness.results._store import ResultsStore
@@ -75,13 +77,44 @@ def _run(tmp_path: Path, cells: int = 3) -> Path:
 def test_a_loaded_run_makes_each_frame_when_first_used_and_keeps_it(tmp_path: Path) -> None:
     out = _run(tmp_path)
     results = Results.load(out)
-    assert set(vars(results)) >= {"run_dir", "spec", "_rows"}
-    assert not {"cells", "attempts", "runs"} & set(vars(results))  # nothing made yet
+    assert set(vars(results)) >= {"run_dir", "_spec_bytes", "_rows"}
+    assert not {"cells", "attempts", "runs", "spec"} & set(vars(results))  # nothing made yet
     cells = results.cells
     assert "cells" in vars(results) and "attempts" not in vars(results)
     assert results.cells is cells  # made once
     assert set(results._rows) == {"attempts", "runs"}  # the cells' rows went with their frame
-    assert results.status == "finished" and not results._rows.get("runs")
+    assert results.status == "finished" and "runs" not in vars(results)  # read from the rows
+    assert results.runs["status"].tolist() == ["finished"] and not results._rows.get("runs")
+    assert results.status == "finished"  # and from the frame, once made
+
+
+def test_printing_a_run_s_results_makes_no_frame(tmp_path: Path) -> None:
+    """asyncio.run on the main thread formats the finished task, so its `Results` too, when it
+    puts Ctrl-C's handler back (Python 3.11): that must not make the three frames."""
+    out = _run(tmp_path)
+    results = Results.load(out)
+    assert repr(results) == f"Results({str(out)!r}, cells=3, attempts=3, status='finished')"
+
+    async def load() -> Results:
+        return Results.load(out)
+
+    returned = asyncio.run(load())
+    assert not {"cells", "attempts", "runs", "spec"} & set(vars(returned))
+    returned.attempts  # noqa: B018 - made, then counted from the frame
+    assert repr(returned) == repr(results)
+
+
+def test_the_spec_is_the_file_as_it_was_at_load_and_a_bad_one_is_named_when_used(
+        tmp_path: Path) -> None:
+    out = _run(tmp_path)
+    results, spec_file = Results.load(out), out / "spec.toml"
+    spec_file.write_text("name = 1\n", encoding="utf-8")  # changed after the load
+    assert results.spec is not None and results.spec.name == "frames"
+    broken = Results.load(out)
+    with pytest.raises(ConfigError, match=r"spec\.toml: name: Input should be a valid string"):
+        broken.spec  # noqa: B018
+    spec_file.unlink()
+    assert Results.load(out).spec is None
 
 
 def test_loaded_frames_equal_what_pandas_reads_from_the_store(tmp_path: Path) -> None:

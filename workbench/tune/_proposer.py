@@ -34,7 +34,7 @@ from workbench.harness.experiment._variants import (
     load_variant,
     register_variant_folder,
 )
-from workbench.harness.results._results import SUMMARIES_DIR, Results
+from workbench.harness.results._results import Results, read_cell_texts
 from workbench.messages import Message
 from workbench.models import load_model
 from workbench.tune._groups import PromptGroup
@@ -77,16 +77,16 @@ class ProposalRecord(TypedDict):
 def failure_analysis(results: Results, template: str, limit: int = MAX_FORGOTTEN) -> list[str]:
     """The items most often forgotten by `template`'s summaries in a run, most frequent first.
 
-    Reads each ok cell's ``summaries/<cell_id>.forgotten.json`` (a mapping of probe kind to the
-    items missing from that summary).
+    Reads each ok cell's kept ``forgotten.json`` text (a mapping of probe kind to the items
+    missing from that summary; `Results.cell_text`), in one query for all of them.
     """
     counts: collections.Counter[str] = collections.Counter()
     cells = results.cells
-    for cell_id in cells[(cells["template"] == template) & cells["status"].eq("ok")]["cell_id"]:
-        path = Path(results.run_dir) / SUMMARIES_DIR / f"{cell_id}.forgotten.json"
-        if not path.is_file():
-            continue
-        data = json.loads(path.read_text(encoding="utf-8"))
+    ids = [str(c) for c in
+           cells[(cells["template"] == template) & cells["status"].eq("ok")]["cell_id"]]
+    texts = read_cell_texts(Path(results.run_dir), "forgotten.json", ids)
+    for text in (texts[c] for c in ids if c in texts):  # in the cells' order: ties stay put
+        data = json.loads(text)
         for kind, items in (data.items() if isinstance(data, dict) else []):
             for item in items if isinstance(items, list) else []:
                 counts[f"{kind}: {item if isinstance(item, str) else json.dumps(item)}"] += 1

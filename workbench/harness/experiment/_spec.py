@@ -232,6 +232,17 @@ class Experiment(_Strict):
             raise ConfigError(f"{path}: no such experiment file") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+        return cls.from_toml_bytes(data_bytes, p)
+
+    @classmethod
+    def from_toml_bytes(cls, data_bytes: bytes, path: str | Path) -> Experiment:
+        """Validate an experiment file's bytes, read earlier from `path` (which names it in
+        errors, and is its ``base_dir`` unless it says one).
+
+        Raises:
+            ConfigError: as `from_toml`, for what the bytes hold.
+        """
+        p = Path(path)
         try:
             text = data_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:

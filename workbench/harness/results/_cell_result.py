@@ -58,7 +58,8 @@ class CellTexts:
     """The texts a cell leaves beside its row.
 
     Attributes:
-        summary: The summary the strategy produced (written to ``summaries/<cell_id>.md``).
+        summary: The summary the strategy produced (written to ``summaries/<digest>.md``, named by
+            a digest of the text).
         raw: The model's last reply, the summary parser's input (``raw.txt``).
         forgotten: What the summary forgot, as JSON (``forgotten.json``).
         qa: The ``[qa]`` step's questions and answers, as JSON (``qa.json``).

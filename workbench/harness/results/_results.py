@@ -118,7 +118,8 @@ class Results:
     A loaded run's frames are made of the rows it read, each the first time it is used: a
     run's caller that reads only its cells (the table, the verdict) does not pay for the
     attempts frame. The rows are read at once (a store that changes later does not change
-    them), and each goes once its frame is made.
+    them), and each goes once its frame is made. `run_experiment` returns its `Results` with
+    the cells frame made: it makes it while the store's last checkpoint waits for the disk.
     """
 
     def __init__(self, run_dir: Path, spec: Experiment | None, cells: pd.DataFrame,
@@ -126,6 +127,7 @@ class Results:
         self.run_dir = run_dir
         self.spec = spec
         self._rows: dict[str, TableRows] = {}
+        self._spec_bytes: bytes | None = None  # `from_rows`' (the spec is given here)
         self.cells = cells
         self.attempts = attempts
         self.runs = runs
@@ -181,16 +183,39 @@ class Results:
         runner's writer, after the run's last write): the same `Results` as `load`, its
         frames made when first used."""
         folder = Path(run_dir)
-        spec_path = folder / SPEC_FILE
-        spec = Experiment.from_toml(spec_path) if spec_path.is_file() else None
         results = cls.__new__(cls)
-        results.run_dir, results.spec = folder, spec
+        results.run_dir = folder
+        try:  # read now, as the rows are; parsed when first used (`spec`)
+            results._spec_bytes = (folder / SPEC_FILE).read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            results._spec_bytes = None
         results._rows = dict(zip(("cells", "attempts", "runs"), tables, strict=True))
         return results
+
+    @functools.cached_property
+    def spec(self) -> Experiment | None:
+        """The `Experiment` as run: ``spec.toml`` as it was when the run was loaded, parsed
+        when first used (a caller that reads only the cells does not pay for it).
+
+        Raises:
+            ConfigError: the file is not a valid experiment (it names the file and key).
+        """
+        read = self._spec_bytes
+        return None if read is None else Experiment.from_toml_bytes(read, self.run_dir / SPEC_FILE)
+
+    def _length(self, name: str) -> int:
+        """The rows of table `name`: counted from the rows read while its frame is not made
+        (printing a `Results` makes no frame)."""
+        table = self._rows.get(name)
+        return len(table[0]) if table is not None else len(getattr(self, name))
 
     @property
     def status(self) -> str | None:
         """Status of the latest runner invocation ('finished', 'budget_reached', ...)."""
+        table = self._rows.get("runs")
+        if table is not None:  # the frame is not made: the rows say it
+            rows, columns = table
+            return str(rows[-1][columns.index("status")]) if rows else None
         if self.runs.empty:
             return None
         return str(self.runs["status"].iloc[-1])
@@ -357,8 +382,11 @@ class Results:
         return _plots.plot_results(self, kind, **kwargs)
 
     def __repr__(self) -> str:
-        return (f"Results({str(self.run_dir)!r}, cells={len(self.cells)}, "
-                f"attempts={len(self.attempts)}, status={self.status!r})")
+        # Cheap, and it makes no frame: asyncio prints a finished task's result (a run's
+        # `Results`) whenever `asyncio.run` on the main thread restores Ctrl-C's handler
+        # (Python 3.11 formats the handler, and so the task, into an error it then drops).
+        return (f"Results({str(self.run_dir)!r}, cells={self._length('cells')}, "
+                f"attempts={self._length('attempts')}, status={self.status!r})")
 
     def _repr_html_(self) -> str:
         head = f"<p><b>{self.run_dir}</b>: {len(self.cells)} cells, status {self.status}</p>"

@@ -5,7 +5,7 @@ hand-off a cell makes. On a running loop the cells finished within `HAND_OVER_SE
 together (one wake-up of the writer thread, one wait for the interpreter lock, one
 transaction for all of them, rather than one of each per cell); `flush` and `close` hand over
 what is still waiting at once. The writer thread, with its own connection, writes the cells in the
-order they were handed over: each cell's summary file (``summaries/<cell_id>.md``), then its
+order they were handed over: each cell's summary file (``summaries/<digest>.md``), then its
 row, attempts and kept texts, all the cells waiting when it comes round in one transaction (one
 commit for a wave of cells that finished together; never part of a cell). File and SQLite
 work (and the wait for the interpreter lock after each system call) then never holds up the

@@ -10,6 +10,7 @@ from workbench.harness.experiment._spec import Experiment
 from workbench.harness.results._results import Results
 from workbench.harness.run._close_later import closing_after
 from workbench.harness.run._estimate import DryRunEstimate
+from workbench.harness.run._heap import fewer_collections
 from workbench.harness.run._run_request import RunOptions, SpecArg, as_experiment, default_out
 from workbench.harness.run._runner import run_experiment_async
 
@@ -41,5 +42,7 @@ def run_experiment(spec: SpecArg | None = None, out: str | Path | None = None, *
     """
     experiment = Experiment.default() if spec is None else as_experiment(spec)
     folder = Path(out) if out is not None else default_out(experiment)
-    with closing_after():  # the store's last fold overlaps the loop's shutdown
+    # The store's last fold overlaps the loop's shutdown, and the run's young objects are
+    # collected while it waits for the disk (`close_store`), not when the run's loop ends.
+    with fewer_collections(), closing_after():
         return run_sync(run_experiment_async(experiment, folder, dry_run=dry_run, **kwargs))

@@ -280,7 +280,9 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 lock.release()
                 results = Results.from_rows(out, tables[-1])
                 if close_later is not None:  # joined once the caller's loop has closed
-                    close_later.append(functools.partial(close_store, writer, store))
+                    # (its cells frame made meanwhile: `close_store`)
+                    close_later.append(functools.partial(close_store, writer, store,
+                                                         lambda: results.cells))
                     writer = store = None
                 return results
             if store is None:
