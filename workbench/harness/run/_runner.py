@@ -90,10 +90,6 @@ BUDGET_STOPPED = "BudgetReached"
 """``error_type`` of a cell the budget stopped after it was billed; such cells run again."""
 
 
-def _version() -> str:
-    return __version__
-
-
 @overload
 async def run_experiment_async(spec: SpecArg, out: str | Path, *, dry_run: Literal[False] = False,
                                **options: Unpack[RunOptions]) -> Results: ...
@@ -205,7 +201,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
         tables: list[Tables] = []  # read by the writer with the run's status
 
         def open_run(s: ResultsStore) -> None:
-            s.start_run(experiment.name, spec_json, _version(), run_id=run_id)
+            s.start_run(experiment.name, spec_json, __version__, run_id=run_id)
 
         def started(s: ResultsStore) -> None:  # the executor, and the cells that cannot start
             s.record_executor(run_id, runner.kind, json.dumps(cluster, sort_keys=True))
