@@ -132,14 +132,12 @@ class ModelPipeline:
         self.steps: list[Step] = sorted(steps, key=lambda s: ORDER.index(s.kind))
         self._name = model_name(inner)
         self._identity = model_identity(inner) if self.steps else None
-        proceed: Proceed = self._call_model
+        # The chain ends in the model, not in this pipeline: a pipeline holding a chain that
+        # holds the pipeline would be a reference cycle, garbage only the collector frees.
+        proceed: Proceed = _call(inner)
         for step in reversed(self.steps):
             proceed = _bind(step, proceed)
         self._first = proceed
-
-    async def _call_model(self, call: Call) -> Reply:
-        reply: Reply = await self.inner.complete(call.system, call.messages)
-        return reply
 
     async def complete(self, system: str, messages: list[Message]) -> Reply:
         """Send the call through every step, then attribute its usage (`attribute`)."""
@@ -186,6 +184,13 @@ class ModelPipeline:
     def __repr__(self) -> str:
         kinds = ", ".join(s.kind for s in self.steps)
         return f"{type(self).__name__}({self.inner!r}, [{kinds}])"
+
+
+def _call(model: CompactionModel) -> Proceed:
+    async def call_model(call: Call) -> Reply:
+        reply: Reply = await model.complete(call.system, call.messages)
+        return reply
+    return call_model
 
 
 def _bind(step: Step, proceed: Proceed) -> Proceed:
