@@ -61,12 +61,14 @@ def close_store(writer: CellWriter | None, store: ResultsStore | None,
     """Join the run's writer (its last checkpoint and close), then close the runner's own
     connection to the store, if it opened one (a resumed folder).
 
-    The writer's checkpoint waits for the disk (about 3 ms at the end of a 40-cell run here)
-    without the interpreter lock, and this thread has nothing else to do by then, so it does
-    first what would come right after: it collects the run's young objects (`fewer_collections`
-    put that collection off; about 1 ms, 1,245 of a 40-cell run's 3,065 young objects are
-    garbage), then calls `meanwhile` (`run_experiment`'s: the cells frame of the `Results` it
-    returns, which every caller reads).
+    The writer's checkpoint and close (about 1 ms of SQLite work at the end of a 40-cell run
+    here, most of it without the interpreter lock) go on while this thread does first what
+    would come right after: it collects the run's young objects (`fewer_collections` put that
+    collection off; about 440 at the end of a 40-cell run, about 40 of them garbage, 0.1 ms,
+    since a cell's model pipeline holds no reference cycle), then calls `meanwhile`
+    (`run_experiment`'s: the cells frame of the `Results` it returns, which every caller
+    reads). The writer takes the lock back between its steps, so measured paired, joining it
+    first and doing this after comes out the same (80 pairs of 200 ms runs: +0.01 ms).
     """
     try:
         if writer is not None:
