@@ -43,6 +43,6 @@ def run_experiment(spec: SpecArg | None = None, out: str | Path | None = None, *
     experiment = Experiment.default() if spec is None else as_experiment(spec)
     folder = Path(out) if out is not None else default_out(experiment)
     # The store's last fold overlaps the loop's shutdown, and the run's young objects are
-    # collected while it waits for the disk (`close_store`), not when the run's loop ends.
+    # collected while the writer thread closes the store (`close_store`), not before.
     with fewer_collections(), closing_after():
         return run_sync(run_experiment_async(experiment, folder, dry_run=dry_run, **kwargs))
