@@ -13,7 +13,7 @@ import pytest
 
 from workbench.harness.results._cell_result import AttemptResult, CellResult
 from workbench.harness.results._store import ResultsStore
-from workbench.harness.results._writer import HAND_OVER_SECONDS, CellWriter
+from workbench.harness.results._writer import CellWriter
 
 UNSTORABLE = object()
 """A value SQLite cannot bind: the write of a cell holding it fails."""
@@ -43,6 +43,35 @@ def test_close_writes_every_queued_cell_in_order(tmp_path: Path) -> None:
     attempts = db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
     db.close()
     assert cells == [f"c{i:02d}" for i in range(50)] and attempts == 50
+
+
+def test_an_unstarted_writer_makes_nothing_until_started_and_then_writes_as_one_started(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    preludes: list[int] = []
+    writer = CellWriter(path, lambda store: preludes.append(1), start=False)
+    time.sleep(0.05)
+    assert not path.exists() and not writer.ready.is_set() and preludes == []
+    writer.start()
+    writer.start()  # once
+    assert writer.ready.wait(10) and preludes == [1]
+    writer.put(_result("c1", attempts=1))
+    writer.close()
+    assert writer.written == 1 and _cells_in(path) == ["c1"] and preludes == [1]
+
+
+def test_an_unstarted_writer_starts_with_its_first_cell_or_its_close(tmp_path: Path) -> None:
+    first = tmp_path / "first" / "results.sqlite"
+    first.parent.mkdir()
+    with CellWriter(first, start=False) as writer:
+        writer.put(_result("c1"))
+    assert writer.written == 1 and _cells_in(first) == ["c1"]
+    closed = tmp_path / "closed" / "results.sqlite"
+    closed.parent.mkdir()
+    preludes: list[int] = []
+    writer = CellWriter(closed, lambda store: preludes.append(1), start=False)
+    writer.close()  # nothing to write: the store and its prelude are made all the same
+    assert preludes == [1] and _cells_in(closed) == []
 
 
 def test_a_failed_write_is_raised_on_the_next_put_and_at_close(tmp_path: Path) -> None:
@@ -215,10 +244,10 @@ def test_cells_finished_on_the_loop_go_over_together_and_close_hands_over_the_re
         original(store, results)
 
     async def cells(writer: CellWriter) -> None:
-        for i in range(4):  # finished within the hand-over time: one item for the writer
+        for i in range(4):  # finished in one turn of the loop: one item for the writer
             writer.put(_result(f"a{i}", attempts=1))
         for _ in range(1000):  # until the writer has them (however loaded the machine)
-            await asyncio.sleep(HAND_OVER_SECONDS)
+            await asyncio.sleep(0.01)
             if writer.written:
                 break
         writer.put(_result("b0", attempts=1))  # still waiting on the loop when it closes

@@ -108,6 +108,24 @@ def test_a_run_returns_the_results_a_fresh_load_reads_and_leaves_no_log_beside_t
     assert returned.status == "finished" and len(returned.cells) == 4
 
 
+def test_the_first_call_goes_out_before_the_writer_thread_makes_a_new_folders_store(
+        tmp_path: Path) -> None:
+    write_session(tmp_path, "s1")
+    out = tmp_path / "out"
+    seen: list[bool] = []
+
+    class Watching(ScriptedModel):
+        async def complete(self, system: str, messages: list[Message]) -> Any:
+            seen.append((out / "results.sqlite").exists())
+            return await super().complete(system, messages)
+
+    results = run_experiment(experiment(tmp_path, repeats=3), out,
+                             model_factory=lambda cell: Watching([REPLY], usage=USAGE),
+                             progress=False)
+    assert seen[0] is False and len(seen) == 3
+    assert list(results.cells["status"]) == ["ok"] * 3 and len(rows(out, "runs")) == 1
+
+
 def test_a_failing_cell_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     write_session(tmp_path, "s1")
     write_session(tmp_path, "s2")

@@ -1,10 +1,12 @@
 """`CellWriter`: the run's finished cells written to the run folder from one thread.
 
 The event loop hands a finished cell (`CellResult`) over and goes on: that is the one thread
-hand-off a cell makes. On a running loop the cells finished within `HAND_OVER_SECONDS` go over
-together (one wake-up of the writer thread, one wait for the interpreter lock, one
-transaction for all of them, rather than one of each per cell); `flush` and `close` hand over
-what is still waiting at once. The writer thread, with its own connection, writes the cells in the
+hand-off a cell makes. On a running loop the cells finished in one turn of the loop go over
+together at its next turn (one wake-up of the writer thread, one wait for the interpreter
+lock, one transaction for all of them, rather than one of each per cell); `flush` and `close`
+hand over what is still waiting at once. (They used to wait up to 20 ms for more cells: with
+a 200 ms model, the last wave's cells then all went over at the end, where the run waited for
+them; going over at once, they are written while the loop scores the others.) The writer thread, with its own connection, writes the cells in the
 order they were handed over: each cell's summary file (``summaries/<digest>.md``), then its
 row, attempts and kept texts, all the cells waiting when it comes round in one transaction (one
 commit for a wave of cells that finished together; never part of a cell). File and SQLite
@@ -12,8 +14,10 @@ work (and the wait for the interpreter lock after each system call) then never h
 calls of the cells in flight.
 
 A new run folder's store is made here too: given a `prelude`, the thread creates and migrates
-the store and runs the prelude (the run's own rows) before the first cell, so the first calls
-go out while it does.
+the store and runs the prelude (the run's own rows) before the first cell. The runner makes its
+writer unstarted (``start=False``) and starts the thread (`start`) at the loop's turn after the
+first call went out, so the thread's start is not before a first call, and the store is made
+while the calls are out; the first `put`, `finish`, `flush` or `close` starts it too.
 
 The run's last write goes the same way: `finish` hands over the cells still waiting and then
 a last step (the run's final status, and the runner's read of the tables it returns),
@@ -65,10 +69,6 @@ class _Last:
 _Item: TypeAlias = CellResult | list[CellResult] | _Stop | _Last
 """What the queue carries: a cell, the cells a loop turn finished, the last step, or the stop."""
 
-HAND_OVER_SECONDS = 0.02
-"""How long a cell finished on the event loop may wait for others to go to the writer with it
-(a killed process loses them as it loses the cells still queued: they run again on resume)."""
-
 
 class CellWriter:
     """Writes cells to the store at `path` on a background thread (see the module docstring).
@@ -77,6 +77,8 @@ class CellWriter:
         path: The ``results.sqlite`` file (created and migrated here when missing).
         prelude: Called with the open store before any cell is written (a new folder's run
             row, its executor and its error rows); a failure is raised like a failed write.
+        start: Start the thread now; else on `start`, or the first `put`, `finish`, `flush`
+            or `close`.
 
     Attributes:
         ready: Set once the store is open and the prelude written.
@@ -84,7 +86,8 @@ class CellWriter:
     """
 
     def __init__(self, path: str | Path,
-                 prelude: Callable[[ResultsStore], None] | None = None) -> None:
+                 prelude: Callable[[ResultsStore], None] | None = None, *,
+                 start: bool = True) -> None:
         self.path = Path(path)
         self.prelude = prelude
         self.ready = threading.Event()
@@ -94,13 +97,21 @@ class CellWriter:
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._summaries: set[str] = set()  # the summary files this run wrote
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None  # the hand-over at the loop's next turn
         self._error: BaseException | None = None
         # In the run's context: what it derives (redacted texts) is the run's memo's.
         self._thread = threading.Thread(target=contextvars.copy_context().run,
                                         args=(self._write_all,), name="workbench-store-writer",
                                         daemon=True)
-        self._thread.start()
+        self._started = False
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the writer thread, if it has not started yet."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
 
     def put(self, result: CellResult) -> None:
         """Queue a finished cell for writing.
@@ -109,6 +120,7 @@ class CellWriter:
             Exception: an earlier write failed (the store's own error).
         """
         self._raise_failure()
+        self.start()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop: straight to the writer
@@ -116,7 +128,7 @@ class CellWriter:
             return
         self._waiting.append(result)
         if self._timer is None:
-            self._timer = loop.call_later(HAND_OVER_SECONDS, self._hand_over)
+            self._timer = loop.call_soon(self._hand_over)
 
     def _hand_over(self) -> None:
         """Hand the cells waiting on the loop to the writer thread, as one item."""
@@ -134,6 +146,7 @@ class CellWriter:
         results, and the last connection's close has nothing left to fold in. Raises a write
         (or `last`) that failed. None: `flush`."""
         self._hand_over()
+        self.start()
         if last is not None and self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_Last(last))
         self.flush()
@@ -149,6 +162,7 @@ class CellWriter:
         thread then folds its log into the database file (a checkpoint: the slow part of
         closing a store) while the caller reads the results; `close` waits for it."""
         self._hand_over()
+        self.start()
         if self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_STOP)
             self.flushed.wait()

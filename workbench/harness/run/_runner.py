@@ -235,8 +235,9 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                     started(store)
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
-                # Off the loop: SQLite never holds up a call.
-                writer = CellWriter(db_path, None if store is not None else new_folder)
+                # Off the loop: SQLite never holds up a call (started by `calls_out`, after one).
+                writer = CellWriter(db_path, None if store is not None else new_folder,
+                                    start=False)
                 try:
                     status = await _run_cells(experiment, out, writer, billed, run_id, todo,
                                               sessions, variants, model_factory, progress,
@@ -372,7 +373,7 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
                   concurrency=concurrency or experiment.concurrency, model_for=model_for,
                   record=record, model_factory=model_factory, shared=shared,
                   budget_reached=lambda: faults.stop_reason() or budget.reached(),
-                  qa_bank=qa_bank, qa_model_factory=qa_model_factory)
+                  qa_bank=qa_bank, qa_model_factory=qa_model_factory, calls_out=writer.start)
     try:
         with still_heap():  # no pass over the loaded heap stalls the calls in flight
             report = await executor.run(job)

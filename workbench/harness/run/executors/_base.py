@@ -48,6 +48,10 @@ class CellJob:
         budget_reached: Returns the reason the budget stops new cells, or None.
         qa_bank: The run's `QuestionBank` when the experiment has a ``[qa]`` table.
         qa_model_factory: The user's ``(cell, role) -> model`` for ``[qa]`` models, if given.
+        calls_out: Called once on the loop, at its next turn after the first call went out
+            (the runner starts its writer thread there, so its start is not before a first
+            call); the local executor's only (the writer starts with the first cell done
+            otherwise).
     """
 
     experiment: Experiment
@@ -64,6 +68,7 @@ class CellJob:
     shared: SharedCalls | None = None
     qa_bank: QuestionBank | None = None
     qa_model_factory: QAModelFactory | None = None
+    calls_out: Callable[[], None] | None = None
 
 
 @dataclass

@@ -55,7 +55,12 @@ class LocalExecutor:
                 lookahead[0] -= 1
                 admitted.release()
 
+        calls_out = [job.calls_out]
+
         def holding() -> None:  # a call is about to go out
+            if calls_out[0] is not None:  # the first: the runner's hook, at the next turn
+                asyncio.get_running_loop().call_soon(calls_out[0])
+                calls_out[0] = None
             if calls.locked():
                 widen()
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
