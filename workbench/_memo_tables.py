@@ -300,6 +300,12 @@ class SessionMemo:
                 table.popitem(last=False)
         return value
 
+    def has(self, session: Any, key: Any) -> bool:
+        """Whether a value for `key` of `session` is remembered (not counted as a hit)."""
+        with self._lock:
+            found = self._tables.get(id(session))
+            return found is not None and found[0]() is session and key in found[1]
+
     def _table(self, session: Any) -> OrderedDict[Any, Any]:
         sid = id(session)
         found = self._tables.get(sid)

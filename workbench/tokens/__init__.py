@@ -18,9 +18,11 @@ from workbench.tokens._estimator import (
     TokenEstimator,
     compact_json,
     context_tokens,
+    countable_texts,
 )
 from workbench.tokens._prompt import PromptText
 
 __all__ = ["BUNDLED_TOKENIZERS", "ENCODING", "FALLBACK", "GooseCounter", "HFTokenizerEstimator",
            "PromptText", "TiktokenEstimator", "TokenEstimator", "WindowTokenizer", "compact_json",
-           "context_tokens", "default_estimator", "estimator_for", "tokenizer_for_model"]
+           "context_tokens", "countable_texts", "default_estimator", "estimator_for",
+           "tokenizer_for_model"]

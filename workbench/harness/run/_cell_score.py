@@ -26,7 +26,7 @@ from workbench.harness.run._strategy_run import scored_session
 from workbench.messages import Message
 from workbench.sessions import Session
 from workbench.strategies import StrategyResult
-from workbench.tokens import GooseCounter
+from workbench.tokens import GooseCounter, countable_texts
 
 __all__ = ["ContextCounter", "count_soon", "metrics_json", "score", "session_tokens"]
 
@@ -56,6 +56,10 @@ def session_tokens(session: Session, estimator: ContextCounter) -> int:
     messages = session.messages
 
     def count() -> tuple[ContextCounter, list[Message], int]:
+        if isinstance(estimator, GooseCounter) and not memo().session_tokens.has(
+                session, ("soon", id(estimator), id(messages), len(messages))):
+            # not counted ahead (`count_soon`): every message in one pass of the tokenizer
+            estimator.count_contents([m for m in messages if m.is_agent_visible])
         return estimator, messages, estimator.count_context_tokens(messages)
 
     # The entry holds the estimator and the list, so the ids in its key cannot be reused.
@@ -64,34 +68,48 @@ def session_tokens(session: Session, estimator: ContextCounter) -> int:
     return tokens
 
 
+COUNT_STEP_CHARS = 32_768
+"""Characters of a session's texts `count_soon` counts in one turn of the loop (about 8k
+tokens, a few milliseconds at most)."""
+
+
 def count_soon(session: Session, estimator: ContextCounter) -> None:
-    """Start counting the session's messages on the event loop, one message per turn of the
-    loop, once per session and run; `session_tokens` then adds up counts already made.
+    """Start counting the session's messages on the event loop, some `COUNT_STEP_CHARS` of
+    text per turn of the loop, once per session and run; `session_tokens` then adds up counts
+    already made.
 
     A cell calls it as its first model call goes out (`RecordStep`'s ``on_first_call``). The
     session's count, milliseconds of tokenizing for a long one, then runs while the run's
-    first calls are out and their summaries are rendered in the render process, a message
-    at a time behind whatever else is ready, so the first calls still leave at once and a
-    reply or render that comes back waits for one message's count at most; before, it all
-    ran after the cell's reply, holding up that cell and the cells it would admit. Only a
-    counter that remembers each message's count (a `GooseCounter`) is counted ahead. A count
-    that fails is left to the cell, which meets the error where it always did."""
+    first calls are out and their summaries are rendered in the render process, a step at a
+    time behind whatever else is ready, so the first calls still leave at once and a reply or
+    render that comes back waits for one step's count at most. Each step counts its messages'
+    texts in one pass of the tokenizer (`GooseCounter.count_contents`: a 26-message session
+    in about 0.9 ms, against 1.5 ms a text at a time). Only a counter that remembers each
+    message's count (a `GooseCounter`) is counted ahead. A count that fails is left to the
+    cell, which meets the error where it always did."""
     if not isinstance(estimator, GooseCounter):
         return
     counter = estimator
 
     def schedule() -> tuple[GooseCounter, list[Message]]:
         loop = asyncio.get_running_loop()
-        pending = iter(list(session.messages))
+        pending = iter([m for m in session.messages if m.is_agent_visible])  # what it counts
 
         def step() -> None:
-            message = next(pending, None)
-            if message is None:
-                return
+            batch: list[Message] = []
+            texts: list[list[str]] = []
+            size = 0
             with contextlib.suppress(Exception):
-                if message.is_agent_visible:  # what `count_context_tokens` counts
-                    counter.content_tokens(message)
-            loop.call_soon(step)
+                for message in pending:
+                    batch.append(message)
+                    texts.append(countable_texts(message))
+                    size += sum(map(len, texts[-1]))
+                    if size >= COUNT_STEP_CHARS:
+                        break
+                if batch:
+                    counter.count_contents(batch, texts)
+            if batch:
+                loop.call_soon(step)
 
         loop.call_soon(step)
         return counter, messages  # held, as `session_tokens` holds them: the ids stay theirs
