@@ -119,7 +119,7 @@ class Results:
     run's caller that reads only its cells (the table, the verdict) does not pay for the
     attempts frame. The rows are read at once (a store that changes later does not change
     them), and each goes once its frame is made. `run_experiment` returns its `Results` with
-    the cells frame made: it makes it while the writer thread checkpoints and closes the store.
+    the cells frame made: it makes it while the writer thread closes the store.
     """
 
     def __init__(self, run_dir: Path, spec: Experiment | None, cells: pd.DataFrame,

@@ -1,7 +1,7 @@
 """Closing a finished run's store while its event loop shuts down (`run_experiment`'s path).
 
-A run's last step on its writer thread folds the write-ahead log into ``results.sqlite`` and
-closes it: a checkpoint, whose fsyncs take a few milliseconds. The synchronous
+A run's last step on its writer thread closes ``results.sqlite``, which folds the write-ahead
+log into it: a checkpoint, whose fsyncs take a few milliseconds. The synchronous
 `run_experiment` owns the event loop it runs on, so it lets that fold go on while the loop is
 torn down and joins the writer after: it still returns only once the store is closed and
 nothing lies beside it, as `run_experiment_async` does. Only the run `run_experiment` started
@@ -58,11 +58,11 @@ def take_close_later() -> list[Closer] | None:
 
 def close_store(writer: CellWriter | None, store: ResultsStore | None,
                 meanwhile: Callable[[], object] | None = None) -> None:
-    """Join the run's writer (its last checkpoint and close), then close the runner's own
-    connection to the store, if it opened one (a resumed folder).
+    """Join the run's writer (its close, which folds the log into the file), then close the
+    runner's own connection to the store, if it opened one (a resumed folder).
 
-    The writer's checkpoint and close (about 1 ms of SQLite work at the end of a 40-cell run
-    here, most of it without the interpreter lock) go on while this thread does first what
+    The writer's close (about 1 ms of SQLite work at the end of a 40-cell run here, most of
+    it without the interpreter lock) goes on while this thread does first what
     would come right after: it collects the run's young objects (`fewer_collections` put that
     collection off; about 440 at the end of a 40-cell run, about 40 of them garbage, 0.1 ms,
     since a cell's model pipeline holds no reference cycle), then calls `meanwhile`
