@@ -13,7 +13,7 @@ import pytest
 
 from workbench.harness.results._cell_result import AttemptResult, CellResult
 from workbench.harness.results._store import ResultsStore
-from workbench.harness.results._writer import CellWriter
+from workbench.harness.results._writer import HAND_OVER_SECONDS, CellWriter
 
 UNSTORABLE = object()
 """A value SQLite cannot bind: the write of a cell holding it fails."""
@@ -244,10 +244,10 @@ def test_cells_finished_on_the_loop_go_over_together_and_close_hands_over_the_re
         original(store, results)
 
     async def cells(writer: CellWriter) -> None:
-        for i in range(4):  # finished in one turn of the loop: one item for the writer
+        for i in range(4):  # finished within the hand-over time: one item for the writer
             writer.put(_result(f"a{i}", attempts=1))
         for _ in range(1000):  # until the writer has them (however loaded the machine)
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(HAND_OVER_SECONDS)
             if writer.written:
                 break
         writer.put(_result("b0", attempts=1))  # still waiting on the loop when it closes

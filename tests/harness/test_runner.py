@@ -126,6 +126,31 @@ def test_the_first_call_goes_out_before_the_writer_thread_makes_a_new_folders_st
     assert list(results.cells["status"]) == ["ok"] * 3 and len(rows(out, "runs")) == 1
 
 
+def test_the_writer_thread_starts_once_the_first_wave_is_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.results._writer import CellWriter
+
+    write_session(tmp_path, "s1")
+    calls: list[int] = []
+    started: list[int] = []
+    original = CellWriter.start
+
+    def start(self: CellWriter) -> None:
+        started.append(len(calls))
+        original(self)
+
+    class Counting(ScriptedModel):
+        async def complete(self, system: str, messages: list[Message]) -> Any:
+            calls.append(1)
+            return await super().complete(system, messages)
+
+    monkeypatch.setattr(CellWriter, "start", start)
+    run_experiment(experiment(tmp_path, repeats=6, concurrency=3), tmp_path / "out",
+                   model_factory=lambda cell: Counting([REPLY], usage=USAGE, latency=0.05),
+                   progress=False)
+    assert started[0] == 3 and len(calls) == 6  # every slot held, no reply in yet
+
+
 def test_a_failing_cell_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     write_session(tmp_path, "s1")
     write_session(tmp_path, "s2")

@@ -72,6 +72,11 @@ COUNT_STEP_CHARS = 32_768
 """Characters of a session's texts `count_soon` counts in one turn of the loop (about 8k
 tokens, a few milliseconds at most)."""
 
+COUNT_AFTER_SECONDS = 0.002
+"""How long after a session's first call `count_soon` starts counting: the first wave's calls
+leave within a fraction of a millisecond of each other, and a count started among them held
+the last ones up (the wave's calls spread over 2 ms instead of 0.1 ms)."""
+
 
 def count_soon(session: Session, estimator: ContextCounter) -> None:
     """Start counting the session's messages on the event loop, some `COUNT_STEP_CHARS` of
@@ -79,8 +84,8 @@ def count_soon(session: Session, estimator: ContextCounter) -> None:
     already made.
 
     A cell calls it as its first model call goes out (`RecordStep`'s ``on_first_call``). The
-    session's count, milliseconds of tokenizing for a long one, then runs while the run's
-    first calls are out and their summaries are rendered in the render process, a step at a
+    session's count, milliseconds of tokenizing for a long one, then starts
+    `COUNT_AFTER_SECONDS` later and runs while the run's first calls are out and their summaries are rendered in the render process, a step at a
     time behind whatever else is ready, so the first calls still leave at once and a reply or
     render that comes back waits for one step's count at most. Each step counts its messages'
     texts in one pass of the tokenizer (`GooseCounter.count_contents`: a 26-message session
@@ -111,7 +116,7 @@ def count_soon(session: Session, estimator: ContextCounter) -> None:
             if batch:
                 loop.call_soon(step)
 
-        loop.call_soon(step)
+        loop.call_later(COUNT_AFTER_SECONDS, step)
         return counter, messages  # held, as `session_tokens` holds them: the ids stay theirs
 
     messages = session.messages

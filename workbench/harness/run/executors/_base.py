@@ -48,10 +48,11 @@ class CellJob:
         budget_reached: Returns the reason the budget stops new cells, or None.
         qa_bank: The run's `QuestionBank` when the experiment has a ``[qa]`` table.
         qa_model_factory: The user's ``(cell, role) -> model`` for ``[qa]`` models, if given.
-        calls_out: Called once on the loop, at its next turn after the first call went out
-            (the runner starts its writer thread there, so its start is not before a first
-            call); the local executor's only (the writer starts with the first cell done
-            otherwise).
+        calls_out: Called once on the loop, at its next turn after the first wave's calls are
+            all out (every slot held) or a cell's calls are done, whichever comes first (the
+            runner starts its writer thread there, so that neither its start nor the new
+            store holds up a first call); the local executor's only (the writer starts with
+            the first cell done otherwise).
     """
 
     experiment: Experiment

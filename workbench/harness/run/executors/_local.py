@@ -57,12 +57,15 @@ class LocalExecutor:
 
         calls_out = [job.calls_out]
 
-        def holding() -> None:  # a call is about to go out
-            if calls_out[0] is not None:  # the first: the runner's hook, at the next turn
+        def first_out() -> None:  # the first wave is out, or a cell's calls are done
+            if calls_out[0] is not None:  # the runner's hook, at the loop's next turn
                 asyncio.get_running_loop().call_soon(calls_out[0])
                 calls_out[0] = None
+
+        def holding() -> None:  # a call is about to go out
             if calls.locked():
                 widen()
+                first_out()
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                       if m.concurrency}
         report = ExecutorReport()
@@ -84,6 +87,7 @@ class LocalExecutor:
 
             def leave() -> None:  # the cell's calls are done: admit the next one
                 widen()
+                first_out()
                 while held:
                     held.pop().release()
 
