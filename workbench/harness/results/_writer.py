@@ -151,10 +151,9 @@ class CellWriter:
 
     def finish(self, last: Callable[[ResultsStore], None] | None) -> None:
         """Write everything queued, then run `last` on the writer's store (the run's final
-        status; `last_written` says it ran), and stop taking cells, as `flush` does: the log
-        is then folded into the database file on the writer thread while the caller reads the
-        results, and the last connection's close has nothing left to fold in. Raises a write
-        (or `last`) that failed. None: `flush`."""
+        status; `last_written` says it ran), and stop taking cells, as `flush` does: the
+        writer thread's close then folds the log into the database file while the caller
+        reads the results. Raises a write (or `last`) that failed. None: `flush`."""
         self._hand_over()
         self.start()
         if last is not None and self._thread.is_alive() and not self.flushed.is_set():
