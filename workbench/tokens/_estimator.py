@@ -261,9 +261,8 @@ class TiktokenEstimator(GooseCounter):
         self.encoding_name = encoding
         self._enc = load_tiktoken(encoding)
         self._specials = tuple(self._enc.special_tokens_set)
-        self._separator = SEPARATOR if SEPARATOR in self._specials else None
         self._separator_id = (self._enc.encode_single_token(SEPARATOR)
-                              if self._separator is not None else -1)
+                              if SEPARATOR in self._specials else None)
         super().__init__(self._uncached, encoding.removesuffix("_base"),
                          counts_by_line=encoding in LINE_ADDITIVE_ENCODINGS)
 
@@ -288,17 +287,16 @@ class TiktokenEstimator(GooseCounter):
         for index, text in enumerate(texts):
             if not text:
                 continue
-            if self._separator is None or any(s in text for s in self._specials):
+            if self._separator_id is None or any(s in text for s in self._specials):
                 counts[index] = self._count(text)
             else:
                 joined.append(index)
-        if not joined:
+        mark = self._separator_id
+        if not joined or mark is None:
             return counts
-        separator = self._separator
-        assert separator is not None
-        tokens = self._enc.encode(separator.join(texts[i] for i in joined),
-                                  allowed_special={separator})
-        mark, start = self._separator_id, 0
+        tokens = self._enc.encode(SEPARATOR.join(texts[i] for i in joined),
+                                  allowed_special={SEPARATOR})
+        start = 0
         for index in joined[:-1]:
             end = tokens.index(mark, start)
             counts[index] = end - start

@@ -57,7 +57,7 @@ def session_tokens(session: Session, estimator: ContextCounter) -> int:
 
     def count() -> tuple[ContextCounter, list[Message], int]:
         if isinstance(estimator, GooseCounter) and not memo().session_tokens.has(
-                session, ("soon", id(estimator), id(messages), len(messages))):
+                session, _soon_key(estimator, messages)):
             # not counted ahead (`count_soon`): every message in one pass of the tokenizer
             estimator.count_contents([m for m in messages if m.is_agent_visible])
         return estimator, messages, estimator.count_context_tokens(messages)
@@ -85,11 +85,12 @@ def count_soon(session: Session, estimator: ContextCounter) -> None:
 
     A cell calls it as its first model call goes out (`RecordStep`'s ``on_first_call``). The
     session's count, milliseconds of tokenizing for a long one, then starts
-    `COUNT_AFTER_SECONDS` later and runs while the run's first calls are out and their summaries are rendered in the render process, a step at a
-    time behind whatever else is ready, so the first calls still leave at once and a reply or
-    render that comes back waits for one step's count at most. Each step counts its messages'
-    texts in one pass of the tokenizer (`GooseCounter.count_contents`: a 26-message session
-    in about 0.9 ms, against 1.5 ms a text at a time). Only a counter that remembers each
+    `COUNT_AFTER_SECONDS` later and runs while the run's first calls are out and their
+    summaries are rendered in the render process, a step at a time behind whatever else is
+    ready, so the first calls still leave at once and a reply or render that comes back waits
+    for one step's count at most. Each step counts its messages' texts in one pass of the
+    tokenizer (`GooseCounter.count_contents`: a 26-message session in about 0.9 ms, against
+    1.5 ms a text at a time). Only a counter that remembers each
     message's count (a `GooseCounter`) is counted ahead. A count that fails is left to the
     cell, which meets the error where it always did."""
     if not isinstance(estimator, GooseCounter):
@@ -120,8 +121,12 @@ def count_soon(session: Session, estimator: ContextCounter) -> None:
         return counter, messages  # held, as `session_tokens` holds them: the ids stay theirs
 
     messages = session.messages
-    memo().session_tokens.get(session, ("soon", id(estimator), id(messages), len(messages)),
-                              schedule)
+    memo().session_tokens.get(session, _soon_key(estimator, messages), schedule)
+
+
+def _soon_key(estimator: ContextCounter, messages: list[Message]) -> tuple[object, ...]:
+    """The session memo's key saying that `count_soon` started counting `messages`."""
+    return ("soon", id(estimator), id(messages), len(messages))
 
 
 def _metrics_module() -> ModuleType | None:
