@@ -74,6 +74,19 @@ def test_an_unstarted_writer_starts_with_its_first_cell_or_its_close(tmp_path: P
     assert preludes == [1] and _cells_in(closed) == []
 
 
+def test_a_writer_holding_its_cells_starts_only_when_told_finished_or_closed(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    preludes: list[int] = []
+    writer = CellWriter(path, lambda store: preludes.append(1), start=False, hold_cells=True)
+    writer.put(_result("c1"))
+    writer.put(_result("c2"))
+    time.sleep(0.05)
+    assert not path.exists() and preludes == [] and writer.written == 0
+    writer.close()
+    assert writer.written == 2 and _cells_in(path) == ["c1", "c2"] and preludes == [1]
+
+
 def test_a_failed_write_is_raised_on_the_next_put_and_at_close(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite"
     ResultsStore(path).close()

@@ -151,6 +151,63 @@ def test_the_writer_thread_starts_once_the_first_wave_is_out(
     assert started[0] == 3 and len(calls) == 6  # every slot held, no reply in yet
 
 
+def _watch_the_writer(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int],
+                                                                  list[int], type]:
+    """Patches `CellWriter.start` to note how many calls went out and how many replies came
+    back when the writer thread starts; returns (calls, replies, started, a counting model)."""
+    from workbench.harness.results._writer import CellWriter
+
+    calls: list[int] = []
+    replies: list[int] = []
+    started: list[int] = []
+    original = CellWriter.start
+
+    def start(self: CellWriter) -> None:
+        if not started:
+            started.extend([len(calls), len(replies)])
+        original(self)
+
+    class Counting(ScriptedModel):
+        async def complete(self, system: str, messages: list[Message]) -> Any:
+            calls.append(1)
+            try:
+                return await super().complete(system, messages)
+            finally:
+                replies.append(1)
+
+    monkeypatch.setattr(CellWriter, "start", start)
+    return calls, replies, started, Counting
+
+
+def test_with_replies_that_come_back_at_once_the_writer_thread_starts_at_the_runs_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.run.executors import _local
+
+    monkeypatch.setattr(_local, "CALLS_OUT_FALLBACK_SECONDS", 60.0)  # not reached
+    write_session(tmp_path, "s1")
+    calls, replies, started, counting = _watch_the_writer(monkeypatch)
+    out = tmp_path / "out"
+    results = run_experiment(experiment(tmp_path, repeats=6, concurrency=3), out,
+                             model_factory=lambda cell: counting([REPLY], usage=USAGE),
+                             progress=False)
+    assert started == [6, 6]  # every cell done, and held for the thread until then
+    assert list(results.cells["status"]) == ["ok"] * 6 and len(rows(out)) == 6
+    assert rows(out, "runs")[0]["status"] == "finished"
+
+
+def test_when_the_slots_never_all_fill_the_writer_thread_starts_while_the_calls_are_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.harness.run.executors import _local
+
+    monkeypatch.setattr(_local, "CALLS_OUT_FALLBACK_SECONDS", 0.05)
+    write_session(tmp_path, "s1")
+    calls, replies, started, counting = _watch_the_writer(monkeypatch)
+    run_experiment(experiment(tmp_path, repeats=2, concurrency=8), tmp_path / "out",
+                   model_factory=lambda cell: counting([REPLY], usage=USAGE, latency=0.5),
+                   progress=False)
+    assert started == [2, 0] and len(replies) == 2  # both calls out, no reply in yet
+
+
 def test_a_failing_cell_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     write_session(tmp_path, "s1")
     write_session(tmp_path, "s2")

@@ -13,9 +13,13 @@ calls of the cells in flight.
 
 A new run folder's store is made here too: given a `prelude`, the thread creates and migrates
 the store and runs the prelude (the run's own rows) before the first cell. The runner makes its
-writer unstarted (``start=False``) and starts the thread (`start`) once the first wave's calls
-are out (or a cell's calls are done), so neither the thread's start nor the store's creation
-holds up a first call; the first `put`, `finish`, `flush` or `close` starts it too.
+writer unstarted (``start=False``) and starts the thread (`start`) once the loop first waits
+for replies: the local executor's `CellJob.calls_out` hook, when the first wave's calls are
+out, so neither the thread's start nor the store's creation holds up a first call. Under the
+local executor the writer holds the cells put to it until then (``hold_cells``): with replies
+that come back at once the loop never waits, the hook comes late or not at all, and the thread
+starts at `finish`, alone with the interpreter lock. Otherwise the first `put` starts it, and
+`finish`, `flush` or `close` always do.
 
 The run's last write goes the same way: `finish` hands over the cells still waiting and then
 a last step (the run's final status, and the runner's read of the tables it returns),
@@ -89,6 +93,8 @@ class CellWriter:
             row, its executor and its error rows); a failure is raised like a failed write.
         start: Start the thread now; else on `start`, or the first `put`, `finish`, `flush`
             or `close`.
+        hold_cells: An unstarted writer's `put` keeps the cell for the thread without
+            starting it (it starts on `start`, `finish`, `flush` or `close`).
 
     Attributes:
         ready: Set once the store is open and the prelude written.
@@ -97,7 +103,7 @@ class CellWriter:
 
     def __init__(self, path: str | Path,
                  prelude: Callable[[ResultsStore], None] | None = None, *,
-                 start: bool = True) -> None:
+                 start: bool = True, hold_cells: bool = False) -> None:
         self.path = Path(path)
         self.prelude = prelude
         self.ready = threading.Event()
@@ -114,6 +120,7 @@ class CellWriter:
                                         args=(self._write_all,), name="workbench-store-writer",
                                         daemon=True)
         self._started = False
+        self._hold_cells = hold_cells
         if start:
             self.start()
 
@@ -130,7 +137,8 @@ class CellWriter:
             Exception: an earlier write failed (the store's own error).
         """
         self._raise_failure()
-        self.start()
+        if not self._hold_cells:
+            self.start()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop: straight to the writer

@@ -235,9 +235,10 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                     started(store)
                 shared = (share_calls if isinstance(share_calls, SharedCalls)
                           else SharedCalls(enabled=bool(share_calls)))
-                # Off the loop: SQLite never holds up a call (started by `calls_out`, after one).
+                # Off the loop, started once it waits for replies (the local executor's
+                # `calls_out`, which holds the cells until then) or by another's first cell.
                 writer = CellWriter(db_path, None if store is not None else new_folder,
-                                    start=False)
+                                    start=False, hold_cells=runner.kind == "local")
                 try:
                     status = await _run_cells(experiment, out, writer, billed, run_id, todo,
                                               sessions, variants, model_factory, progress,

@@ -49,8 +49,9 @@ class CellJob:
         qa_bank: The run's `QuestionBank` when the experiment has a ``[qa]`` table.
         qa_model_factory: The user's ``(cell, role) -> model`` for ``[qa]`` models, if given.
         calls_out: Called once on the loop, at its next turn after the first wave's calls are
-            all out (every slot held) or a cell's calls are done, whichever comes first (the
-            runner starts its writer thread there, so that neither its start nor the new
+            all out (every slot held), or `CALLS_OUT_FALLBACK_SECONDS` after the first call
+            when the slots never all fill (the runner starts its writer thread there: its work
+            then falls in the loop's waits for replies, and neither its start nor the new
             store holds up a first call); the local executor's only (the writer starts with
             the first cell done otherwise).
     """

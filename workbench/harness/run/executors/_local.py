@@ -31,6 +31,17 @@ from workbench.models._pipeline import Step
 
 LOOKAHEAD = 2
 
+CALLS_OUT_FALLBACK_SECONDS = 0.05
+"""When the slots never all fill (fewer cells than slots, or replies that come back at once),
+how long after the first call the runner's `CellJob.calls_out` hook is called all the same.
+
+The hook starts the run's writer thread, which should do its work while the loop waits for
+replies. Calls answered at once (a cache, a replay, the benchmark's zero-latency model) never
+hold every slot, and the loop never waits: a writer started then took the interpreter lock from
+the cells it was to write, and a 40-cell run took 0.8 ms longer than with the writer started at
+its end (then alone with the lock). A longer run starts it after this time, so its rows are
+written as it goes."""
+
 
 class LocalExecutor:
     """Runs cells concurrently on the current event loop (see the module docstring)."""
@@ -56,16 +67,22 @@ class LocalExecutor:
                 admitted.release()
 
         calls_out = [job.calls_out]
+        fallback: list[asyncio.TimerHandle] = []
 
-        def first_out() -> None:  # the first wave is out, or a cell's calls are done
+        def first_out() -> None:  # the first wave is out, or the fallback's time has come
             if calls_out[0] is not None:  # the runner's hook, at the loop's next turn
                 asyncio.get_running_loop().call_soon(calls_out[0])
                 calls_out[0] = None
+            while fallback:
+                fallback.pop().cancel()
 
         def holding() -> None:  # a call is about to go out
             if calls.locked():
                 widen()
                 first_out()
+            elif calls_out[0] is not None and not fallback:
+                fallback.append(asyncio.get_running_loop().call_later(
+                    CALLS_OUT_FALLBACK_SECONDS, first_out))
         model_sems = {i: asyncio.Semaphore(m.concurrency) for i, m in enumerate(experiment.models)
                       if m.concurrency}
         report = ExecutorReport()
@@ -87,7 +104,6 @@ class LocalExecutor:
 
             def leave() -> None:  # the cell's calls are done: admit the next one
                 widen()
-                first_out()
                 while held:
                     held.pop().release()
 
@@ -108,7 +124,11 @@ class LocalExecutor:
                 session_done(cell)
             job.record(result)
 
-        await asyncio.gather(*(one(c) for c in job.cells))
+        try:
+            await asyncio.gather(*(one(c) for c in job.cells))
+        finally:
+            while fallback:
+                fallback.pop().cancel()
         return report
 
     def close(self) -> None:
