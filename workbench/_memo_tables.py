@@ -11,6 +11,8 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from itertools import chain
+from operator import attrgetter, is_
 from typing import Any, Generic, TypeVar
 
 __all__ = ["ConversationValues", "Lru", "MessageMemo", "MessageValues", "SessionMemo"]
@@ -206,6 +208,35 @@ class MessageMemo:
         return f"MessageMemo({self.name!r}, {len(self)} messages)"
 
 
+_ROLE, _METADATA, _CONTENT = attrgetter("role"), attrgetter("metadata"), attrgetter("content")
+
+
+class _ListShape:
+    """The parts of a list of messages that `ConversationValues` checks: each message's role,
+    metadata and content list, and every item of those lists, in order (what `_unchanged`
+    checks of one message, held per part so the check runs in a few C-level passes)."""
+
+    __slots__ = ("contents", "items", "messages", "metadata", "roles")
+
+    def __init__(self, messages: Sequence[Any]) -> None:
+        self.messages = tuple(messages)  # held: their ids stay theirs while the record lives
+        self.roles = tuple(map(_ROLE, messages))
+        self.metadata = tuple(map(_METADATA, messages))
+        self.contents = tuple(map(_CONTENT, messages))
+        self.items = tuple(chain.from_iterable(self.contents))
+
+    def unchanged(self) -> bool:
+        """True when every message still has the role, metadata, content list and items it
+        had (a replaced item of a content list included)."""
+        messages = self.messages
+        contents = self.contents
+        return (all(map(is_, map(_CONTENT, messages), contents))
+                and all(map(is_, map(_METADATA, messages), self.metadata))
+                and tuple(map(_ROLE, messages)) == self.roles
+                and sum(map(len, contents)) == len(self.items)
+                and all(map(is_, chain.from_iterable(contents), self.items)))
+
+
 class ConversationValues:
     """Values derived from a whole list of messages (the summarizer's input, its transcript
     lines, the archived copies), per list of message *objects* and key; thread-safe.
@@ -225,8 +256,7 @@ class ConversationValues:
         self.name = name
         self.size = size
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple[int, ...],
-                                 tuple[tuple[Any, ...], tuple[Any, ...], dict[Any, Any]]] = \
+        self._items: OrderedDict[tuple[int, ...], tuple[_ListShape, dict[Any, Any]]] = \
             OrderedDict()
 
     def get(self, messages: Sequence[Any], key: Any, compute: Callable[..., T],
@@ -238,14 +268,14 @@ class ConversationValues:
             entry = self._items.get(ids)
             if entry is not None:
                 self._items.move_to_end(ids)
-        if entry is not None and all(map(_unchanged, entry[0], entry[1])):
-            values = entry[2]
+        if entry is not None and entry[0].unchanged():
+            values = entry[1]
             if key in values:
                 return values[key]  # type: ignore[no-any-return]
         else:
             values = {}
             with self._lock:
-                self._items[ids] = (tuple(messages), tuple(map(_parts, messages)), values)
+                self._items[ids] = (_ListShape(messages), values)
                 while len(self._items) > self.size:
                     self._items.popitem(last=False)
         value = compute(*args)

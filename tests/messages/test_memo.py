@@ -90,3 +90,27 @@ def test_a_list_of_messages_is_looked_up_once_until_a_message_changes() -> None:
     assert calls == [1, 1, 1]
     table.get([a], "joined", joined, [a])
     assert len(table) == 2  # the least recently used list went
+
+
+def test_a_list_of_messages_is_looked_up_again_when_an_item_or_metadata_is_replaced() -> None:
+    table = ConversationValues("lists", 4)
+    a, b = Message.user("one"), Message.user("two")
+    calls: list[int] = []
+
+    def joined(messages: list[Message]) -> str:
+        calls.append(1)
+        return "|".join(f"{m.role}:{m.concat_text()}" for m in messages)
+
+    assert table.get([a, b], "joined", joined, [a, b]) == "user:one|user:two"
+    b.content[0] = TextContent(text="other")  # the same list, another item
+    assert table.get([a, b], "joined", joined, [a, b]) == "user:one|user:other"
+    b.content.append(TextContent(text="more"))
+    assert table.get([a, b], "joined", joined, [a, b]) == "user:one|user:other\nmore"
+    a.metadata = a.metadata.model_copy()
+    table.get([a, b], "joined", joined, [a, b])
+    b.role = "assistant"
+    assert table.get([a, b], "joined", joined, [a, b]) == "user:one|assistant:other\nmore"
+    assert len(calls) == 5
+    assert table.get([a, b], "joined", joined, [a, b]) == "user:one|assistant:other\nmore"
+    assert len(calls) == 5
+
