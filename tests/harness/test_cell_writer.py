@@ -162,13 +162,14 @@ def test_finish_runs_its_last_step_after_every_cell_handed_over_and_folds_the_lo
     assert seen == [["c0", "c1", "c2"]] and writer.last_written  # after every cell before it
     reader = sqlite3.connect(path)  # read while the writer may still fold the log
     assert reader.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "finished")]
+    reader.close()
     writer.close()
-    # The writer's checkpoint folded everything into the file (the reader, still open, has
-    # not closed the last connection, which would fold it in too): the file alone, without
-    # its log, holds the finished run.
+    # The last connection to close folded the log into the file: the writer's, or the
+    # reader's when the writer closed while the reader was open (its close is not the last
+    # then). Either way the file alone, without its log, holds the finished run.
+    assert not path.with_name(path.name + "-wal").exists()
     copy = tmp_path / "copy.sqlite"
     copy.write_bytes(path.read_bytes())
-    reader.close()
     db = sqlite3.connect(copy)
     assert db.execute("SELECT status FROM runs").fetchall() == [("finished",)]
     assert db.execute("SELECT COUNT(*) FROM cells").fetchone() == (3,)
