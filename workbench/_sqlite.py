@@ -103,7 +103,7 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str
             if schema is None:
                 migration(db)
             db.execute("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
-                       (migration.__name__, datetime.now(UTC).isoformat()))
+                       (migration.__name__, _now_text()))
     return [m.__name__ for m in pending]
 
 
@@ -166,9 +166,10 @@ _datasync = getattr(os, "fdatasync", os.fsync)  # macOS and Windows have only fs
 
 def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     """Make a new database file at `path`, migrated and in WAL mode, in a few system calls:
-    the image of `new_store_image` with this moment's migration rows, written to a temporary
-    sibling, synced, and linked into place (never over a file that is there: a link fails
-    where a file exists, and another connection never sees half a file). What SQLite would do
+    the image of `new_store_image` with this moment's migration rows (`_image_with_rows`,
+    its placeholder times replaced), written to a temporary sibling, synced, and linked into
+    place (never over a file that is there: a link fails where a file exists, and another
+    connection never sees half a file). What SQLite would do
     on a blank file (set WAL mode, create the tables in a transaction, commit) costs a new run
     folder's store about 1 ms of CPU more, on the thread that writes the first cells.
 
@@ -181,21 +182,14 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     target = str(path)
     if target == ":memory:" or target.startswith("file:") or os.path.lexists(target):
         return False
-    image = new_store_image(tuple(migrations))
+    image = _image_with_rows(tuple(migrations))
     if image is None:
         return False
-    mem = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        mem.deserialize(image)
-        with transaction(mem):
-            mem.executemany("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
-                            [(m.__name__, datetime.now(UTC).isoformat()) for m in migrations])
-        data = bytearray(mem.serialize())
-    except sqlite3.Error:
+    now = _now_text().encode("ascii")
+    data = image.replace(_APPLIED_PLACEHOLDER, now) if len(now) == len(_APPLIED_PLACEHOLDER) \
+        else None
+    if data is None:
         return False
-    finally:
-        mem.close()
-    data[18:20] = _WAL_HEADER
     folder = os.path.dirname(target) or "."
     tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}"
                                f".{os.urandom(3).hex()}.tmp")
@@ -221,6 +215,44 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
         finally:
             os.close(dir_fd)
     return True
+
+
+_APPLIED_PLACEHOLDER = b"0000-00-00T00:00:00.000000+00:00"
+"""The ``applied_at`` a new store's image holds in each migration row, replaced by the
+moment the store is made: as long as `_now_text`, so that only those bytes change."""
+
+
+def _now_text() -> str:
+    """This moment as a migration row's ``applied_at`` (always with microseconds)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@lru_cache(maxsize=4)  # a process resource: a database worked out from code (see workbench._memo)
+def _image_with_rows(migrations: tuple[Migration, ...]) -> bytes | None:
+    """`new_store_image` with a row per migration, each applied at `_APPLIED_PLACEHOLDER`, in
+    WAL mode: a new store is this with the placeholder replaced by its moment (SQLite stores a
+    text of the same length in the same bytes, and no index or checksum covers them). One
+    replace of bytes, where a new store took an in-memory database, a transaction and a copy
+    of it (0.3 ms on the thread that writes the first cells). None where the image cannot be
+    made, or the placeholder shows up anywhere but in those rows."""
+    image = new_store_image(migrations)
+    if image is None:
+        return None
+    mem = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        mem.deserialize(image)
+        with transaction(mem):
+            mem.executemany("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
+                            [(m.__name__, _APPLIED_PLACEHOLDER.decode()) for m in migrations])
+        data = bytearray(mem.serialize())
+    except sqlite3.Error:
+        return None
+    finally:
+        mem.close()
+    if data.count(_APPLIED_PLACEHOLDER) != len(migrations):
+        return None
+    data[18:20] = _WAL_HEADER
+    return bytes(data)
 
 
 @lru_cache(maxsize=4)  # a process resource: a database worked out from code (see workbench._memo)

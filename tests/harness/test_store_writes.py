@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.harness import ResultsStore
@@ -27,14 +28,18 @@ def test_a_new_store_is_written_whole_migrated_in_wal_mode_and_never_over_a_file
     folder = tmp_path / "run"
     folder.mkdir()
     path = folder / "results.sqlite"
+    before_made = datetime.now(UTC).isoformat(timespec="microseconds")
     assert _migrations.create(path)
+    after_made = datetime.now(UTC).isoformat(timespec="microseconds")
     assert os.listdir(folder) == ["results.sqlite"]  # no temporary file left beside it
     db = sqlite3.connect(path, isolation_level=None)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert _schema(db) == _schema(stepwise)
     assert _migrations.applied(db) == [m.__name__ for m in MIGRATIONS]
-    assert all(at for _, at in db.execute("SELECT name, applied_at FROM _workbench_migrations"))
+    # each migration applied at the moment the file was made (the image's placeholder replaced)
+    times = {at for _, at in db.execute("SELECT name, applied_at FROM _workbench_migrations")}
+    assert len(times) == 1 and before_made <= times.pop() <= after_made
     assert _migrations.migrate(db) == []
     db.execute("INSERT INTO runs (run_id, status) VALUES ('r1', 'running')")
     db.close()

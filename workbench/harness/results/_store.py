@@ -70,14 +70,17 @@ def new_ulid() -> str:
 
 def connect(path: str | Path) -> sqlite3.Connection:
     """Open (creating) a results database: autocommit, WAL, busy timeout, migrated. A new
-    file is written whole, migrated and in WAL mode (`_migrations.create`)."""
-    create(path)
+    file is written whole, migrated and in WAL mode (`_migrations.create`): it is opened
+    without asking for either again."""
+    made = create(path)
     db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     db.row_factory = sqlite3.Row
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    enable_wal(db, BUSY_TIMEOUT_MS / 1000)
+    if not made:
+        enable_wal(db, BUSY_TIMEOUT_MS / 1000)
     db.execute("PRAGMA synchronous=NORMAL")
-    migrate(db)
+    if not made:
+        migrate(db)
     return db
 
 
