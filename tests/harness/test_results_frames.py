@@ -53,6 +53,20 @@ def test_the_cells_frame_made_in_one_step_equals_frame_then_expand(
     assert list(one_step.columns) == list(two_steps.columns)
 
 
+@pytest.mark.parametrize("values", [
+    [None, None, None], [1, None, 3], [1.5, None, 2.0], ["a", None, "c"], [1, 2.5, 3],
+    [b"x", None, b"y"], [1, 2, 3], ["a", "b", "c"], [1, "a", None], [math.nan, 1.0, None],
+    [2**62, None, 1], [True, False, math.nan], [True, None, False], [0.5, True, "t"],
+])
+def test_a_table_makes_the_frame_from_records_makes(values: list[object]) -> None:
+    rows = [(f"c{i}", v) for i, v in enumerate(values)]
+    expected = pd.DataFrame.from_records(rows, columns=["cell_id", "v"], coerce_float=True)
+    assert_frame_equal(frame_of((rows, ["cell_id", "v"])), expected)
+    empty = frame_of(([], ["cell_id", "v"]))  # no rows: object columns, as from_records
+    assert_frame_equal(empty, pd.DataFrame.from_records([], columns=["cell_id", "v"],
+                                                        coerce_float=True))
+
+
 def test_a_metric_a_cell_lacks_is_nan_not_none() -> None:
     one_step, _ = _both([("c0", "ok", json.dumps({"t": "x"}), 0.5), ("c1", "error", None, None)])
     assert one_step["t"].tolist()[0] == "x" and math.isnan(one_step["t"].tolist()[1])
