@@ -4,6 +4,7 @@ another message: a copy, a message with the same Goose id, or one whose content 
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 
 from workbench._memo import ConversationValues
 from workbench.compaction._format import format_message_for_compacting, format_transcript
@@ -72,15 +73,20 @@ def test_the_memoised_transcript_and_counts_are_the_plain_ones() -> None:
     assert estimator.content_tokens(messages[2]) == estimator.count_text_tokens("changed")
 
 
+def _joining(calls: list[int], roles: bool = False) -> Callable[[list[Message]], str]:
+    """A value of a list of messages (their texts joined, with their roles), counting calls."""
+    def joined(messages: list[Message]) -> str:
+        calls.append(1)
+        return "|".join(f"{m.role}:{m.concat_text()}" if roles else m.concat_text()
+                        for m in messages)
+    return joined
+
+
 def test_a_list_of_messages_is_looked_up_once_until_a_message_changes() -> None:
     table = ConversationValues("lists", 2)
     a, b = Message.user("one"), Message.user("two")
     calls: list[int] = []
-
-    def joined(messages: list[Message]) -> str:
-        calls.append(1)
-        return "|".join(m.concat_text() for m in messages)
-
+    joined = _joining(calls)
     assert table.get([a, b], "joined", joined, [a, b]) == "one|two"
     assert table.get([a, b], "joined", joined, [a, b]) == "one|two"  # a new list, same messages
     assert calls == [1]
@@ -96,11 +102,7 @@ def test_a_list_of_messages_is_looked_up_again_when_an_item_or_metadata_is_repla
     table = ConversationValues("lists", 4)
     a, b = Message.user("one"), Message.user("two")
     calls: list[int] = []
-
-    def joined(messages: list[Message]) -> str:
-        calls.append(1)
-        return "|".join(f"{m.role}:{m.concat_text()}" for m in messages)
-
+    joined = _joining(calls, roles=True)
     assert table.get([a, b], "joined", joined, [a, b]) == "user:one|user:two"
     b.content[0] = TextContent(text="other")  # the same list, another item
     assert table.get([a, b], "joined", joined, [a, b]) == "user:one|user:other"
