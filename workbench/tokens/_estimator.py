@@ -280,8 +280,10 @@ class TiktokenEstimator(GooseCounter):
 
         tiktoken encodes the text between two special tokens on its own, so each text's tokens
         lie between two separators, as many as it has alone (a text holding a special token
-        of its own is counted alone). One call instead of one per text: a 26-message session
-        counts in about 0.9 ms here instead of 1.5 ms."""
+        of its own is counted alone). One call instead of one per text; timed alone on the
+        shipped 26-message ``gen-005k-s1`` (37 texts, 17,660 characters) it takes about what
+        one call per text does (0.84 against 0.82 ms here, 2026-12-05), so its gain is the
+        calls it saves, not the tokenizing."""
         counts = [0] * len(texts)
         joined = []
         for index, text in enumerate(texts):
