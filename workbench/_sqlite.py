@@ -166,12 +166,12 @@ _datasync = getattr(os, "fdatasync", os.fsync)  # macOS and Windows have only fs
 
 def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     """Make a new database file at `path`, migrated and in WAL mode, in a few system calls:
-    the image of `new_store_image` with this moment's migration rows (`_image_with_rows`,
-    its placeholder times replaced), written to a temporary sibling, synced, and linked into
-    place (never over a file that is there: a link fails where a file exists, and another
-    connection never sees half a file). What SQLite would do
-    on a blank file (set WAL mode, create the tables in a transaction, commit) costs a new run
-    folder's store about 1 ms of CPU more, on the thread that writes the first cells.
+    the image of `new_store_image` with this moment in its migration rows (its placeholder
+    times replaced), written to a temporary sibling, synced, and linked into place (never
+    over a file that is there: a link fails where a file exists, and another connection never
+    sees half a file). What SQLite would do on a blank file (set WAL mode, create the tables
+    in a transaction, commit) costs a new run folder's store about 1 ms of CPU more, on the
+    thread that writes the first cells.
 
     Returns:
         True when the file was made; False when `path` exists, is not a plain file path, or
@@ -182,14 +182,11 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     target = str(path)
     if target == ":memory:" or target.startswith("file:") or os.path.lexists(target):
         return False
-    image = _image_with_rows(tuple(migrations))
-    if image is None:
-        return False
+    image = new_store_image(tuple(migrations))
     now = _now_text().encode("ascii")
-    data = image.replace(_APPLIED_PLACEHOLDER, now) if len(now) == len(_APPLIED_PLACEHOLDER) \
-        else None
-    if data is None:
+    if image is None or len(now) != len(_APPLIED_PLACEHOLDER):
         return False
+    data = image.replace(_APPLIED_PLACEHOLDER, now)
     folder = os.path.dirname(target) or "."
     tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}"
                                f".{os.urandom(3).hex()}.tmp")
@@ -228,19 +225,22 @@ def _now_text() -> str:
 
 
 @lru_cache(maxsize=4)  # a process resource: a database worked out from code (see workbench._memo)
-def _image_with_rows(migrations: tuple[Migration, ...]) -> bytes | None:
-    """`new_store_image` with a row per migration, each applied at `_APPLIED_PLACEHOLDER`, in
-    WAL mode: a new store is this with the placeholder replaced by its moment (SQLite stores a
-    text of the same length in the same bytes, and no index or checksum covers them). One
-    replace of bytes, where a new store took an in-memory database, a transaction and a copy
-    of it (0.3 ms on the thread that writes the first cells). None where the image cannot be
-    made, or the placeholder shows up anywhere but in those rows."""
-    image = new_store_image(migrations)
-    if image is None:
+def new_store_image(migrations: tuple[Migration, ...]) -> bytes | None:
+    """The database `migrations` build, in WAL mode, with a row per migration applied at
+    `_APPLIED_PLACEHOLDER`, as the bytes of its file (`sqlite3.Connection.serialize`): made in
+    memory once per process, so that a new store is this with the placeholder replaced by its
+    moment, and one write (`create_store`). SQLite stores a text of the same length in the same
+    bytes, and no index or checksum covers them: one replace of bytes, where a new store took
+    an in-memory database, a transaction and a copy of it (0.3 ms on the thread that writes
+    the first cells). None where it cannot be made as `new_store_schema` cannot (a migration
+    fails or leaves rows behind), where this SQLite cannot serialize, or where the placeholder
+    shows up anywhere but in those rows."""
+    if not hasattr(sqlite3.Connection, "serialize"):
         return None
-    mem = sqlite3.connect(":memory:", isolation_level=None)
+    mem = _migrated_in_memory(migrations)
+    if mem is None:
+        return None
     try:
-        mem.deserialize(image)
         with transaction(mem):
             mem.executemany("INSERT INTO _workbench_migrations (name, applied_at) VALUES (?, ?)",
                             [(m.__name__, _APPLIED_PLACEHOLDER.decode()) for m in migrations])
@@ -253,22 +253,3 @@ def _image_with_rows(migrations: tuple[Migration, ...]) -> bytes | None:
         return None
     data[18:20] = _WAL_HEADER
     return bytes(data)
-
-
-@lru_cache(maxsize=4)  # a process resource: a database worked out from code (see workbench._memo)
-def new_store_image(migrations: tuple[Migration, ...]) -> bytes | None:
-    """The database `migrations` build, with an empty migrations table, as the bytes of its
-    file (`sqlite3.Connection.serialize`): made in memory once per process, so that a new
-    store is one write (`create_store`). None where it cannot be made as `new_store_schema`
-    cannot (a migration fails or leaves rows behind), or this SQLite cannot serialize."""
-    if not hasattr(sqlite3.Connection, "serialize"):
-        return None
-    mem = _migrated_in_memory(migrations)
-    if mem is None:
-        return None
-    try:
-        return bytes(mem.serialize())
-    except sqlite3.Error:
-        return None
-    finally:
-        mem.close()
