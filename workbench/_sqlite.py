@@ -157,6 +157,8 @@ def _migrated_in_memory(migrations: tuple[Migration, ...]) -> sqlite3.Connection
 _WAL_HEADER = b"\x02\x02"
 """The file format's read and write versions (header bytes 18 and 19) of a database in WAL
 mode: what ``PRAGMA journal_mode=WAL`` writes into a file's header, and keeps there."""
+_ROLLBACK_HEADER = b"\x01\x01"
+"""The same two bytes of a database without a write-ahead log (as one in memory must be)."""
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
@@ -167,11 +169,9 @@ _datasync = getattr(os, "fdatasync", os.fsync)  # macOS and Windows have only fs
 def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     """Make a new database file at `path`, migrated and in WAL mode, in a few system calls:
     the image of `new_store_image` with this moment in its migration rows (its placeholder
-    times replaced), written to a temporary sibling, synced, and linked into place (never
-    over a file that is there: a link fails where a file exists, and another connection never
-    sees half a file). What SQLite would do on a blank file (set WAL mode, create the tables
-    in a transaction, commit) costs a new run folder's store about 1 ms of CPU more, on the
-    thread that writes the first cells.
+    times replaced), written as a new file (`write_new_file`). What SQLite would do on a blank
+    file (set WAL mode, create the tables in a transaction, commit) costs a new run folder's
+    store about 1 ms of CPU more, on the thread that writes the first cells.
 
     Returns:
         True when the file was made; False when `path` exists, is not a plain file path, or
@@ -182,11 +182,66 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
     target = str(path)
     if target == ":memory:" or target.startswith("file:") or os.path.lexists(target):
         return False
+    data = _new_store_bytes(migrations)
+    if data is None:
+        return False
+    try:
+        write_new_file(target, data)
+    except OSError:
+        return False
+    return True
+
+
+def open_in_memory(migrations: Sequence[Migration]) -> sqlite3.Connection | None:
+    """A new store's database in memory: what `create_store` would write, with this moment in
+    its migration rows, for a writer that has every row at hand to fill it and then write it
+    to its file in one piece (`write_whole`). None where the image cannot be made."""
+    data = _new_store_bytes(migrations)
+    if data is None:
+        return None
+    data[18:20] = _ROLLBACK_HEADER  # a database in memory keeps no write-ahead log
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        db.deserialize(data)
+    except sqlite3.Error:
+        db.close()
+        return None
+    return db
+
+
+def write_whole(db: sqlite3.Connection, path: str | Path) -> None:
+    """Write the database `db` (from `open_in_memory`) as a new file at `path`, in WAL mode as
+    `create_store` makes one: written aside, synced, and put in place whole.
+
+    Raises:
+        FileExistsError: a file is at `path` already (it is left as it is).
+        OSError: the file could not be written (a full disk); nothing is left at `path`.
+    """
+    data = bytearray(db.serialize())
+    data[18:20] = _WAL_HEADER
+    write_new_file(str(path), data, or_rename=True)
+
+
+def _new_store_bytes(migrations: Sequence[Migration]) -> bytearray | None:
+    """`new_store_image` with this moment in place of its placeholder times, or None."""
     image = new_store_image(tuple(migrations))
     now = _now_text().encode("ascii")
     if image is None or len(now) != len(_APPLIED_PLACEHOLDER):
-        return False
-    data = image.replace(_APPLIED_PLACEHOLDER, now)
+        return None
+    return bytearray(image.replace(_APPLIED_PLACEHOLDER, now))
+
+
+def write_new_file(target: str, data: bytes | bytearray, *, or_rename: bool = False) -> None:
+    """Write `data` as a new file at `target`: to a temporary sibling, synced, and linked into
+    place (never over a file that is there: a link fails where a file exists, and no reader
+    ever sees half a file), then the folder synced, as SQLite syncs a new file's first page and
+    the folder of its name. Where the file system has no hard links, `or_rename` renames the
+    sibling into place instead (over nothing: `target` is checked first).
+
+    Raises:
+        FileExistsError: a file is at `target`.
+        OSError: the file could not be written or put in place (the sibling is removed).
+    """
     folder = os.path.dirname(target) or "."
     tmp = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}"
                                f".{os.urandom(3).hex()}.tmp")
@@ -196,22 +251,26 @@ def create_store(path: str | Path, migrations: Sequence[Migration]) -> bool:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            _datasync(fd)  # as SQLite syncs a new file's first page
+            _datasync(fd)
         finally:
             os.close(fd)
-        os.link(tmp, target)
-    except OSError:
-        return False
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise
+        except OSError:
+            if not or_rename or os.path.lexists(target):
+                raise
+            os.rename(tmp, target)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    with contextlib.suppress(OSError):  # the new name, as SQLite syncs the folder of a new file
+    with contextlib.suppress(OSError):
         dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-    return True
 
 
 _APPLIED_PLACEHOLDER = b"0000-00-00T00:00:00.000000+00:00"

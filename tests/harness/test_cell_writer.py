@@ -87,6 +87,77 @@ def test_a_writer_holding_its_cells_starts_only_when_told_finished_or_closed(
     assert writer.written == 2 and _cells_in(path) == ["c1", "c2"] and preludes == [1]
 
 
+def _prelude(store: ResultsStore) -> None:
+    store.start_run("t", "{}", "0", run_id="R1")
+
+
+def _last(store: ResultsStore) -> None:
+    store.finish_run("R1", "finished")
+
+
+def test_a_writer_that_finishes_before_it_starts_makes_its_new_store_whole(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    writer = CellWriter(path, _prelude, start=False, hold_cells=True)
+    writer.put(_result("c1", attempts=1))
+    writer.put(_result("c2"))
+    writer.finish(_last)
+    assert writer.whole and writer.last_written and writer.written == 2
+    writer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite"]  # no log beside
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "finished")]
+    assert db.execute("SELECT COUNT(*) FROM attempts").fetchone() == (1,)
+    db.close()
+    assert _cells_in(path) == ["c1", "c2"]
+
+
+@pytest.mark.parametrize("how", ["started", "no last step", "no prelude", "not holding"])
+def test_a_writer_makes_its_store_on_disk_otherwise(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "results.sqlite"
+    if how == "no prelude":
+        ResultsStore(path).close()
+    writer = CellWriter(path, None if how == "no prelude" else _prelude, start=False,
+                        hold_cells=how != "not holding")
+    if how == "started":
+        writer.start()
+        assert writer.ready.wait(10) and path.exists()
+    if how != "not holding":
+        writer.put(_result("c1"))
+    writer.finish(None if how == "no last step" else _last)
+    writer.close()
+    assert not writer.whole and _cells_in(path) == ([] if how == "not holding" else ["c1"])
+
+
+def test_a_whole_store_whose_last_step_fails_is_on_disk_when_finish_raises(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+
+    def failing(store: ResultsStore) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    writer = CellWriter(path, _prelude, start=False, hold_cells=True)
+    writer.put(_result("c1"))
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.finish(failing)
+    assert writer.whole and not writer.last_written
+    assert _cells_in(path) == ["c1"]  # the runner may open the store now: it is there
+    writer._thread.join(10)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        writer.close()
+
+
+def test_a_whole_store_that_cannot_be_written_is_raised_at_close(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    writer = CellWriter(path, _prelude, start=False, hold_cells=True)
+    writer.put(_result("c1"))
+    path.write_bytes(b"made meanwhile")
+    writer.finish(_last)
+    with pytest.raises(FileExistsError):
+        writer.close()
+    assert path.read_bytes() == b"made meanwhile"
+
+
 def test_a_failed_write_is_raised_on_the_next_put_and_at_close(tmp_path: Path) -> None:
     path = tmp_path / "results.sqlite"
     ResultsStore(path).close()

@@ -1,13 +1,18 @@
-"""Results store, the fast ways in: a new store written whole from a migrated image, and
-`record_results` writing exactly what `record_cells` writes for the same cells."""
+"""Results store, the fast ways in: a new store written whole from a migrated image (or made
+in memory and written in one piece when closed), and `record_results` writing exactly what
+`record_cells` writes for the same cells."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from workbench import _sqlite
 from workbench.harness import ResultsStore
 from workbench.harness.results import _migrations
 from workbench.harness.results._cell_result import AttemptResult, CellResult, CellTexts
@@ -57,6 +62,79 @@ def test_an_empty_file_is_migrated_where_it_is(tmp_path: Path) -> None:
     store = ResultsStore(path)
     assert _migrations.applied(store.db) == [m.__name__ for m in MIGRATIONS]
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_whole_store_is_made_in_memory_and_its_file_written_when_it_closes(
+        tmp_path: Path) -> None:
+    path = tmp_path / "run" / "results.sqlite"
+    path.parent.mkdir()
+    made = ResultsStore(tmp_path / "made.sqlite")  # the same store, made on disk
+    before_made = datetime.now(UTC).isoformat(timespec="microseconds")
+    store = ResultsStore(path, whole=True)
+    assert store.whole and not path.exists()
+    store.start_run("t", "{}", "0", run_id="R1")
+    store.record_results(_cells())
+    store.finish_run("R1", "finished")
+    assert not path.exists()  # nothing on disk until the close
+    store.close()
+    assert os.listdir(path.parent) == ["results.sqlite"]  # no log, no temporary file beside
+    db = sqlite3.connect(path, isolation_level=None)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert _schema(db) == _schema(made.db)
+    times = {at for _, at in db.execute("SELECT name, applied_at FROM _workbench_migrations")}
+    assert len(times) == 1 and before_made <= times.pop()
+    assert db.execute("SELECT run_id, status FROM runs").fetchall() == [("R1", "finished")]
+    db.close()
+    made.record_results(_cells())
+    assert _dump(ResultsStore(path)) == _dump(made)
+
+
+def test_a_whole_store_never_writes_over_a_file_and_a_failed_write_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "results.sqlite"
+    store = ResultsStore(path, whole=True)
+    path.write_bytes(b"someone else's")
+    with pytest.raises(FileExistsError):
+        store.close()
+    assert path.read_bytes() == b"someone else's" and os.listdir(tmp_path) == [path.name]
+    path.unlink()
+
+    def full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    store = ResultsStore(path, whole=True)
+    store.start_run("t", "{}", "0", run_id="R1")
+    monkeypatch.setattr(_sqlite.os, "write", full)
+    with pytest.raises(OSError, match="No space left"):
+        store.close()
+    assert os.listdir(tmp_path) == []  # no half file, no temporary one
+
+
+def test_without_hard_links_a_whole_store_is_renamed_into_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_links(src: str, dst: str) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(_sqlite.os, "link", no_links)
+    assert not _migrations.create(tmp_path / "made.sqlite")  # a connection makes that one
+    path = tmp_path / "results.sqlite"
+    store = ResultsStore(path, whole=True)
+    store.start_run("t", "{}", "0", run_id="R1")
+    store.close()
+    assert os.listdir(tmp_path) == [path.name]
+    assert [r["run_id"] for r in ResultsStore(path).runs()] == ["R1"]
+
+
+def test_where_no_image_can_be_made_a_whole_store_is_a_store_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_migrations, "open_in_memory", lambda migrations: None)
+    path = tmp_path / "results.sqlite"
+    store = ResultsStore(path, whole=True)
+    assert not store.whole and path.exists()
+    store.start_run("t", "{}", "0", run_id="R1")
+    store.close()
+    assert [r["run_id"] for r in ResultsStore(path).runs()] == ["R1"]
 
 
 def _cells() -> list[CellResult]:

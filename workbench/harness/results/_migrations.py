@@ -11,7 +11,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from workbench._sqlite import Migration, applied, create_store, new_store_schema, transaction
+from workbench._sqlite import (
+    Migration,
+    applied,
+    create_store,
+    new_store_schema,
+    open_in_memory,
+    transaction,
+)
 from workbench._sqlite import migrate as _migrate
 
 __all__ = ["MIGRATIONS", "Migration", "applied", "create", "migrate", "new_store_schema",
@@ -287,3 +294,9 @@ def create(path: str | Path) -> bool:
     """Write a new results store at `path`, migrated, unless a file is there
     (`workbench._sqlite.create_store`). Returns whether it did."""
     return create_store(path, MIGRATIONS)
+
+
+def create_in_memory() -> sqlite3.Connection | None:
+    """A new results store's database in memory, migrated (`workbench._sqlite.open_in_memory`),
+    or None where it cannot be made so."""
+    return open_in_memory(MIGRATIONS)

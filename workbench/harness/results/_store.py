@@ -20,14 +20,14 @@ from operator import attrgetter
 from pathlib import Path
 
 from workbench._redact import redact, redact_json, redactor
-from workbench._sqlite import enable_wal
+from workbench._sqlite import enable_wal, write_whole
 from workbench.harness.results._cell_result import (
     ATTEMPT_COLUMNS,
     CELL_COLUMNS,
     CellResult,
     SQLValue,
 )
-from workbench.harness.results._migrations import create, migrate, transaction
+from workbench.harness.results._migrations import create, create_in_memory, migrate, transaction
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -74,7 +74,6 @@ def connect(path: str | Path) -> sqlite3.Connection:
     without asking for either again."""
     made = create(path)
     db = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    db.row_factory = sqlite3.Row
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     if not made:
         enable_wal(db, BUSY_TIMEOUT_MS / 1000)
@@ -89,11 +88,19 @@ class ResultsStore:
 
     Args:
         path: The database file (created and migrated when missing).
+        whole: Make a new store in memory, and write it to `path` in one piece when it is
+            closed (a writer that has all its rows at hand: `CellWriter`); a file store
+            where that cannot be done. `whole` says which it is.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, whole: bool = False) -> None:
         self.path = Path(path)
-        self.db = connect(self.path)
+        db = create_in_memory() if whole else None
+        self.whole = db is not None
+        if db is None:
+            db = connect(self.path)
+        db.row_factory = sqlite3.Row
+        self.db = db
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file as far as readers allow (what the
@@ -110,8 +117,13 @@ class ResultsStore:
             self.db.execute(f"PRAGMA user_version = {version}")
 
     def close(self) -> None:
-        """Close the connection."""
-        self.db.close()
+        """Close the connection; a `whole` store is written to its file first (raising
+        `FileExistsError` where a file is there, `OSError` where it cannot be written)."""
+        try:
+            if self.whole:
+                write_whole(self.db, self.path)
+        finally:
+            self.db.close()
 
     def __enter__(self) -> ResultsStore:
         return self

@@ -25,7 +25,11 @@ The run's last write goes the same way: `finish` hands over the cells still wait
 a last step (the run's final status, and the runner's read of the tables it returns),
 written after them; the thread then closes its store, which folds the log into the database
 file (the last connection's checkpoint, with its fsyncs), while the runner makes its results
-of what was read.
+of what was read. When the thread has not started by then (every cell held), the new
+folder's store is made in memory instead (`ResultsStore` with ``whole``): the prelude, the
+cells and the last step fill it there, and its close writes the file in one piece, with one
+sync, where a store on disk takes its creation, a log and the fold of that log, each synced
+(`whole` says so: the runner keeps the folder's lock until that close).
 
 Nothing is lost on the way out: `close` writes every cell handed over before it returns. A
 killed process loses the cells still queued, as it loses the cells in flight; they run again
@@ -99,6 +103,8 @@ class CellWriter:
     Attributes:
         ready: Set once the store is open and the prelude written.
         last_written: True once `finish`'s last step ran.
+        whole: True when `finish` found the thread not started, every cell at hand and a new
+            folder's store to make: then the rows are on disk once the writer is closed.
     """
 
     def __init__(self, path: str | Path,
@@ -110,6 +116,7 @@ class CellWriter:
         self.flushed = threading.Event()
         self.written = 0
         self.last_written = False
+        self.whole = False
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._summaries: set[str] = set()  # the summary files this run wrote
@@ -163,6 +170,9 @@ class CellWriter:
         writer thread's close then folds the log into the database file while the caller
         reads the results. Raises a write (or `last`) that failed. None: `flush`."""
         self._hand_over()
+        if last is not None and self.prelude is not None and self._hold_cells and \
+                not self._started:
+            self.whole = True
         self.start()
         if last is not None and self._thread.is_alive() and not self.flushed.is_set():
             self._queue.put(_Last(last))
@@ -198,7 +208,7 @@ class CellWriter:
 
     def _write_all(self) -> None:
         try:
-            store = ResultsStore(self.path)
+            store = ResultsStore(self.path, whole=self.whole)
         except BaseException as exc:  # noqa: BLE001 - handed to the runner
             self._error = exc
             return
@@ -226,7 +236,7 @@ class CellWriter:
                          for c in (item if isinstance(item, list) else [item])]
                 if self._error is None and cells:
                     self._write(store, cells)
-                    if not stopping and self._queue.empty():
+                    if not stopping and self._queue.empty() and not store.whole:
                         _fold(store)  # while the calls are out: the end has little to fold
                 for item in last:
                     if self._error is None:
@@ -235,13 +245,20 @@ class CellWriter:
                             self.last_written = True
                         except BaseException as exc:  # noqa: BLE001 - handed to the runner
                             self._error = exc
-            self.flushed.set()
         finally:
-            self.flushed.set()
+            # A whole store's file is written by its close (a failure there is the run's, as a
+            # failed write): after a failure, the caller is let go only once it is written, as
+            # the runner then opens the store itself to mark the run.
+            if not (store.whole and self._error is not None):
+                self.flushed.set()
             # The last connection's close folds the log into the file and removes it: one
             # step for this thread, not a checkpoint and then a close (each a wait for the
             # interpreter lock while the loop makes the results): 0.6 ms less a run.
-            store.close()
+            try:
+                store.close()
+            except BaseException as exc:  # noqa: BLE001 - handed to the runner
+                self._error = self._error or exc
+            self.flushed.set()
 
     def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:
         try:

@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from workbench._storage import storage_errors
 from workbench.harness.results._store import ResultsStore
 from workbench.harness.results._writer import CellWriter
+from workbench.harness.run._lock import RunLock
 
 __all__ = ["Closer", "close_store", "closing_after", "take_close_later"]
 
@@ -57,9 +59,12 @@ def take_close_later() -> list[Closer] | None:
 
 
 def close_store(writer: CellWriter | None, store: ResultsStore | None,
-                meanwhile: Callable[[], object] | None = None) -> None:
-    """Join the run's writer (its close, which folds the log into the file), then close the
-    runner's own connection to the store, if it opened one (a resumed folder).
+                meanwhile: Callable[[], object] | None = None,
+                lock: RunLock | None = None) -> None:
+    """Join the run's writer (its close, which folds the log into the file, or writes a whole
+    store's file), then close the runner's own connection to the store, if it opened one (a
+    resumed folder), and release `lock`, the run folder's, when it is given (the run handed it
+    over: `RunLock.hand_over`), even when a step before failed.
 
     The writer's close (about 1 ms of SQLite work at the end of a 40-cell run here, most of
     it without the interpreter lock) goes on while this thread does first what
@@ -75,7 +80,12 @@ def close_store(writer: CellWriter | None, store: ResultsStore | None,
             gc.collect(0)
             if meanwhile is not None:
                 meanwhile()
-            writer.close()
+            with storage_errors(writer.path):  # a whole store's file is written by this close
+                writer.close()
     finally:
-        if store is not None:
-            store.close()
+        try:
+            if store is not None:
+                store.close()
+        finally:
+            if lock is not None:
+                lock.release()

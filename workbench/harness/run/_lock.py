@@ -13,6 +13,7 @@ A second run on a locked folder fails at once with `RunFolderLocked` naming the 
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import socket
@@ -173,6 +174,14 @@ class RunLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(self.holder_info()).encode("utf-8"), 0)
         self._fd = fd
+
+    def hand_over(self) -> RunLock:
+        """Hand the lock to a new `RunLock` object, which releases it: this one then holds
+        nothing, and its ``with`` block ends without letting go (a run whose store is written
+        after it returns: `close_store`)."""
+        other = copy.copy(self)
+        self._fd = None
+        return other
 
     def release(self) -> None:
         """Give the lock up and remove the lock file (idempotent)."""

@@ -7,13 +7,13 @@ unless ``retry_errors``). A failing cell is recorded with its error and the run 
 are the cells of a session file that cannot be read and of a template variant that cannot be
 compiled (`_preflight`), which are stored as error rows before the other cells start.
 
-One writer per folder: the run holds `RunLock` from before it reads the store until it has
-written its last row; runs an earlier, killed process left 'running' are marked 'interrupted'.
-A new folder has nothing to resume, so its store is created, migrated and given the run's own
-rows by the writer thread while the first calls go out; it writes the status too (`finish`),
-then reads the tables back over its own connection, and the returned `Results` are made of
-those rows on the loop thread while the writer closes the store (a new folder's run opens
-no second connection unless a replay writes after the cells).
+One writer per folder: the run holds `RunLock` from before it reads the store until its last
+row is on disk; runs an earlier, killed process left 'running' are marked 'interrupted'. A
+new folder's store is made by the writer thread (`CellWriter`, with the run's own rows) once
+the first calls are out, or in memory and written whole if the cells all end before that; it
+writes the status too (`finish`) and reads the tables back, and the returned `Results` are
+made of those rows on the loop thread while the writer closes the store (a new folder's run
+opens no second connection unless a replay writes after the cells).
 
 Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
 cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
@@ -212,8 +212,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             open_run(s)
             started(s)
 
-        # A new folder has nothing to resume: its store is made by the writer thread while the
-        # first calls go out (the `CellWriter` prelude). An existing one is read here first.
+        # A new folder's store is made by the writer (its prelude); an existing one read here.
         store: ResultsStore | None = ResultsStore(db_path) if db_path.exists() else None
         writer: CellWriter | None = None
         try:
@@ -273,14 +272,15 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                             started(store)
                     store.finish_run(run_id, status if status != "running" else "interrupted")
             if tables and writer is not None and writer.last_written:
-                # Every row is committed: the lock goes now, and the frames are made of the
-                # rows the writer read while it folds the log into the file and closes it.
-                lock.release()
+                # Every row is committed (a whole store's when its writer closes: the lock
+                # goes then), and the frames are made of the rows the writer read while it
+                # folds the log into the file, or writes the file, and closes it.
+                if not writer.whole:
+                    lock.release()
                 results = Results.from_rows(out, tables[-1])
                 if close_later is not None:  # joined once the caller's loop has closed
-                    # (its cells frame made meanwhile: `close_store`)
-                    close_later.append(functools.partial(close_store, writer, store,
-                                                         lambda: results.cells))
+                    close_later.append(functools.partial(  # its cells frame made meanwhile
+                        close_store, writer, store, lambda: results.cells, lock.hand_over()))
                     writer = store = None
                 return results
             if store is None:
