@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -209,6 +211,27 @@ def test_a_failing_prelude_is_raised_like_a_failed_write_and_no_cell_is_written(
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         writer.close()
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM cells").fetchone() == (0,)
+
+
+def test_a_store_that_cannot_be_opened_is_raised_by_finish_and_close(tmp_path: Path) -> None:
+    # The thread dies at once: a finish that found it alive must not wait for it forever.
+    errors: list[BaseException] = []
+
+    def finish_and_close() -> None:
+        for _ in range(20):
+            writer = CellWriter(tmp_path / "missing" / "results.sqlite", start=False)
+            writer.put(_result("c1"))
+            for step in (functools.partial(writer.finish, _last), writer.close):
+                try:
+                    step()
+                except sqlite3.OperationalError as exc:
+                    errors.append(exc)
+
+    caller = threading.Thread(target=finish_and_close, daemon=True)
+    caller.start()
+    caller.join(30)
+    assert not caller.is_alive(), "finish waited for a writer thread that had died"
+    assert len(errors) == 40 and all("unable to open" in str(e) for e in errors)
 
 
 def test_finish_runs_its_last_step_after_every_cell_handed_over_and_folds_the_log(

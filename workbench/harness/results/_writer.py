@@ -211,6 +211,7 @@ class CellWriter:
             store = ResultsStore(self.path, whole=self.whole)
         except BaseException as exc:  # noqa: BLE001 - handed to the runner
             self._error = exc
+            self.flushed.set()  # a `flush` that saw the thread alive waits for this
             return
         try:
             if self.prelude is not None:
