@@ -93,9 +93,9 @@ or a parse to make again and does not change while the process runs:
 - litellm's bundled price table (``workbench.harness.run._estimate._price_map``, read once by
   ``--dry-run`` and the budget);
 - the results store's schema as SQL, and as the image of a migrated database that a new
-  store's file is written from, its migration rows at a placeholder time (``workbench._sqlite``:
-  `new_store_schema`, `new_store_image`, each worked out once from the migrations; no row of a
-  run is in them);
+  store's file is written from (or a new store made in memory starts as), its migration rows at
+  a placeholder time (``workbench._sqlite``: `new_store_schema`, `new_store_image`, each worked
+  out once from the migrations; no row of a run is in them);
 - the HTML report's assets (``workbench.harness.report._html._asset``);
 - the shipped dataset manifests (``workbench.harness.experiment._session_sources``,
   ``_MANIFESTS``): keyed by the manifest file and parsed once per content (its bytes are read
