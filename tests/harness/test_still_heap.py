@@ -15,9 +15,9 @@ def test_the_heap_is_frozen_inside_nested_blocks_and_handed_back_after_the_last(
         frozen = gc.get_freeze_count()
         assert frozen > 0
         made = [[] for _ in range(1_000)]  # tracked objects that a second freeze would take in
-        # A tuner's rung inside a run: no second freeze. The count may fall meanwhile (another
-        # thread frees an object frozen with the heap: one of the suite's finished threads
-        # freed two here once), never rise.
+        # A tuner's rung inside a run: no second freeze. The count may fall meanwhile (an
+        # object frozen with the heap freed elsewhere in the process: two were, once, in a
+        # suite), never rise.
         with still_heap():
             assert gc.get_freeze_count() <= frozen
         assert gc.get_freeze_count() <= frozen
