@@ -12,9 +12,15 @@ load, the removal ladder, the render, the summary parse and render, token counts
 probes, the store, `Results.load`); inspect_ai evaluates N samples whose input is the same
 transcript, with a solver that waits the model's latency and then calls ``generate()``.
 
-Measured in interleaved pairs (workbench, inspect, inspect, workbench, ... alternating which goes
-first), ``--repeats`` times, so a shared machine's load falls on both sides alike; the figures
-are medians over the repeats:
+Each harness runs in a process of its own (two workers this script starts, each warmed once
+and then asked for one measurement at a time), so neither is measured among the other's
+imports and state: a workbench run that follows inspect_ai's in one process takes 3.5-5 ms
+longer at zero latency (23.0-23.5 against 26.6-28.5 ms, 8 runs each, two processes of each
+kind; inspect_ai leaves 2,100 more modules, 216,000 more objects and a root log handler).
+``--same-process`` measures both in this one process, as before. Measured in interleaved turns
+(workbench, inspect, inspect, workbench, ... alternating which goes first), ``--repeats``
+times, so a shared machine's load falls on both sides alike; the figures are medians over the
+repeats:
 
 1. Overhead, zero-latency model: wall time per cell. The workbench's *harness overhead* is that
    minus the necessary work of a cell (a bare loop of ``compact_messages`` over the same cells:
@@ -143,8 +149,10 @@ def inspect_run(session: Path, cells: int, concurrency: int, latency: float,
     from inspect_ai.dataset import Sample
     from inspect_ai.solver import Generate, TaskState, generate, solver
 
+    from workbench._offline import ensure_offline
     from workbench.compaction._format import format_transcript
 
+    ensure_offline()  # inspect_ai's mockllm counts o200k tokens: litellm's copy, never a download
     transcript = format_transcript(load_session(session).messages, "goose")
 
     @solver
@@ -172,8 +180,84 @@ def _span(values: list[float], scale: float = 1.0, fmt: str = ".1f") -> str:
     return f"{min(values) * scale:{fmt}}-{max(values) * scale:{fmt}}"
 
 
+SIDES = {"workbench": ("bare", "wb0", "wb1"), "inspect": ("in0", "in1")}
+"""Each harness's measurements: the workbench's in one process, inspect_ai's in another."""
+
+
+def measure(what: str, session: Path, n: int, c: int, out: Path) -> tuple[float, float]:
+    """One measurement: seconds per cell (``bare``, ``wb0``, ``in0``) or of the whole run
+    (``wb1``, ``in1``), and for ``wb0`` its CPU seconds per cell (else 0)."""
+    if what == "bare":
+        return bare_compaction(session, n) / n, 0.0
+    if what == "wb0":
+        wall, cpu = workbench_run(session, n, c, 0.0, out)
+        return wall / n, cpu / n
+    if what == "wb1":
+        return workbench_run(session, n, c, LATENCY, out)[0], 0.0
+    if what == "in0":
+        return inspect_run(session, n, c, 0.0, out) / n, 0.0
+    return inspect_run(session, n, c, LATENCY, out), 0.0
+
+
+def warm(side: str, session: Path, c: int, tmp: Path) -> None:
+    """Imports, tiktoken, templates, pandas; inspect_ai's registry."""
+    if side == "workbench":
+        bare_compaction(session, 2)
+        workbench_run(session, 2, c, 0.0, tmp / "warm")
+    else:
+        inspect_run(session, 2, c, 0.0, tmp / "inspect-warm")
+
+
+def serve(side: str, n: int, c: int, tmp: Path) -> None:
+    """A worker process of one side (``--serve``): warms, prints ``ready``, then answers each
+    measurement named on a line of stdin with one JSON line ``[value, cpu]``."""
+    answers, sys.stdout = sys.stdout, sys.stderr  # whatever a harness prints stays off the pipe
+    session = session_file(tmp)
+    warm(side, session, c, tmp)
+    print("ready", file=answers, flush=True)
+    for k, line in enumerate(sys.stdin):
+        what = line.strip()
+        print(json.dumps(measure(what, session, n, c, tmp / f"{what}-{k}")), file=answers,
+              flush=True)
+
+
+class _Worker:
+    """One side's process (`serve`), asked for one measurement at a time."""
+
+    def __init__(self, side: str, n: int, c: int, tmp: Path) -> None:
+        import subprocess
+
+        folder = tmp / side
+        folder.mkdir()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--serve", side, "--cells", str(n),
+             "--concurrency", str(c), "--scratch", str(folder)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._read("ready")
+
+    def _read(self, expected: str | None = None) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line or (expected is not None and line.strip() != expected):
+            self.proc.kill()
+            raise RuntimeError(f"a benchmark worker stopped ({self.proc.wait()}): {line!r}")
+        return line
+
+    def ask(self, what: str) -> tuple[float, float]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(what + "\n")
+        self.proc.stdin.flush()
+        value, cpu = json.loads(self._read())
+        return float(value), float(cpu)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
 def compare(session: Path, n: int, c: int, repeats: int, tmp: Path,
-            as_json: bool = False) -> None:
+            as_json: bool = False, same_process: bool = False) -> None:
     try:
         import inspect_ai  # noqa: F401
     except ImportError as exc:
@@ -181,24 +265,31 @@ def compare(session: Path, n: int, c: int, repeats: int, tmp: Path,
         print(f"inspect_ai: not importable ({exc}); `pip install -e '.[bench]'` to compare")
     else:
         inspect_ok = True
-    # warm both sides (imports, tiktoken, templates, pandas, inspect's registry)
-    bare_compaction(session, 2)
-    workbench_run(session, 2, c, 0.0, tmp / "warm")
-    if inspect_ok:
-        inspect_run(session, 2, c, 0.0, tmp / "inspect-warm")
+    sides = ["workbench", "inspect"] if inspect_ok else ["workbench"]
+    workers: dict[str, _Worker] = {}
+    if same_process:
+        for side in sides:
+            warm(side, session, c, tmp)
+    else:
+        workers = {side: _Worker(side, n, c, tmp) for side in sides}
+
+    def ask(side: str, what: str, k: int) -> tuple[float, float]:
+        if same_process:
+            return measure(what, session, n, c, tmp / f"{what}-{k}")
+        return workers[side].ask(what)
+
     rows: dict[str, list[float]] = {k: [] for k in ("bare", "wb0", "wb0cpu", "wb1", "in0", "in1")}
-    for r in range(repeats):
-        rows["bare"].append(bare_compaction(session, n) / n)
-        order = ("wb", "in") if r % 2 == 0 else ("in", "wb")
-        for side in order:
-            if side == "wb":
-                wall, cpu = workbench_run(session, n, c, 0.0, tmp / f"wb0-{r}")
-                rows["wb0"].append(wall / n)
-                rows["wb0cpu"].append(cpu / n)
-                rows["wb1"].append(workbench_run(session, n, c, LATENCY, tmp / f"wb1-{r}")[0])
-            elif inspect_ok:
-                rows["in0"].append(inspect_run(session, n, c, 0.0, tmp / f"in0-{r}") / n)
-                rows["in1"].append(inspect_run(session, n, c, LATENCY, tmp / f"in1-{r}"))
+    try:
+        for r in range(repeats):
+            for side in (sides if r % 2 == 0 else list(reversed(sides))):
+                for what in SIDES[side]:
+                    value, cpu = ask(side, what, r)
+                    rows[what].append(value)
+                    if what == "wb0":
+                        rows["wb0cpu"].append(cpu)
+    finally:
+        for worker in workers.values():
+            worker.close()
     ideal = n * LATENCY / c
     wb_over = [w - b for w, b in zip(rows["wb0"], rows["bare"], strict=True)]
     if as_json:
@@ -277,13 +368,22 @@ def main() -> None:
     parser.add_argument("--skip-compare", action="store_true")
     parser.add_argument("--json", action="store_true",
                         help="print the comparison's medians as one JSON line (no sweep)")
+    parser.add_argument("--same-process", action="store_true",
+                        help="measure both harnesses in this one process, as before 2026-12-05 "
+                             "(each side's imports and state then slow the other's runs)")
+    parser.add_argument("--serve", choices=sorted(SIDES), help=argparse.SUPPRESS)
+    parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        os.environ.setdefault("WORKBENCH_USER_PATH", str(args.scratch / "user"))
+        serve(args.serve, args.cells, args.concurrency, args.scratch)
+        return
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         os.environ.setdefault("WORKBENCH_USER_PATH", str(tmp / "user"))
         if not args.skip_compare:
             compare(session_file(tmp), args.cells, args.concurrency, args.repeats, tmp,
-                    as_json=args.json)
+                    as_json=args.json, same_process=args.same_process)
         if not args.skip_sweep and not args.json:
             sweep(args.sweep_cells, max(args.repeats // 2, 1) + 1, tmp)
 
