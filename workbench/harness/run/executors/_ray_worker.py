@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import tempfile
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 from workbench._memo import RunMemo, use_memo
@@ -24,6 +22,7 @@ from workbench.errors import CacheMiss, ContextLengthExceeded, RateLimited
 from workbench.harness.experiment._cells import Cell
 from workbench.harness.experiment._spec import Experiment
 from workbench.harness.run._cell_run import run_cell
+from workbench.harness.run.executors._cell_folders import cell_folder
 from workbench.harness.run.executors._ray_messages import (
     CellRefs,
     CellTaskResult,
@@ -241,8 +240,7 @@ def run_cell_task(cell: Cell, refs: CellRefs, run_id: str, coordinator: Coordina
     if run_id not in _MEMOS:
         _MEMOS.clear()  # an older run's memo is not needed again
         _MEMOS[run_id] = RunMemo(f"ray worker of {run_id}")
-    with tempfile.TemporaryDirectory(prefix="workbench-cell-") as tmp, use_memo(_MEMOS[run_id]):
-        folder = Path(tmp)
+    with cell_folder() as folder, use_memo(_MEMOS[run_id]):
         result = _loop().run_until_complete(
             run_cell(cell, session, variant, model_for, experiment, folder, run_id, qa_bank))
         files = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
