@@ -15,8 +15,9 @@ transcript, with a solver that waits the model's latency and then calls ``genera
 Each harness runs in a process of its own (two workers this script starts, each warmed once
 and then asked for one measurement at a time), so neither is measured among the other's
 imports and state: a workbench run that follows inspect_ai's in one process takes 3.5-5 ms
-longer at zero latency (23.0-23.5 against 26.6-28.5 ms, 8 runs each, two processes of each
-kind; inspect_ai leaves 2,100 more modules, 216,000 more objects and a root log handler).
+longer at zero latency (26.6-28.5 against 23.0-23.5 ms, medians of 8 runs, two processes of
+each kind; inspect_ai leaves 2,100 more modules, 216,000 more objects and a root log handler),
+while inspect_ai's samples were not measurably slower after workbench runs.
 ``--same-process`` measures both in this one process, as before. Measured in interleaved turns
 (workbench, inspect, inspect, workbench, ... alternating which goes first), ``--repeats``
 times, so a shared machine's load falls on both sides alike; the figures are medians over the
@@ -370,7 +371,7 @@ def main() -> None:
                         help="print the comparison's medians as one JSON line (no sweep)")
     parser.add_argument("--same-process", action="store_true",
                         help="measure both harnesses in this one process, as before 2026-12-05 "
-                             "(each side's imports and state then slow the other's runs)")
+                             "(inspect_ai's imports and state then slow the workbench's runs)")
     parser.add_argument("--serve", choices=sorted(SIDES), help=argparse.SUPPRESS)
     parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
