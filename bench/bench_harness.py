@@ -62,6 +62,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -226,8 +227,6 @@ class _Worker:
     """One side's process (`serve`), asked for one measurement at a time."""
 
     def __init__(self, side: str, n: int, c: int, tmp: Path) -> None:
-        import subprocess
-
         folder = tmp / side
         folder.mkdir()
         self.proc = subprocess.Popen(

@@ -63,7 +63,7 @@ def test_a_missing_root_sweeps_nothing(tmp_path: Path) -> None:
 def test_a_cell_folder_is_named_after_its_worker_and_removed_after_the_cell(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(_cell_folders, "_swept", [])
+    monkeypatch.setattr(_cell_folders, "_swept_in", 0)
 
     with cell_folder() as folder:
         assert folder.parent == tmp_path
@@ -77,7 +77,7 @@ def test_a_cell_folder_is_named_after_its_worker_and_removed_after_the_cell(
 def test_the_first_cell_of_a_process_sweeps_and_the_next_ones_do_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(_cell_folders, "_swept", [])
+    monkeypatch.setattr(_cell_folders, "_swept_in", 0)
     now = time.time()
     first = _folder(tmp_path, f"{PREFIX}{NO_SUCH_PID}-first", STALE_SECONDS + 60, now)
 
@@ -89,4 +89,4 @@ def test_the_first_cell_of_a_process_sweeps_and_the_next_ones_do_not(
     with cell_folder():
         pass
     assert second.is_dir()  # swept once per process: the next worker process takes it
-    assert _cell_folders._swept == [os.getpid()]
+    assert _cell_folders._swept_in == os.getpid()

@@ -31,7 +31,8 @@ PREFIX = "workbench-cell-"
 STALE_SECONDS = 3600.0
 """How long a dead worker's folder is left alone (a cell never runs this long)."""
 
-_swept: list[int] = []  # the process ids that swept already (a forked child sweeps again)
+_swept_in = 0
+"""The process that swept already (a forked child has another id, and sweeps again)."""
 
 
 def sweep_stale(root: str | Path | None = None, now: float | None = None) -> int:
@@ -67,9 +68,10 @@ def sweep_stale(root: str | Path | None = None, now: float | None = None) -> int
 def cell_folder() -> Iterator[Path]:
     """A new temporary folder for one cell, removed when the block ends; the first call in a
     process sweeps the stale folders of dead workers first (`sweep_stale`)."""
+    global _swept_in
     pid = os.getpid()
-    if pid not in _swept:
-        _swept.append(pid)
+    if _swept_in != pid:
+        _swept_in = pid
         sweep_stale()
     with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{pid}-") as tmp:
         yield Path(tmp)
