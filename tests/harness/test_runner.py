@@ -392,6 +392,8 @@ def test_a_new_folder_whose_executor_cannot_start_keeps_an_interrupted_run_row(
     runs = rows(out, "runs")
     assert [(r["status"], r["executor"]) for r in runs] == [("interrupted", None)]
     assert rows(out) == []
+    # the spec's copy, which a new folder's writer would have written with its store
+    assert Experiment.from_toml(out / "spec.toml").name == "t"
 
 
 def test_a_new_folder_and_a_resumed_one_store_the_same_run_rows(tmp_path: Path) -> None:

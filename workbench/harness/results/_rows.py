@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["CELL_ORDER", "TableRows", "Tables", "cells_frame", "expand_metrics", "frame_of",
-           "frames_of", "read_rows", "read_rows_of", "read_tables"]
+__all__ = ["CELL_ORDER", "RowsSoFar", "TableRows", "Tables", "cells_frame", "expand_metrics",
+           "frame_of", "frames_of", "read_rows", "read_rows_of", "read_tables"]
 
 CELL_ORDER = "session_id, strategy, model, template, window, repeat, rowid"
 """Cells load in key order, not in the order they finished (which depends on scheduling), so
@@ -43,6 +43,63 @@ def read_rows(db: sqlite3.Connection) -> Tables:
         tables.append((rows, [d[0] for d in cursor.description]))
     cells, attempts, runs = tables
     return cells, attempts, runs
+
+
+class RowsSoFar:
+    """A new run folder's cells and attempts rows, read as they are written: `catch_up` reads
+    the rows added since it last read (the writer thread calls it after each write, while the
+    calls are out), so `tables`, after the run's last write, reads only that write's rows and
+    the runs table: the same `Tables` as `read_rows` (which is on the run's critical path),
+    the cells in the order SQLite gives them (`CELL_ORDER`, one query of their rowids).
+
+    Only rows added are read again, so the writer says which cells each write writes
+    (`written`): a cell written twice has its rows replaced (perhaps under the same rowids),
+    and then `tables` reads them all (`read_rows`).
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[int, tuple[object, ...]]] = {"cells": {}, "attempts": {}}
+        self._columns: dict[str, list[str]] = {}
+        self._last = {"cells": 0, "attempts": 0}
+        self._ids: set[object] = set()
+        self.replaced = False
+
+    def written(self, cell_ids: Iterable[object]) -> None:
+        """Note the cells a write writes (one written before has its rows replaced)."""
+        ids = set(cell_ids)
+        self.replaced = self.replaced or not self._ids.isdisjoint(ids)
+        self._ids |= ids
+
+    def catch_up(self, db: sqlite3.Connection) -> None:
+        """Read the cells and attempts rows added since the last call."""
+        for table, held in self._rows.items():
+            cursor = db.cursor()
+            cursor.row_factory = None
+            rows = cursor.execute(f"SELECT rowid, * FROM {table} WHERE rowid > ? ORDER BY rowid",
+                                  (self._last[table],)).fetchall()
+            self._columns[table] = [d[0] for d in cursor.description[1:]]
+            held.update((row[0], row[1:]) for row in rows)
+            if rows:
+                self._last[table] = rows[-1][0]
+
+    def tables(self, db: sqlite3.Connection) -> Tables:
+        """What `read_rows` reads now, from the rows read so far and those added since;
+        `read_rows` itself when nothing was read before, when rows were `replaced`, or when
+        the tables do not hold exactly the rows read (a catch-up that failed, say)."""
+        if self.replaced or not self._columns:
+            return read_rows(db)
+        self.catch_up(db)
+        cells, attempts = self._rows["cells"], self._rows["attempts"]
+        order = [r[0] for r in db.execute(f"SELECT rowid FROM cells ORDER BY {CELL_ORDER}")]
+        count = db.execute("SELECT count(*) FROM attempts").fetchone()[0]
+        if len(order) != len(cells) or count != len(attempts) or not cells.keys() >= set(order):
+            return read_rows(db)
+        cursor = db.cursor()
+        cursor.row_factory = None
+        runs = cursor.execute("SELECT * FROM runs ORDER BY rowid").fetchall()
+        return (([cells[r] for r in order], self._columns["cells"]),
+                (list(attempts.values()), self._columns["attempts"]),
+                (runs, [d[0] for d in cursor.description]))
 
 
 def read_rows_of(db_path: Path) -> Tables:

@@ -56,6 +56,7 @@ from workbench._storage import write_atomic
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._outcomes import error_class, outcome_kind
 from workbench.harness.results._results import SUMMARIES_DIR
+from workbench.harness.results._rows import RowsSoFar
 from workbench.harness.results._store import ResultsStore
 
 
@@ -99,6 +100,9 @@ class CellWriter:
             or `close`.
         hold_cells: An unstarted writer's `put` keeps the cell for the thread without
             starting it (it starts on `start`, `finish`, `flush` or `close`).
+        rows: A new folder's rows as written (`RowsSoFar`), read by the thread after each
+            write that left nothing queued (while the calls are out), so that the read after
+            the last write is short, and told the cells each write writes.
 
     Attributes:
         ready: Set once the store is open and the prelude written.
@@ -109,7 +113,8 @@ class CellWriter:
 
     def __init__(self, path: str | Path,
                  prelude: Callable[[ResultsStore], None] | None = None, *,
-                 start: bool = True, hold_cells: bool = False) -> None:
+                 start: bool = True, hold_cells: bool = False,
+                 rows: RowsSoFar | None = None) -> None:
         self.path = Path(path)
         self.prelude = prelude
         self.ready = threading.Event()
@@ -117,6 +122,7 @@ class CellWriter:
         self.written = 0
         self.last_written = False
         self.whole = False
+        self.rows = rows
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._waiting: list[CellResult] = []  # finished on the loop, not yet handed over
         self._summaries: set[str] = set()  # the summary files this run wrote
@@ -239,6 +245,9 @@ class CellWriter:
                     self._write(store, cells)
                     if not stopping and self._queue.empty() and not store.whole:
                         _fold(store)  # while the calls are out: the end has little to fold
+                        if self.rows is not None:  # a failure: `tables` reads them all
+                            with contextlib.suppress(sqlite3.Error):
+                                self.rows.catch_up(store.db)
                 for item in last:
                     if self._error is None:
                         try:
@@ -262,6 +271,8 @@ class CellWriter:
             self.flushed.set()
 
     def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:
+        if self.rows is not None:
+            self.rows.written(result.cell_id for result in batch)
         try:
             for result in batch:
                 write_summary(self.path.parent, result, self._summaries)

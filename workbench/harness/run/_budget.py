@@ -30,7 +30,10 @@ from workbench.models._billing import paid_in_run
 from workbench.models._pipeline import Call, ModelPipeline, Proceed, Reply
 from workbench.tokens import TokenEstimator, default_estimator
 
-__all__ = ["BudgetStep", "BudgetedModel", "RunBudget", "SPENT_MESSAGE"]
+__all__ = ["BUDGET_STOPPED", "BudgetStep", "BudgetedModel", "RunBudget", "SPENT_MESSAGE"]
+
+BUDGET_STOPPED = "BudgetReached"
+"""``error_type`` of a cell the budget stopped after it was billed; such cells run again."""
 
 SPENT_MESSAGE = "Spent in this run folder: ${cost:.4f} and {tokens} billed tokens ({input} input, {output} output)."
 """States the real spend after a budget stop."""

@@ -27,9 +27,11 @@ from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._subsets import limit_sessions
 from workbench.harness.experiment._variants import Variant, load_variant
 from workbench.harness.results._store import ResultsStore
+from workbench.harness.run._budget import BUDGET_STOPPED
+from workbench.harness.run._faults import STORAGE_ERROR
 from workbench.sessions import Session
 
-__all__ = ["Preflight", "forget_fixed_sessions", "prepare"]
+__all__ = ["Preflight", "cells_to_run", "forget_fixed_sessions", "prepare"]
 
 
 @dataclass
@@ -119,3 +121,12 @@ def forget_fixed_sessions(store: ResultsStore, cells: list[Cell]) -> int:
     current = {c.cell_id for c in cells}
     stale = store.cells_of_sessions_starting(UNREADABLE_PREFIX) - current
     return store.delete_cells(sorted(stale)) if stale else 0
+
+
+def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
+    """The cells a run (or its dry run) still has to do: not stored yet, stopped by the budget
+    after billing or by a storage fault (run again), or stored as errors when `retry_errors`."""
+    stored = store.cell_statuses()
+    rerun = {c for t in (BUDGET_STOPPED, STORAGE_ERROR) for c in store.cells_with_error_type(t)}
+    return [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
+            or (retry_errors and stored[c.cell_id] == "error")]

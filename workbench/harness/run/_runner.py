@@ -9,11 +9,12 @@ compiled (`_preflight`), which are stored as error rows before the other cells s
 
 One writer per folder: the run holds `RunLock` from before it reads the store until its last
 row is on disk; runs an earlier, killed process left 'running' are marked 'interrupted'. A
-new folder's store is made by the writer thread (`CellWriter`, with the run's own rows) once
-the first calls are out, or in memory and written whole if the cells all end before that; it
-writes the status too (`finish`) and reads the tables back, and the returned `Results` are
-made of those rows on the loop thread while the writer closes the store (a new folder's run
-opens no second connection unless a replay writes after the cells).
+new folder's store is made by the writer thread (`CellWriter`, with the spec's copy and the
+run's own rows) once the first calls are out, or in memory and written whole if the cells all
+end before that; it writes the status too (`finish`) and reads the tables back (a new folder's
+rows a wave at a time, while the calls are out: `RowsSoFar`), and the returned `Results` are
+made of those rows on the loop thread while the writer closes the store (no second
+connection, unless a replay writes after the cells).
 
 Every model call of a cell passes one pipeline (`workbench.models.compose`, called once per
 cell in ``model_for``): record, window, share, cache, slot, budget, then the model. With a
@@ -43,17 +44,17 @@ from workbench.harness.experiment._spec import Experiment
 from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results
-from workbench.harness.results._rows import Tables, read_rows
+from workbench.harness.results._rows import RowsSoFar, Tables
 from workbench.harness.results._store import ResultsStore, new_ulid
 from workbench.harness.results._writer import CellWriter
-from workbench.harness.run._budget import BudgetStep, RunBudget
+from workbench.harness.run._budget import BUDGET_STOPPED, BudgetStep, RunBudget
 from workbench.harness.run._cell_run import error_result
 from workbench.harness.run._close_later import Closer, close_store, take_close_later
 from workbench.harness.run._estimate import OUTPUT_TOKENS_ESTIMATE, DryRunEstimate, estimate_cells
-from workbench.harness.run._faults import STORAGE_ERROR, HeldFaults, storage_faults
+from workbench.harness.run._faults import HeldFaults, storage_faults
 from workbench.harness.run._heap import fewer_collections, still_heap
 from workbench.harness.run._lock import RunLock
-from workbench.harness.run._preflight import forget_fixed_sessions, prepare
+from workbench.harness.run._preflight import cells_to_run, forget_fixed_sessions, prepare
 from workbench.harness.run._qa_bank import QuestionBank
 from workbench.harness.run._qa_estimate import QA_OUTPUT_TOKENS
 from workbench.harness.run._replay_run import run_replays
@@ -79,15 +80,12 @@ from workbench.models._spec import max_tokens_param
 from workbench.sessions import Session
 
 __all__ = ["BUDGET_MESSAGE", "BUDGET_STOPPED", "ModelFactory", "QAModelFactory", "cells_to_run",
-           "default_out", "load_qa_model", "log", "qa_entry", "run_experiment_async",
-           "write_spec"]
+           "default_out", "load_qa_model", "log", "qa_entry", "run_experiment_async", "write_spec"]
 
 log = logging.getLogger("workbench.harness")
 
 BUDGET_MESSAGE = ("budget reached ({what}); {left} cell(s) not run. Raise [budget] in the spec "
                   "and run again to continue.")
-BUDGET_STOPPED = "BudgetReached"
-"""``error_type`` of a cell the budget stopped after it was billed; such cells run again."""
 
 
 @overload
@@ -179,8 +177,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 todo = cells_to_run(cells, stored, retry_errors)
         estimate = estimate_cells(experiment, cells, [c for c in todo if c.cell_id not in
                                                       plan.doomed], sessions, variants, qa_bank)
-        estimate.to_run = len(todo)
-        estimate.problems = plan.problems()
+        estimate.to_run, estimate.problems = len(todo), plan.problems()
         print(estimate)
         return estimate
 
@@ -191,14 +188,15 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                         lock.previous.get("pid"), lock.previous.get("host"),
                         lock.previous.get("started_at"))
         (out / SUMMARIES_DIR).mkdir(exist_ok=True)
-        write_spec(experiment, out)
         db_path = out / DB_FILE
         run_id = new_ulid()
         spec_json = experiment.model_dump_json(
             exclude={"models": {"__all__": {"params": {"api_key"}}}})
         cluster: JSONObject | None = None
         doomed: list[Cell] = []
-        tables: list[Tables] = []  # read by the writer with the run's status
+        tables: list[Tables] = []  # the run as written (its Results), read with its status
+        spec: list[Path] = []  # its copy in the folder, once written
+        so_far = RowsSoFar()  # a new folder's rows, read while the calls are out
 
         def open_run(s: ResultsStore) -> None:
             s.start_run(experiment.name, spec_json, __version__, run_id=run_id)
@@ -208,7 +206,12 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             s.record_results(error_result(cell, plan.doomed[cell.cell_id], run_id)
                              for cell in doomed)
 
+        def save_spec() -> None:  # once; a new folder's by its writer, with its store
+            if not spec:
+                spec.append(write_spec(experiment, out))
+
         def new_folder(s: ResultsStore) -> None:
+            save_spec()
             open_run(s)
             started(s)
 
@@ -217,6 +220,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
         writer: CellWriter | None = None
         try:
             if store is not None:
+                save_spec()
                 store.mark_interrupted()
                 if only_sessions is None:
                     forget_fixed_sessions(store, cells)
@@ -237,7 +241,8 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 # Off the loop, started once it waits for replies (the local executor's
                 # `calls_out`, which holds the cells until then) or by another's first cell.
                 writer = CellWriter(db_path, None if store is not None else new_folder,
-                                    start=False, hold_cells=runner.kind == "local")
+                                    start=False, hold_cells=runner.kind == "local",
+                                    rows=None if store is not None else so_far)
                 try:
                     status = await _run_cells(experiment, out, writer, billed, run_id, todo,
                                               sessions, variants, model_factory, progress,
@@ -253,7 +258,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
 
                         def finished(s: ResultsStore) -> None:
                             s.finish_run(run_id, status)
-                            tables.append(read_rows(s.db))  # the run as written: its Results
+                            tables.append(so_far.tables(s.db))
 
                         writer.finish(finished if last else None)
                 if experiment.replay is not None and status == "finished":
@@ -271,6 +276,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                         if cluster is not None:
                             started(store)
                     store.finish_run(run_id, status if status != "running" else "interrupted")
+                    save_spec()  # after the status: a full disk then loses no more
             if tables and writer is not None and writer.last_written:
                 # Every row is committed (a whole store's when its writer closes: the lock
                 # goes then), and the frames are made of the rows the writer read while it
@@ -288,15 +294,6 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
             return Results.from_store(out, store)
         finally:
             close_store(writer, store)
-
-
-def cells_to_run(cells: list[Cell], store: ResultsStore, retry_errors: bool) -> list[Cell]:
-    """The cells a run (or its dry run) still has to do: not stored yet, stopped by the budget
-    after billing or by a storage fault (run again), or stored as errors when `retry_errors`."""
-    stored = store.cell_statuses()
-    rerun = {c for t in (BUDGET_STOPPED, STORAGE_ERROR) for c in store.cells_with_error_type(t)}
-    return [c for c in cells if c.cell_id not in stored or c.cell_id in rerun
-            or (retry_errors and stored[c.cell_id] == "error")]
 
 
 async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
