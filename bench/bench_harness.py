@@ -115,10 +115,11 @@ def factory(latency: float) -> Any:
 def workbench_run(session: Path, cells: int, concurrency: int, latency: float,
                   out: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one whole run, up to its cells' frame (what every caller of a
-    run reads: a frame made when first used is timed as well)."""
+    run reads: a frame made when first used is timed as well). The spec and the model factory
+    are made before the clock starts, as inspect_ai's task and dataset are (`inspect_run`)."""
+    experiment, models = spec(session, cells, concurrency), factory(latency)
     wall, cpu = time.perf_counter(), time.process_time()
-    results = run_experiment(spec(session, cells, concurrency), out, model_factory=factory(latency),
-                             progress=False)
+    results = run_experiment(experiment, out, model_factory=models, progress=False)
     frame = results.cells
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert len(frame) == cells and set(frame["status"]) == {"ok"}
