@@ -33,26 +33,27 @@ repeats:
    each shipped dataset, against the session's tokens; the least-squares slope in ms per 1k
    session tokens.
 
-Whole runs are timed, so a run's fixed costs count against the efficiency: with 40 cells at
-200 ms and concurrency 8 the ideal is 1 s, and 98 % leaves 20 ms for the start, the waves'
-slips and the end together. Where they go (a timeline of the 200 ms run, medians of 15 and 10
-runs, on this 2-core machine at a load of about 1): the plan (sessions parsed, variants checked
-in the render process) about 2.5 ms, the lock and the spec about 0.6 ms, and the first call out
-at about 4.7 ms; a wave's eight calls leave within 0.1-0.15 ms of each other. Each wave then
-comes back 1.2-1.5 ms after its 200 ms: mostly the sleep's own timer (asyncio's epoll wait is
-rounded up to a whole millisecond and wakes about 0.2 ms late; inspect_ai's solver sleeps the
-same way), the rest the wave's scoring before the next calls leave. After the last reply, about
-8 ms: the last wave's scoring about 2.3 ms, the writer's last write with the run's status and
-its read of the tables about 1.5 ms, the lock about 0.5 ms, the loop's close about 0.6 ms, the
-cells frame about 1.5 ms beside the writer's close (which folds the log into the file), and
-the writer's join about 0.6-1 ms. The writer thread starts once the first wave is out, and
-finished cells go to it 2 ms after they finish, so its turns at the interpreter lock fall in
-the waits for replies. At zero latency the loop never waits: the writer thread starts at the
-run's end and writes the 40 cells alone with the lock (started at the first cell done, as
-before, it took the lock from the cells and the run took 0.7 ms longer), into a store made in
-memory and written to its file in one piece, one sync, while the frame is made (a store made
-on disk first, its log and the log's fold took about 2.3 ms more of a 35 ms run). On a shared machine the load falls on both sides of each pair; the
-ranges say how much it moved the figures.
+Whole runs are timed, so a run's fixed costs count against the efficiency: with 40 cells at 200 ms
+and concurrency 8 the ideal is 1 s, and 98 % leaves 20 ms for the start, the waves' slips and the
+end together. Where they go (a timeline of the 200 ms run, medians of 20 runs, on this 2-core
+machine, 2026-12-05): the plan (sessions parsed, variants checked in the render process) about 2.2
+ms, the lock about 0.1 ms, and the first call out at about 4.6 ms; a wave's eight calls leave
+within 0.1-0.15 ms of each other. Each wave then comes back about 1.1 ms after its 200 ms: mostly
+the sleep's own timer (asyncio's epoll wait is rounded up to a whole millisecond and wakes late;
+inspect_ai's solver sleeps the same way), the rest the wave's scoring before the next calls leave.
+The last wave's scoring takes about 2.3 ms, and after the last cell about 4.7 ms go: the writer's
+last write with the run's status and the rest of the tables (it read each wave's rows while the
+next wave's calls were out) about 1.2 ms, then the lock about 0.5 ms, the loop's close about 0.6 ms
+and the cells frame about 1.3 ms, beside the writer's close (which folds the log into the file:
+about 3.1 ms, the longest part), and the writer's join. A new folder's spec copy and run row are
+written by the writer in the first wait, as the writer thread starts once the first wave is out,
+and finished cells go to it 2 ms after they finish, so its turns at the interpreter lock fall in
+the waits for replies. At zero latency the loop never waits: the writer thread starts at the run's
+end and writes the 40 cells alone with the lock (started at the first cell done, as before, it took
+the lock from the cells and the run took 0.7 ms longer), into a store made in memory and written to
+its file in one piece, one sync, while the frame is made (a store made on disk first, its log and
+the log's fold took about 2.3 ms more of a 35 ms run). On a shared machine the load falls on both
+sides of each pair; the ranges say how much it moved the figures.
 """
 
 from __future__ import annotations
