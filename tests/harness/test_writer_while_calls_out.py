@@ -51,12 +51,18 @@ def test_rows_read_a_write_at_a_time_are_the_tables_in_sqlite_s_order(tmp_path: 
     assert len(tables[1][0]) == 5 and tables[2][0][0][tables[2][1].index("status")] == "finished"
 
 
+def _two_cells_read(store: ResultsStore) -> RowsSoFar:
+    """A run row and two cells written, and read by a `RowsSoFar`."""
+    store.start_run("x", "{}", "0", run_id="r")
+    so_far = RowsSoFar()
+    _write(store, so_far, [_result("c1", "a", 0), _result("c2", "a", 1)])
+    so_far.catch_up(store.db)
+    return so_far
+
+
 def test_a_cell_written_twice_is_read_whole_even_under_its_old_rowid(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "results.sqlite") as store:
-        store.start_run("x", "{}", "0", run_id="r")
-        so_far = RowsSoFar()
-        _write(store, so_far, [_result("c1", "a", 0), _result("c2", "a", 1)])
-        so_far.catch_up(store.db)
+        so_far = _two_cells_read(store)
         again = _result("c2", "a", 1, attempts=3)  # the last row: its rowid is used again
         _write(store, so_far, [again])
         db = store.db
@@ -68,10 +74,7 @@ def test_a_cell_written_twice_is_read_whole_even_under_its_old_rowid(tmp_path: P
 
 def test_rows_removed_behind_its_back_are_read_whole(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "results.sqlite") as store:
-        store.start_run("x", "{}", "0", run_id="r")
-        so_far = RowsSoFar()
-        _write(store, so_far, [_result("c1", "a", 0), _result("c2", "a", 1)])
-        so_far.catch_up(store.db)
+        so_far = _two_cells_read(store)
         store.delete_cells(["c1"])  # not through a write it was told of
         assert not so_far.replaced
         assert so_far.tables(store.db) == read_rows(store.db)
