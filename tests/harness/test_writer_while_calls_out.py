@@ -28,8 +28,7 @@ def _result(cell_id: str, session: str, repeat: int, attempts: int = 1) -> CellR
     return result
 
 
-def _write(store: ResultsStore, so_far: RowsSoFar, results: list[CellResult]) -> None:
-    so_far.written(r.cell_id for r in results)
+def _write(store: ResultsStore, results: list[CellResult]) -> None:
     store.record_results(results)
 
 
@@ -38,11 +37,11 @@ def test_rows_read_a_write_at_a_time_are_the_tables_in_sqlite_s_order(tmp_path: 
         store.start_run("x", "{}", "0", run_id="r")
         so_far = RowsSoFar()
         # Written out of key order (sessions b, a; repeats 1, 0), two attempts for some.
-        _write(store, so_far, [_result("c1", "b", 1), _result("c2", "a", 1, attempts=2)])
+        _write(store, [_result("c1", "b", 1), _result("c2", "a", 1, attempts=2)])
         so_far.catch_up(store.db)
-        _write(store, so_far, [_result("c3", "b", 0), _result("c4", "a", 0)])
+        _write(store, [_result("c3", "b", 0), _result("c4", "a", 0)])
         so_far.catch_up(store.db)
-        _write(store, so_far, [_result("c5", "a", 2, attempts=0)])  # not caught up: the last
+        _write(store, [_result("c5", "a", 2, attempts=0)])  # not caught up: the last
         store.finish_run("r", "finished")
         tables, expected = so_far.tables(store.db), read_rows(store.db)
     assert tables == expected
@@ -55,7 +54,7 @@ def _two_cells_read(store: ResultsStore) -> RowsSoFar:
     """A run row and two cells written, and read by a `RowsSoFar`."""
     store.start_run("x", "{}", "0", run_id="r")
     so_far = RowsSoFar()
-    _write(store, so_far, [_result("c1", "a", 0), _result("c2", "a", 1)])
+    _write(store, [_result("c1", "a", 0), _result("c2", "a", 1)])
     so_far.catch_up(store.db)
     return so_far
 
@@ -64,19 +63,19 @@ def test_a_cell_written_twice_is_read_whole_even_under_its_old_rowid(tmp_path: P
     with ResultsStore(tmp_path / "results.sqlite") as store:
         so_far = _two_cells_read(store)
         again = _result("c2", "a", 1, attempts=3)  # the last row: its rowid is used again
-        _write(store, so_far, [again])
+        _write(store, [again])
         db = store.db
         assert [r[0] for r in db.execute("SELECT rowid FROM cells ORDER BY rowid")] == [1, 2]
-        assert so_far.replaced
-        assert so_far.tables(db) == read_rows(db)
-        assert len(so_far.tables(db)[1][0]) == 4  # c1's attempt and c2's three
+        assert store.replaced == 1  # the store counts it: the rows read cannot show it
+        assert so_far.tables(db, replaced=True) == read_rows(db)
+        assert len(so_far.tables(db, replaced=True)[1][0]) == 4  # c1's attempt and c2's three
 
 
 def test_rows_removed_behind_its_back_are_read_whole(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "results.sqlite") as store:
         so_far = _two_cells_read(store)
-        store.delete_cells(["c1"])  # not through a write it was told of
-        assert not so_far.replaced
+        store.delete_cells(["c1"])  # not a write replacing it: not counted
+        assert store.replaced == 0
         assert so_far.tables(store.db) == read_rows(store.db)
         assert len(so_far.tables(store.db)[0][0]) == 1
 
@@ -84,7 +83,7 @@ def test_rows_removed_behind_its_back_are_read_whole(tmp_path: Path) -> None:
 def test_nothing_caught_up_reads_the_tables_as_read_rows_does(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "results.sqlite") as store:
         so_far = RowsSoFar()
-        _write(store, so_far, [_result("c1", "a", 0)])
+        _write(store, [_result("c1", "a", 0)])
         assert so_far.tables(store.db) == read_rows(store.db)
 
 
@@ -98,12 +97,18 @@ class _Counted(RowsSoFar):
         self.catch_ups += 1
 
 
-def test_the_writer_catches_up_between_writes_and_is_told_each_write(tmp_path: Path) -> None:
+def test_the_writer_catches_up_between_writes_and_a_cell_written_again_reads_all(tmp_path: Path) -> None:
     """A writer given `rows` reads them after a write that left nothing queued: what it read
     before the last write plus that write's rows are the tables."""
     path = tmp_path / "results.sqlite"
     so_far = _Counted()
     tables: list[object] = []
+    replaced: list[int] = []
+
+    def finished(s: ResultsStore) -> None:
+        replaced.append(s.replaced)
+        tables.append(so_far.tables(s.db, replaced=s.replaced > 0))
+
     writer = CellWriter(path, lambda s: s.start_run("x", "{}", "0", run_id="r"), rows=so_far)
     writer.put(_result("c1", "a", 0))
     deadline = time.monotonic() + 10
@@ -112,11 +117,11 @@ def test_the_writer_catches_up_between_writes_and_is_told_each_write(tmp_path: P
     assert so_far.catch_ups == 1  # after the first write, with nothing queued
     writer.put(_result("c1", "a", 0))  # written again: the tables are read whole
     writer.put(_result("c2", "b", 0))
-    writer.finish(lambda s: tables.append(so_far.tables(s.db)))
+    writer.finish(finished)
     writer.close()
     db = sqlite3.connect(path)
     try:
-        assert tables == [read_rows(db)] and so_far.replaced
+        assert tables == [read_rows(db)] and replaced == [1]
         assert len(tables[0][0][0]) == 2  # type: ignore[index]
     finally:
         db.close()

@@ -52,23 +52,14 @@ class RowsSoFar:
     the runs table: the same `Tables` as `read_rows` (which is on the run's critical path),
     the cells in the order SQLite gives them (`CELL_ORDER`, one query of their rowids).
 
-    Only rows added are read again, so the writer says which cells each write writes
-    (`written`): a cell written twice has its rows replaced (perhaps under the same rowids),
-    and then `tables` reads them all (`read_rows`).
+    Only rows added are read again: where a write replaced a cell's rows (perhaps under the
+    same rowids: the store counts them, `ResultsStore.replaced`), `tables` reads them all.
     """
 
     def __init__(self) -> None:
         self._rows: dict[str, dict[int, tuple[object, ...]]] = {"cells": {}, "attempts": {}}
         self._columns: dict[str, list[str]] = {}
         self._last = {"cells": 0, "attempts": 0}
-        self._ids: set[object] = set()
-        self.replaced = False
-
-    def written(self, cell_ids: Iterable[object]) -> None:
-        """Note the cells a write writes (one written before has its rows replaced)."""
-        ids = set(cell_ids)
-        self.replaced = self.replaced or not self._ids.isdisjoint(ids)
-        self._ids |= ids
 
     def catch_up(self, db: sqlite3.Connection) -> None:
         """Read the cells and attempts rows added since the last call."""
@@ -82,11 +73,11 @@ class RowsSoFar:
             if rows:
                 self._last[table] = rows[-1][0]
 
-    def tables(self, db: sqlite3.Connection) -> Tables:
+    def tables(self, db: sqlite3.Connection, *, replaced: bool = False) -> Tables:
         """What `read_rows` reads now, from the rows read so far and those added since;
         `read_rows` itself when nothing was read before, when rows were `replaced`, or when
         the tables do not hold exactly the rows read (a catch-up that failed, say)."""
-        if self.replaced or not self._columns:
+        if replaced or not self._columns:
             return read_rows(db)
         self.catch_up(db)
         cells, attempts = self._rows["cells"], self._rows["attempts"]

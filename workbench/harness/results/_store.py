@@ -90,7 +90,8 @@ class ResultsStore:
         path: The database file (created and migrated when missing).
         whole: Make a new store in memory, and write it to `path` in one piece when it is
             closed (a writer that has all its rows at hand: `CellWriter`); a file store
-            where that cannot be done. `whole` says which it is.
+            where that cannot be done. `whole` says which it is. `replaced` counts the
+            cell rows its writes replaced (a cell written again: `RowsSoFar` reads all then).
     """
 
     def __init__(self, path: str | Path, *, whole: bool = False) -> None:
@@ -100,7 +101,7 @@ class ResultsStore:
         if db is None:
             db = connect(self.path)
         db.row_factory = sqlite3.Row
-        self.db = db
+        self.db, self.replaced = db, 0
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file as far as readers allow (what the
@@ -304,7 +305,8 @@ class ResultsStore:
             chunk = ids[start:start + _IDS_PER_STATEMENT]
             marks = ", ".join("?" for _ in chunk)
             for table in ("attempts", "cells", "cell_texts"):
-                self.db.execute(f"DELETE FROM {table} WHERE cell_id IN ({marks})", chunk)
+                gone = self.db.execute(f"DELETE FROM {table} WHERE cell_id IN ({marks})", chunk)
+                self.replaced += gone.rowcount if table == "cells" else 0
 
     def _insert(self, table: str, columns: tuple[str, ...], row: Mapping[str, object],
                 clean: Callable[[str], str] | None = None) -> None:

@@ -102,7 +102,7 @@ class CellWriter:
             starting it (it starts on `start`, `finish`, `flush` or `close`).
         rows: A new folder's rows as written (`RowsSoFar`), read by the thread after each
             write that left nothing queued (while the calls are out), so that the read after
-            the last write is short, and told the cells each write writes.
+            the last write is short.
 
     Attributes:
         ready: Set once the store is open and the prelude written.
@@ -271,8 +271,6 @@ class CellWriter:
             self.flushed.set()
 
     def _write(self, store: ResultsStore, batch: list[CellResult]) -> None:
-        if self.rows is not None:
-            self.rows.written(result.cell_id for result in batch)
         try:
             for result in batch:
                 write_summary(self.path.parent, result, self._summaries)

@@ -258,7 +258,7 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
 
                         def finished(s: ResultsStore) -> None:
                             s.finish_run(run_id, status)
-                            tables.append(so_far.tables(s.db))
+                            tables.append(so_far.tables(s.db, replaced=s.replaced > 0))
 
                         writer.finish(finished if last else None)
                 if experiment.replay is not None and status == "finished":
