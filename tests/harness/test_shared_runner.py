@@ -59,6 +59,23 @@ def test_repeats_never_share_and_sharing_can_be_switched_off(tmp_path: Path) -> 
     assert unshared.call_count == 8
 
 
+def test_a_cell_alone_in_its_repeat_sends_and_bills_its_own_call(tmp_path: Path) -> None:
+    # Each repeat has one cell: no call can be shared, and the run leaves out the share step
+    # (`SharedCalls.step_for`); the cells bill as they did with it, each attempt its own id.
+    model = ScriptedModel([REPLY], usage=USAGE)
+    results = run_experiment(experiment(sessions=["gen-005k-s1"], repeats=3, windows=["none"],
+                                        templates=["default"]),
+                             tmp_path / "run", model_factory=lambda c: model, progress=False)
+
+    cells, attempts = results.cells, results.attempts
+    assert model.call_count == 3
+    assert list(cells["calls_made"]) == [1, 1, 1] and list(cells["calls_shared"]) == [0, 0, 0]
+    assert cells["spent_cost"].sum() == 1.5 and set(cells["billed_input_tokens"]) == {1000}
+    assert len(attempts) == 3 and attempts["attempt_id"].nunique() == 3
+    assert set(attempts["shared"]) == {0} and attempts["shared_from"].isna().all()
+    assert all(len(a) == 26 for a in attempts["attempt_id"])
+
+
 def test_the_dry_run_counts_shared_cells_without_tokens_or_cost(tmp_path: Path) -> None:
     alone = run_experiment(experiment(templates=["default"], windows=["none"]), tmp_path / "a",
                            dry_run=True)

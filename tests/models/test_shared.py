@@ -9,7 +9,7 @@ import pytest
 from workbench.compaction import Usage
 from workbench.errors import ContextLengthExceeded, ModelCallError
 from workbench.messages import Message
-from workbench.models import SharedCalls, WindowCap
+from workbench.models import SharedCalls, ShareStep, WindowCap
 from workbench.testing import ScriptedModel
 
 USAGE = Usage(model="scripted", input_tokens=100, output_tokens=20, cost=0.01)
@@ -108,3 +108,13 @@ def test_sharing_disabled_passes_every_call_through() -> None:
         run(shared.wrap(inner).complete("p", REQUEST))
 
     assert (inner.call_count, shared.calls_made, shared.calls_shared) == (3, 3, 0)
+
+
+def test_a_runs_own_table_gives_no_step_to_a_scope_only_one_cell_has() -> None:
+    shared = SharedCalls(scopes=[0, 1, 1])
+
+    assert shared.step_for(0) is None  # no other cell's call can equal this cell's
+    assert isinstance(shared.step_for(1), ShareStep)
+    assert isinstance(shared.step_for(7), ShareStep)  # a scope it was not told of
+    assert isinstance(SharedCalls().step_for(0), ShareStep)  # no plan (a tune's table)
+    assert isinstance(shared.step(0), ShareStep)  # asked for the step itself

@@ -7,7 +7,8 @@ A model call meets everything around it here, as inspect_ai's ``Model.generate``
    before anything could answer it: a shared or recorded answer made at a larger window must
    never reach a prompt too long for this one (so the window comes before share and cache);
 3. **share** (`ShareStep`): one call per distinct prompt in a run; an equal call in flight or
-   done answers it;
+   done answers it (a cell whose calls no other cell's can equal has none:
+   `SharedCalls.step_for`);
 4. **cache** (`CacheStep`): the response cache answers from a recording, or records;
 5. **slot** (the local executor's `SlotStep`): holds the run's concurrency slots while the call
    is out; a shared or recorded answer never waits for one;

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -83,16 +85,20 @@ class SharedCalls:
 
     Args:
         enabled: False makes every wrapped model pass calls straight through (for comparisons).
+        scopes: The scope of each cell a run's own table serves, when the run knows them all
+            (see `step_for`).
 
     Attributes:
         calls_made: Calls actually sent to the wrapped models.
         calls_shared: Calls answered from another call (in flight or finished).
     """
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, scopes: Iterable[object] | None = None) -> None:
         self.enabled = enabled
         self.calls_made = 0
         self.calls_shared = 0
+        counts = Counter(scopes if scopes is not None else ())
+        self._alone = frozenset(scope for scope, n in counts.items() if n == 1)
         self._answers: dict[str, SharedAnswer] = {}
         self._in_flight: dict[str, asyncio.Future[SharedAnswer]] = {}
 
@@ -103,6 +109,15 @@ class SharedCalls:
     def step(self, scope: object = None) -> ShareStep:
         """This table's pipeline step; calls with equal prompts and equal `scope` are shared."""
         return ShareStep(self, scope)
+
+    def step_for(self, scope: object) -> ShareStep | None:
+        """The step for one cell's summarizer calls, or None where the table knows that no
+        other cell has the cell's `scope` (the `scopes` it was made with): no call of another
+        cell can then equal one of its calls, and its own attempts send different prompts (a
+        failed call is never shared), so the step could only cost time (about 20 us a call:
+        the key, the single-flight entry and the copy of the reply kept for sharers). The
+        call's attempt row then gets an id of its own instead of the call's."""
+        return None if scope in self._alone else ShareStep(self, scope)
 
     def clear(self) -> None:
         """Forget every answer (calls in flight finish normally)."""

@@ -236,8 +236,8 @@ async def _run_async(experiment: Experiment, out: str | Path, retry_errors: bool
                 cluster = runner.start()
                 if store is not None:
                     started(store)
-                shared = (share_calls if isinstance(share_calls, SharedCalls)
-                          else SharedCalls(enabled=bool(share_calls)))
+                shared = (share_calls if isinstance(share_calls, SharedCalls)  # a tune's
+                          else SharedCalls(bool(share_calls), [c.repeat for c in todo]))
                 # Off the loop, started once it waits for replies (the local executor's
                 # `calls_out`, which holds the cells until then) or by another's first cell.
                 writer = CellWriter(db_path, None if store is not None else new_folder,
@@ -332,7 +332,8 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
         """A cell's model (a ``[qa]`` model with `role`) and every step its calls pass, in
         the pipeline's order: record (the cell's), window and cache (the model's own, from
         its string), share (the run's table; repeats are independent samples and never
-        share), slot (the executor's), budget (when the spec sets one)."""
+        share: a summarizer alone in its repeat has none, `SharedCalls.step_for`), slot (the
+        executor's), budget (when the spec sets one)."""
         if role is None:
             model, string, params = base_model(c), c.model_string, c.params
         else:
@@ -344,8 +345,8 @@ async def _run_cells(experiment: Experiment, out: Path, writer: CellWriter,
             budget_step = BudgetStep(budget, string,
                                      output_tokens=max_tokens_param(params, default))
             budget_steps.setdefault(c.cell_id, []).append(budget_step)
-        return compose(model, record=record, share=shared.step(scope=c.repeat),
-                       budget=budget_step, slot=slot)
+        share = shared.step(scope=c.repeat) if role else shared.step_for(c.repeat)
+        return compose(model, record=record, share=share, budget=budget_step, slot=slot)
 
     def record(result: CellResult) -> None:
         nonlocal skipped
