@@ -19,7 +19,7 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "workbench"
 
 BASE = {"errors", "_version", "_paths", "_offline", "_redact", "_sync", "_lazy", "_sqlite",
-        "_resources", "_suggest", "_memo", "_memo_tables", "_storage", "_json_types"}
+        "_resources", "_suggest", "_memo", "_memo_tables", "_storage", "_json_types", "_ulid"}
 """The foundation: no workbench imports beyond each other."""
 
 MAY_IMPORT: dict[str, set[str]] = {
@@ -37,6 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_redact": {"errors", "_memo"},
     "_storage": {"errors"},
     "_json_types": set(),
+    "_ulid": set(),
     "messages": BASE,
     "tokens": BASE | {"messages"},
     "compaction": BASE | {"messages", "tokens"},

@@ -19,13 +19,11 @@ retries (`http_retries`).
 
 from __future__ import annotations
 
-import os
-import random
-import time
 from collections.abc import Sequence
 from typing import Protocol
 
 from workbench._json_types import JSONValue
+from workbench._ulid import new_ulid
 from workbench.compaction._model import Usage
 
 __all__ = ["NOT_BILLED_FLAGS", "SHARER_DROPS", "attribute", "billed", "billing_columns",
@@ -37,13 +35,6 @@ SHARER_DROPS = ("call_id", "cache_hit")
 """Usage extras of the sent call a sharer's copy does not inherit: its id, and whether it was
 answered from a recording (the sharer was answered from the table)."""
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_PAIRS = tuple(high + low for high in _CROCKFORD for low in _CROCKFORD)
-"""The two characters of every 10-bit value: an id is 13 look-ups, not 26 (a constant of the
-alphabet, made once per process)."""
-_PAIR_SHIFTS = tuple(range(120, -1, -10))
-_RANDOM = random.Random(os.urandom(16))  # ids must differ, not be secret: one seed a process
-os.register_at_fork(after_in_child=lambda: _RANDOM.seed(os.urandom(16)))  # a fork: its own
 
 
 class Findings(Protocol):
@@ -55,10 +46,9 @@ class Findings(Protocol):
 
 
 def new_call_id() -> str:
-    """A fresh id for a sent call, ULID-shaped (48-bit ms time + 80 random bits, Crockford
-    base32): the billed attempt's row uses it as its attempt_id, which the store sorts by time."""
-    value = (int(time.time() * 1000) << 80) | _RANDOM.getrandbits(80)
-    return "".join([_PAIRS[(value >> shift) & 1023] for shift in _PAIR_SHIFTS])
+    """A fresh id for a sent call (`workbench._ulid.new_ulid`): the billed attempt's row uses
+    it as its attempt_id, which the store sorts by time."""
+    return new_ulid()
 
 
 def billed(usage: Usage, call_id: str) -> Usage:

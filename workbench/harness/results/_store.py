@@ -10,10 +10,7 @@ reaches the file.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from operator import attrgetter
@@ -21,6 +18,7 @@ from pathlib import Path
 
 from workbench._redact import redact, redact_json, redactor
 from workbench._sqlite import enable_wal, write_whole
+from workbench._ulid import new_ulid
 from workbench.harness.results._cell_result import (
     ATTEMPT_COLUMNS,
     CELL_COLUMNS,
@@ -44,28 +42,9 @@ _INSERT_CELL = (f"INSERT INTO cells ({', '.join(CELL_COLUMNS)})"
 _INSERT_ATTEMPT = (f"INSERT INTO attempts ({', '.join(ATTEMPT_COLUMNS)})"
                    f" VALUES ({', '.join('?' for _ in ATTEMPT_COLUMNS)})")
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_ulid_lock = threading.Lock()
-_ulid_last = [0, 0]
-
-
 def utc_now() -> str:
     """The current UTC time, ISO 8601."""
     return datetime.now(UTC).isoformat()
-
-
-def new_ulid() -> str:
-    """A 26-character ULID-like id: 48-bit ms timestamp + 80 random bits, monotonic per process."""
-    with _ulid_lock:
-        ms = int(time.time() * 1000)
-        if ms <= _ulid_last[0]:
-            ms = _ulid_last[0]
-            rand = _ulid_last[1] + 1
-        else:
-            rand = int.from_bytes(os.urandom(10), "big")
-        _ulid_last[:] = [ms, rand]
-    value = (ms << 80) | (rand & ((1 << 80) - 1))
-    return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
