@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from workbench._ulid import new_ulid
 from workbench.harness import ResultsStore
 from workbench.harness.results._migrations import MIGRATIONS, migrate
-from workbench.harness.results._store import ATTEMPT_COLUMNS, CELL_COLUMNS, new_ulid
+from workbench.harness.results._store import ATTEMPT_COLUMNS, CELL_COLUMNS
 
 
 def columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:

@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 from workbench._json_types import JSONObject
 from workbench._memo import run_memo
 from workbench._redact import install_log_redaction, register_secrets_in
+from workbench._ulid import new_ulid
 from workbench._version import __version__
 from workbench.compaction._model import CompactionModel
 from workbench.harness.experiment._cells import Cell, SessionCache
@@ -45,7 +46,7 @@ from workbench.harness.experiment._variants import Variant
 from workbench.harness.results._cell_result import CellResult
 from workbench.harness.results._results import DB_FILE, SUMMARIES_DIR, Results
 from workbench.harness.results._rows import RowsSoFar, Tables
-from workbench.harness.results._store import ResultsStore, new_ulid
+from workbench.harness.results._store import ResultsStore
 from workbench.harness.results._writer import CellWriter
 from workbench.harness.run._budget import BUDGET_STOPPED, BudgetStep, RunBudget
 from workbench.harness.run._cell_run import error_result
