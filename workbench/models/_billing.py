@@ -36,7 +36,6 @@ SHARER_DROPS = ("call_id", "cache_hit")
 answered from a recording (the sharer was answered from the table)."""
 
 
-
 class Findings(Protocol):
     """What the pipeline's steps found about a call (`workbench.models._pipeline.Call`)."""
 
