@@ -11,6 +11,7 @@ import math
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -35,14 +36,19 @@ def read_rows(db: sqlite3.Connection) -> Tables:
     """The cells (in `CELL_ORDER`), attempts and runs tables of an open results database, as
     rows: what `read_tables` makes frames of. Cheap: the writer thread reads them after the
     run's last write, and the loop thread makes the frames while the writer closes."""
-    tables = []
-    for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"), ("runs", "rowid")):
-        cursor = db.cursor()
-        cursor.row_factory = None  # plain tuples, whatever the connection's factory
-        rows = cursor.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
-        tables.append((rows, [d[0] for d in cursor.description]))
-    cells, attempts, runs = tables
+    cells, attempts, runs = (_select(db, f"SELECT * FROM {table} ORDER BY {order}")
+                             for table, order in (("cells", CELL_ORDER), ("attempts", "rowid"),
+                                                  ("runs", "rowid")))
     return cells, attempts, runs
+
+
+def _select(db: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> TableRows:
+    """The rows of one query as plain tuples (whatever the connection's row factory), and
+    its column names."""
+    cursor = db.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(sql, params).fetchall()
+    return rows, [d[0] for d in cursor.description]
 
 
 class RowsSoFar:
@@ -64,14 +70,12 @@ class RowsSoFar:
     def catch_up(self, db: sqlite3.Connection) -> None:
         """Read the cells and attempts rows added since the last call."""
         for table, held in self._rows.items():
-            cursor = db.cursor()
-            cursor.row_factory = None
-            rows = cursor.execute(f"SELECT rowid, * FROM {table} WHERE rowid > ? ORDER BY rowid",
-                                  (self._last[table],)).fetchall()
-            self._columns[table] = [d[0] for d in cursor.description[1:]]
-            held.update((row[0], row[1:]) for row in rows)
+            rows, columns = _select(db, f"SELECT rowid, * FROM {table} WHERE rowid > ? "
+                                        "ORDER BY rowid", (self._last[table],))
+            self._columns[table] = columns[1:]
+            held.update((cast(int, row[0]), row[1:]) for row in rows)  # row[0]: the rowid
             if rows:
-                self._last[table] = rows[-1][0]
+                self._last[table] = cast(int, rows[-1][0])
 
     def tables(self, db: sqlite3.Connection, *, replaced: bool = False) -> Tables:
         """What `read_rows` reads now, from the rows read so far and those added since;
@@ -85,12 +89,9 @@ class RowsSoFar:
         count = db.execute("SELECT count(*) FROM attempts").fetchone()[0]
         if len(order) != len(cells) or count != len(attempts) or not cells.keys() >= set(order):
             return read_rows(db)
-        cursor = db.cursor()
-        cursor.row_factory = None
-        runs = cursor.execute("SELECT * FROM runs ORDER BY rowid").fetchall()
         return (([cells[r] for r in order], self._columns["cells"]),
                 (list(attempts.values()), self._columns["attempts"]),
-                (runs, [d[0] for d in cursor.description]))
+                _select(db, "SELECT * FROM runs ORDER BY rowid"))
 
 
 def read_rows_of(db_path: Path) -> Tables:
